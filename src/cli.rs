@@ -1,0 +1,109 @@
+//! The command line as clap sees it: raw values, help text and examples. Turning
+//! these into a validated plan happens in `plan.rs`.
+
+use crate::experiment::Workload;
+use crate::transport::{Endpoint, TlsVersion, Transport};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Measures Unix domain sockets against loopback TCP and TLS on this machine.
+#[derive(Debug, Parser)]
+#[command(
+    name = "sockbench",
+    version,
+    about,
+    long_about = "Measures how much a Unix domain socket saves over loopback TCP and TLS \
+                  on this machine: for opening connections, for small round trips, for \
+                  bulk transfer and under many clients.\n\n\
+                  With no command, runs the default sockets suite.",
+    after_help = "Examples:\n  \
+                  sockbench sockets --quick\n  \
+                  sockbench sockets --transports unix,tcp --workloads pingpong --sizes 1,64,1MiB\n  \
+                  sockbench serve --listen unix:/tmp/sb.sock --listen tcp:127.0.0.1:7000"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Raw transport experiments against sockbench's own server process.
+    Sockets(SocketsArgs),
+    /// Run the sockbench server alone, e.g. for a client on another host.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    sockbench sockets --quick --json out.json\n  \
+    sockbench sockets --transports unix,unix-abstract,tcp,tcp6,tls --workloads connect\n  \
+    sockbench sockets --workloads concurrent --clients 16\n  \
+    sockbench sockets --server unix:/tmp/sb.sock --server tcp:127.0.0.1:7000\n\n\
+    Transports: unix (socket file), unix-abstract (Linux abstract namespace), tcp \
+    (127.0.0.1), tcp6 (::1), tls (TCP 127.0.0.1 with TLS; the client encrypts without \
+    verifying the certificate, like libpq's sslmode=require).\n\
+    Workloads: connect (connect, read a 12-byte greeting, close), pingpong (round trips \
+    on one connection), stream (bulk bytes one way), concurrent (many clients doing \
+    64-byte round trips at once).")]
+pub struct SocketsArgs {
+    /// Transports to compare, comma-separated [default: unix,tcp,tls].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub transports: Option<Vec<Transport>>,
+
+    /// Workloads to run, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "connect,pingpong,stream",
+        value_name = "LIST"
+    )]
+    pub workloads: Vec<Workload>,
+
+    /// Repetitions of every measurement; tables show the median and the range
+    /// [default: 5, or 3 with --quick].
+    #[arg(long, value_name = "N")]
+    pub trials: Option<u32>,
+
+    /// Shorter timed loops (and 3 trials unless --trials is given): the default
+    /// suite in under 20 seconds.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Write the results to FILE as JSON, updated as each workload finishes.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Pingpong message sizes, comma-separated (B, KiB, MiB; 1 B to 1 MiB).
+    #[arg(long, value_delimiter = ',', default_value = "64,4KiB,64KiB", value_name = "LIST")]
+    pub sizes: Vec<String>,
+
+    /// Stream write sizes, comma-separated (B, KiB, MiB; 1 B to 1 MiB).
+    #[arg(long, value_delimiter = ',', default_value = "4KiB,64KiB", value_name = "LIST")]
+    pub write_sizes: Vec<String>,
+
+    /// Clients running at once in the concurrent workload.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub clients: u32,
+
+    /// TLS protocol version the client asks for.
+    #[arg(long, default_value = "1.3", value_name = "1.2|1.3")]
+    pub tls_version: TlsVersion,
+
+    /// Measure a running `sockbench serve` at ADDR instead of starting a server
+    /// (repeatable; replaces --transports).
+    #[arg(long = "server", value_name = "ADDR")]
+    pub servers: Vec<Endpoint>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Addresses: unix:/path, unix-abstract:NAME, tcp:127.0.0.1:PORT, \
+    tcp:[::1]:PORT, tls:127.0.0.1:PORT (port 0 picks a free one).\n\
+    The server prints 'listening ADDR' for each address, then 'ready', and serves until \
+    interrupted.\n\n\
+    Example:\n  sockbench serve --listen unix:/tmp/sb.sock --listen tls:127.0.0.1:7443")]
+pub struct ServeArgs {
+    /// Address to listen on (repeatable).
+    #[arg(long = "listen", value_name = "ADDR", required = true)]
+    pub listen: Vec<Endpoint>,
+}

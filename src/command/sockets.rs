@@ -1,0 +1,131 @@
+//! `sockbench sockets`: the raw transport experiments, end to end.
+//!
+//! Starts (or finds) the server, then runs each workload trial by trial. Within a
+//! trial every transport runs once per parameter set, interleaved, and the transport
+//! that goes first rotates from trial to trial, so slow drift in the machine (heat,
+//! another tenant) spreads over all transports instead of landing on one.
+
+use crate::cli::SocketsArgs;
+use crate::error::Interrupted;
+use crate::experiment::{records, Target, Workload};
+use crate::export::json::JsonSink;
+use crate::interrupt;
+use crate::output::progress::Progress;
+use crate::output::table;
+use crate::plan::{ServerSource, SocketsPlan};
+use crate::results::{ResultFile, ResultRecord, Trial, SCHEMA_VERSION};
+use crate::server::child::ServerProcess;
+use crate::system::System;
+use crate::units::format_size;
+use anyhow::{Context, Result};
+
+pub fn run(args: &SocketsArgs, argv: Vec<String>) -> Result<()> {
+    let plan = SocketsPlan::from_args(args)?;
+    interrupt::install();
+    let mut sink = match &plan.json {
+        Some(path) => Some(JsonSink::create(path, header(argv))?),
+        None => None,
+    };
+    let (_server, endpoints) = match &plan.server {
+        ServerSource::Spawn(transports) => {
+            let server = ServerProcess::start(transports)?;
+            let endpoints = server.endpoints().to_vec();
+            (Some(server), endpoints)
+        }
+        ServerSource::Running(endpoints) => (None, endpoints.clone()),
+    };
+    let targets = endpoints
+        .into_iter()
+        .map(|e| Target::new(e, plan.tls_version))
+        .collect::<Result<Vec<_>>>()?;
+    let tls: Vec<_> = targets
+        .iter()
+        .map(Target::tls_info)
+        .collect::<Result<_>>()?;
+
+    let progress = Progress::new();
+    for &workload in &plan.workloads {
+        let records = run_workload(&plan, workload, &targets, &tls, &progress);
+        progress.clear();
+        let records = records.map_err(|e| match interrupt::check() {
+            Err(interrupted) => anyhow::Error::new(interrupted),
+            Ok(()) => e,
+        })?;
+        println!("{}", table::render(workload, &records));
+        if let Some(sink) = &mut sink {
+            sink.push(&records)?;
+        }
+    }
+    Ok(())
+}
+
+fn header(argv: Vec<String>) -> ResultFile {
+    ResultFile {
+        schema_version: SCHEMA_VERSION,
+        sockbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at: crate::timestamp::now_rfc3339(),
+        command: argv,
+        system: System::read(),
+        results: Vec::new(),
+    }
+}
+
+/// Runs every trial of one workload and builds its records.
+fn run_workload(
+    plan: &SocketsPlan,
+    workload: Workload,
+    targets: &[Target],
+    tls: &[Option<crate::transport::TlsInfo>],
+    progress: &Progress,
+) -> Result<Vec<ResultRecord>> {
+    let cases = plan.cases(workload);
+    // trials[case][target]
+    let mut trials: Vec<Vec<Vec<Trial>>> = vec![vec![Vec::new(); targets.len()]; cases.len()];
+    for trial in 0..plan.trials {
+        for (c, params) in cases.iter().enumerate() {
+            for k in 0..targets.len() {
+                let t = (k + trial as usize) % targets.len();
+                let target = &targets[t];
+                interrupt::check().map_err(|e: Interrupted| anyhow::Error::new(e))?;
+                progress.show(&format!(
+                    "{workload} {}{} trial {}/{}",
+                    case_label(params),
+                    target.transport,
+                    trial + 1,
+                    plan.trials
+                ));
+                let result = workload.run(target, params, &plan.budget).with_context(|| {
+                    format!(
+                        "{} over {} failed in trial {}",
+                        workload.experiment(),
+                        target.transport,
+                        trial + 1
+                    )
+                })?;
+                trials[c][t].push(result);
+            }
+        }
+    }
+    let mut records = Vec::new();
+    for (params, per_target) in cases.iter().zip(trials) {
+        for ((target, trials), tls) in targets.iter().zip(per_target).zip(tls) {
+            records.push(records::record(
+                workload,
+                params,
+                target.transport,
+                trials,
+                tls.clone(),
+            ));
+        }
+    }
+    records::rank(&mut records);
+    Ok(records)
+}
+
+fn case_label(params: &crate::results::Params) -> String {
+    match (params.size, params.write_size, params.clients) {
+        (Some(size), _, _) | (_, Some(size), _) => format!("{} ", format_size(size)),
+        (_, _, Some(clients)) => format!("{clients} clients "),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,35 @@
+//! The kinds of failure `main` turns into distinct exit codes.
+//!
+//! Bad input (exit 2) is told apart from a failure while measuring (exit 1) and from
+//! an interrupted run (exit 130), so scripts can react to each.
+
+/// The user asked for something that cannot be done; the message says what to do.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// The run was interrupted (Ctrl-C or SIGTERM).
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted; results of the workloads that finished are kept")]
+pub struct Interrupted;
+
+/// The process exit code for an error.
+pub fn exit_code(error: &anyhow::Error) -> u8 {
+    for cause in error.chain() {
+        if cause.is::<UsageError>() {
+            return 2;
+        }
+        if cause.is::<Interrupted>() {
+            return 130;
+        }
+        if let Some(crate::transport::BindError::InUse(_)) = cause.downcast_ref() {
+            return 2;
+        }
+    }
+    1
+}
+
+/// Shorthand for a [`UsageError`] wrapped in `anyhow`.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}

@@ -1,0 +1,99 @@
+//! `concurrent`: N clients, each on its own connection and thread, doing 64-byte
+//! round trips at once: total round trips per second and the latency they see.
+//!
+//! All clients connect and warm up first, then start together at a barrier; each
+//! keeps its own pre-sized sample buffer, merged only after the run.
+
+use super::{nanos, rate, sample_capacity, Target};
+use crate::results::{Metrics, Trial};
+use crate::server::protocol::Request;
+use crate::stats::Percentiles;
+use anyhow::{anyhow, Context, Result};
+use std::io::{Read, Write};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+/// Message size of every round trip.
+pub const MESSAGE_SIZE: usize = 64;
+const WARMUP_ROUND_TRIPS: usize = 200;
+
+struct ClientRun {
+    samples: Vec<u64>,
+    elapsed_ns: u64,
+}
+
+pub fn trial(target: &Target, clients: usize, budget: Duration) -> Result<Trial> {
+    // Each client's buffer is sized for the whole machine's best rate, shared out.
+    let capacity = (sample_capacity(budget) / clients.max(1)).max(1_000);
+    let barrier = Barrier::new(clients);
+    let runs: Vec<Result<ClientRun>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..clients)
+            .map(|_| scope.spawn(|| client(target, capacity, budget, &barrier)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(anyhow!("a client thread panicked"))))
+            .collect()
+    });
+    let runs = runs.into_iter().collect::<Result<Vec<_>>>()?;
+
+    let ops_per_s: f64 = runs
+        .iter()
+        .map(|r| rate(r.samples.len() as u64, r.elapsed_ns))
+        .sum();
+    let count: u64 = runs.iter().map(|r| r.samples.len() as u64).sum();
+    let elapsed_ns = runs.iter().map(|r| r.elapsed_ns).max().unwrap_or(0);
+    let mut all: Vec<u64> = runs.into_iter().flat_map(|r| r.samples).collect();
+    Ok(Trial {
+        metrics: Metrics {
+            rtt_ns: Percentiles::of(&mut all),
+            ops_per_s: Some(ops_per_s),
+            ..Metrics::default()
+        },
+        count,
+        elapsed_ns,
+        ..Trial::default()
+    })
+}
+
+/// One client. It always reaches the barrier, even when its connection failed, so
+/// the other clients are never left waiting.
+fn client(
+    target: &Target,
+    capacity: usize,
+    budget: Duration,
+    barrier: &Barrier,
+) -> Result<ClientRun> {
+    let mut buf = [0x5au8; MESSAGE_SIZE];
+    let prepared = (|| -> Result<_> {
+        let size = MESSAGE_SIZE as u32;
+        let mut conn = target.session(Request::PingPong { size })?;
+        for _ in 0..WARMUP_ROUND_TRIPS {
+            conn.write_all(&buf)?;
+            conn.read_exact(&mut buf)
+                .with_context(|| format!("{} stopped echoing", target.endpoint))?;
+        }
+        Ok(conn)
+    })();
+    let mut samples = Vec::with_capacity(capacity);
+    barrier.wait();
+    let mut conn = prepared?;
+
+    let start = Instant::now();
+    let deadline = start + budget;
+    let mut prev = start;
+    while samples.len() < capacity {
+        conn.write_all(&buf)?;
+        conn.read_exact(&mut buf)?;
+        let now = Instant::now();
+        samples.push(nanos(now - prev));
+        prev = now;
+        if now >= deadline {
+            break;
+        }
+    }
+    Ok(ClientRun {
+        samples,
+        elapsed_ns: nanos(prev - start),
+    })
+}

@@ -1,0 +1,106 @@
+//! `connect`: open a connection, read the 12-byte greeting, close; again and again.
+//!
+//! This is the cost an application pays per new connection, without pooling. On TCP
+//! the client closes first, so every connection leaves a TIME_WAIT socket holding an
+//! ephemeral port. When the kernel does not reuse those on loopback
+//! (`net.ipv4.tcp_tw_reuse` = 0), a trial is capped to the ports still free, and the
+//! cap is recorded, so a run never fails half-way with `EADDRNOTAVAIL`.
+
+use super::{nanos, rate, sample_capacity, Target};
+use crate::results::{Metrics, Trial};
+use crate::server::protocol::GREETING;
+use crate::stats::Percentiles;
+use crate::system;
+use anyhow::{bail, Context, Result};
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+/// Untimed connections before each trial, to warm caches and the server's thread.
+const WARMUP: usize = 50;
+/// Ports left alone for everything else on the machine when ports are capped.
+const PORT_MARGIN: u64 = 2_000;
+
+pub fn trial(target: &Target, budget: Duration) -> Result<Trial> {
+    for _ in 0..WARMUP {
+        target.open()?;
+    }
+    let uses_ports = target.transport.uses_tcp();
+    let time_wait_before = uses_ports.then(system::time_wait_count).flatten();
+    let mut capacity = sample_capacity(budget);
+    let port_cap = if uses_ports { port_cap(time_wait_before)? } else { None };
+    if let Some(cap) = port_cap {
+        capacity = capacity.min(cap);
+    }
+    let server_before = target.server_count()?;
+
+    let mut samples = Vec::with_capacity(capacity);
+    let mut greeting = [0u8; GREETING.len()];
+    let connector = &target.connector;
+    let start = Instant::now();
+    let deadline = start + budget;
+    let mut prev = start;
+    while samples.len() < capacity {
+        let mut conn = connector.connect().with_context(|| refused(target))?;
+        conn.read_exact(&mut greeting)?;
+        drop(conn);
+        let now = Instant::now();
+        samples.push(nanos(now - prev));
+        prev = now;
+        if &greeting != GREETING {
+            bail!("{} sent a wrong greeting", target.endpoint);
+        }
+        if now >= deadline {
+            break;
+        }
+    }
+    let elapsed_ns = nanos(prev - start);
+
+    let server_after = target.server_count()?;
+    let count = samples.len() as u64;
+    Ok(Trial {
+        metrics: Metrics {
+            conn_per_s: Some(rate(count, elapsed_ns)),
+            latency_ns: Percentiles::of(&mut samples),
+            ..Metrics::default()
+        },
+        count,
+        elapsed_ns,
+        server_count: Some(server_after - server_before),
+        time_wait_before,
+        time_wait_after: uses_ports.then(system::time_wait_count).flatten(),
+        port_limited: port_cap.is_some_and(|cap| samples.len() >= cap),
+    })
+}
+
+/// The most connections a trial may open without running out of ephemeral ports,
+/// or `None` when the kernel reuses TIME_WAIT ports on loopback.
+fn port_cap(time_wait: Option<u64>) -> Result<Option<usize>> {
+    let Some([low, high]) = system::ephemeral_ports() else {
+        return Ok(None);
+    };
+    let range = u64::from(high.saturating_sub(low)) + 1;
+    if system::loopback_reuses_time_wait() {
+        // Reuse needs the TIME_WAIT socket to be a second old: leave half the range
+        // for ports still too young.
+        return Ok(Some((range / 2) as usize));
+    }
+    let busy = time_wait.unwrap_or(0) + PORT_MARGIN;
+    let free = range.saturating_sub(busy);
+    if free < 1_000 {
+        bail!(
+            "only {free} ephemeral ports are free ({} sockets in TIME_WAIT and \
+             net.ipv4.tcp_tw_reuse is 0); wait a minute for them to expire, or run \
+             'sysctl net.ipv4.tcp_tw_reuse=2'",
+            time_wait.unwrap_or(0)
+        );
+    }
+    Ok(Some(free as usize))
+}
+
+fn refused(target: &Target) -> String {
+    format!(
+        "connect to {} failed during the connect experiment (if this says 'address not \
+         available', ephemeral ports ran out: set net.ipv4.tcp_tw_reuse=2)",
+        target.endpoint
+    )
+}

@@ -1,0 +1,113 @@
+//! Turns the trials of one workload into result records: medians, spread, noise
+//! flag and the comparison with the fastest transport.
+
+use super::Workload;
+use crate::results::{Headline, Metrics, Params, ResultRecord, Trial};
+use crate::stats::Spread;
+use crate::transport::{TlsInfo, Transport};
+
+/// The record for one (workload, parameters, transport) over its trials.
+pub fn record(
+    workload: Workload,
+    params: &Params,
+    transport: Transport,
+    trials: Vec<Trial>,
+    tls: Option<TlsInfo>,
+) -> ResultRecord {
+    let per_trial: Vec<Metrics> = trials.iter().map(|t| t.metrics.clone()).collect();
+    let (metric, higher_is_better) = workload.headline();
+    let values: Vec<f64> = per_trial
+        .iter()
+        .filter_map(|m| workload.headline_value(m))
+        .collect();
+    let spread = if values.is_empty() {
+        Spread {
+            median: 0.0,
+            min: 0.0,
+            max: 0.0,
+        }
+    } else {
+        Spread::of(&values)
+    };
+    ResultRecord {
+        experiment: workload.experiment().to_string(),
+        transport: transport.name().to_string(),
+        params: params.clone(),
+        metrics: Metrics::median_of(&per_trial),
+        headline: Headline {
+            metric: metric.to_string(),
+            higher_is_better,
+            noisy: spread.is_noisy(),
+            spread,
+        },
+        vs_fastest: 0.0,
+        tls,
+        trials,
+    }
+}
+
+/// Sets `vs_fastest` on records that share experiment and parameters: the extra time
+/// per operation compared with the best of them (a rate of half the best is +100%).
+pub fn rank(records: &mut [ResultRecord]) {
+    let cost = |r: &ResultRecord| {
+        let value = r.headline.spread.median;
+        if r.headline.higher_is_better {
+            1.0 / value
+        } else {
+            value
+        }
+    };
+    for i in 0..records.len() {
+        let best = records
+            .iter()
+            .filter(|o| o.experiment == records[i].experiment && o.params == records[i].params)
+            .map(cost)
+            .filter(|c| c.is_finite() && *c > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let own = cost(&records[i]);
+        records[i].vs_fastest = if best.is_finite() && own.is_finite() {
+            own / best - 1.0
+        } else {
+            0.0
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trial(conn_per_s: f64) -> Trial {
+        Trial {
+            metrics: Metrics {
+                conn_per_s: Some(conn_per_s),
+                ..Metrics::default()
+            },
+            ..Trial::default()
+        }
+    }
+
+    #[test]
+    fn rates_rank_as_time_per_operation() {
+        let params = Params::default();
+        let mut records = vec![
+            record(Workload::Connect, &params, Transport::Unix, vec![trial(20_000.0)], None),
+            record(Workload::Connect, &params, Transport::Tcp, vec![trial(10_000.0)], None),
+        ];
+        rank(&mut records);
+        assert_eq!(records[0].vs_fastest, 0.0);
+        assert!((records[1].vs_fastest - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn noisy_trials_are_flagged() {
+        let params = Params::default();
+        let steady = [trial(100.0), trial(101.0), trial(99.0)].to_vec();
+        let noisy = [trial(100.0), trial(150.0), trial(80.0)].to_vec();
+        let r = record(Workload::Connect, &params, Transport::Unix, steady, None);
+        assert!(!r.headline.noisy);
+        let r = record(Workload::Connect, &params, Transport::Unix, noisy, None);
+        assert!(r.headline.noisy);
+        assert_eq!(r.headline.spread.median, 100.0);
+    }
+}

@@ -1,0 +1,72 @@
+//! `stream`: one connection, bytes flowing one way (server to client) in
+//! `write_size` writes, read in reads of the same size: bulk transfer throughput.
+
+use super::{nanos, Target};
+use crate::results::{Metrics, Trial};
+use crate::server::protocol::Request;
+use anyhow::{bail, Context, Result};
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+/// Bytes received before the clock starts, so buffers and windows have settled.
+const WARMUP_BYTES: u64 = 8 << 20;
+/// The deadline is checked once per this many reads: a clock read per 4 KiB read
+/// would be a measurable share of the loop.
+const READS_PER_CLOCK: u32 = 16;
+
+pub fn trial(target: &Target, write_size: u64, bytes: u64, budget: Duration) -> Result<Trial> {
+    let mut conn = target.session(Request::Stream {
+        write_size: u32::try_from(write_size)?,
+        total_bytes: WARMUP_BYTES + bytes,
+    })?;
+    let mut buf = vec![0u8; usize::try_from(write_size)?];
+
+    let mut warm = 0u64;
+    while warm < WARMUP_BYTES {
+        let n = conn
+            .read(&mut buf)
+            .with_context(|| format!("{} stopped streaming", target.endpoint))?;
+        if n == 0 {
+            bail!("{} closed the stream early", target.endpoint);
+        }
+        warm += n as u64;
+    }
+    // The warm-up may have read a little past its share: those bytes are not timed.
+    let untimed = warm - WARMUP_BYTES;
+    let mut received = untimed;
+
+    let start = Instant::now();
+    let deadline = start + budget;
+    let mut reads = 0u32;
+    let mut end = start;
+    while received < bytes {
+        let n = conn.read(&mut buf)?;
+        if n == 0 {
+            bail!("{} closed the stream early", target.endpoint);
+        }
+        received += n as u64;
+        reads += 1;
+        if reads == READS_PER_CLOCK {
+            reads = 0;
+            end = Instant::now();
+            if end >= deadline {
+                break;
+            }
+        }
+    }
+    if received >= bytes {
+        end = Instant::now();
+    }
+    let elapsed_ns = nanos(end - start);
+    let timed = received - untimed;
+
+    Ok(Trial {
+        metrics: Metrics {
+            bytes_per_s: Some(super::rate(timed, elapsed_ns)),
+            ..Metrics::default()
+        },
+        count: timed,
+        elapsed_ns,
+        ..Trial::default()
+    })
+}

@@ -1,0 +1,3 @@
+//! Writing results out of the process. Today: the JSON result file.
+
+pub mod json;

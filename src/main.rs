@@ -1,0 +1,59 @@
+//! sockbench: should an application talk to its local server over a Unix domain
+//! socket or over loopback TCP (with or without TLS), and by how much does it
+//! matter? This file only wires the command line to the commands and turns errors
+//! into one line and an exit code.
+
+mod cli;
+mod command;
+mod error;
+mod experiment;
+mod export;
+mod interrupt;
+mod output;
+mod plan;
+mod results;
+mod server;
+mod stats;
+mod system;
+mod timestamp;
+mod transport;
+mod units;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("{}", one_line(&e.render().to_string()));
+            return ExitCode::from(2);
+        }
+    };
+    match command::dispatch(cli, argv) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(error::exit_code(&e))
+        }
+    }
+}
+
+/// clap's message without its usage block, on one line.
+fn one_line(rendered: &str) -> String {
+    let message = rendered
+        .split("\n\n")
+        .next()
+        .unwrap_or(rendered)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!("{message} (see --help)")
+}

@@ -1,0 +1,219 @@
+//! Turns the raw `sockets` arguments into a validated plan of trials.
+//!
+//! Every check that can fail on bad input happens here, before any server starts,
+//! so a typo costs one clear line and no waiting.
+
+use crate::cli::SocketsArgs;
+use crate::error::usage;
+use crate::experiment::{Budget, Workload};
+use crate::results::Params;
+use crate::server::protocol::MAX_MESSAGE;
+use crate::transport::{Endpoint, TlsVersion, Transport};
+use crate::units::{format_size, parse_size};
+use anyhow::Result;
+use std::path::PathBuf;
+
+const MAX_TRIALS: u32 = 1_000;
+const MAX_CLIENTS: u32 = 1_024;
+const DEFAULT_TRIALS: u32 = 5;
+const QUICK_TRIALS: u32 = 3;
+const DEFAULT_TRANSPORTS: [Transport; 3] = [Transport::Unix, Transport::Tcp, Transport::Tls];
+
+/// Where the server under test comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerSource {
+    /// Start a `sockbench serve` child listening on these transports.
+    Spawn(Vec<Transport>),
+    /// Use servers already running at these addresses.
+    Running(Vec<Endpoint>),
+}
+
+/// A validated `sockets` run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SocketsPlan {
+    pub server: ServerSource,
+    pub workloads: Vec<Workload>,
+    pub trials: u32,
+    pub sizes: Vec<u64>,
+    pub write_sizes: Vec<u64>,
+    pub clients: u32,
+    pub tls_version: TlsVersion,
+    pub json: Option<PathBuf>,
+    pub budget: Budget,
+}
+
+impl SocketsPlan {
+    pub fn from_args(args: &SocketsArgs) -> Result<SocketsPlan> {
+        let server = match (&args.transports, args.servers.is_empty()) {
+            (Some(_), false) => {
+                return Err(usage(
+                    "--transports and --server do not go together; --server already names \
+                     the transports",
+                ))
+            }
+            (_, false) => ServerSource::Running(args.servers.clone()),
+            (Some(list), true) => ServerSource::Spawn(dedup(list)),
+            (None, true) => ServerSource::Spawn(DEFAULT_TRANSPORTS.to_vec()),
+        };
+        if let ServerSource::Running(endpoints) = &server {
+            let transports: Vec<Transport> = endpoints.iter().map(Endpoint::transport).collect();
+            if dedup(&transports).len() != transports.len() {
+                return Err(usage("give at most one --server address per transport"));
+            }
+        }
+        let trials = args
+            .trials
+            .unwrap_or(if args.quick { QUICK_TRIALS } else { DEFAULT_TRIALS });
+        if !(1..=MAX_TRIALS).contains(&trials) {
+            return Err(usage(format!(
+                "--trials must be between 1 and {MAX_TRIALS}, not {trials}"
+            )));
+        }
+        if !(1..=MAX_CLIENTS).contains(&args.clients) {
+            return Err(usage(format!(
+                "--clients must be between 1 and {MAX_CLIENTS}, not {}",
+                args.clients
+            )));
+        }
+        if args.workloads.is_empty() {
+            return Err(usage("--workloads is empty; name at least one workload"));
+        }
+        Ok(SocketsPlan {
+            server,
+            workloads: dedup(&args.workloads),
+            trials,
+            sizes: sizes("--sizes", &args.sizes)?,
+            write_sizes: sizes("--write-sizes", &args.write_sizes)?,
+            clients: args.clients,
+            tls_version: args.tls_version,
+            json: args.json.clone(),
+            budget: if args.quick {
+                Budget::QUICK
+            } else {
+                Budget::FULL
+            },
+        })
+    }
+
+    /// The parameter sets a workload runs with, one table section each.
+    pub fn cases(&self, workload: Workload) -> Vec<Params> {
+        let ms = |d: std::time::Duration| Some(d.as_millis() as u64);
+        match workload {
+            Workload::Connect => vec![Params {
+                duration_ms: ms(self.budget.connect),
+                ..Params::default()
+            }],
+            Workload::PingPong => self
+                .sizes
+                .iter()
+                .map(|&size| Params {
+                    size: Some(size),
+                    duration_ms: ms(self.budget.pingpong),
+                    ..Params::default()
+                })
+                .collect(),
+            Workload::Stream => self
+                .write_sizes
+                .iter()
+                .map(|&write_size| Params {
+                    write_size: Some(write_size),
+                    duration_ms: ms(self.budget.stream),
+                    ..Params::default()
+                })
+                .collect(),
+            Workload::Concurrent => vec![Params {
+                clients: Some(u64::from(self.clients)),
+                duration_ms: ms(self.budget.concurrent),
+                ..Params::default()
+            }],
+        }
+    }
+}
+
+fn dedup<T: PartialEq + Clone>(items: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(items.len());
+    for item in items {
+        if !out.contains(item) {
+            out.push(item.clone());
+        }
+    }
+    out
+}
+
+fn sizes(flag: &str, texts: &[String]) -> Result<Vec<u64>> {
+    if texts.is_empty() {
+        return Err(usage(format!("{flag} is empty; give at least one size")));
+    }
+    let parsed = texts
+        .iter()
+        .map(|t| {
+            let size = parse_size(t).map_err(|e| usage(format!("{flag}: {e}")))?;
+            if size == 0 || size > u64::from(MAX_MESSAGE) {
+                return Err(usage(format!(
+                    "{flag}: size {t} is outside 1 B to {}",
+                    format_size(u64::from(MAX_MESSAGE))
+                )));
+            }
+            Ok(size)
+        })
+        .collect::<Result<Vec<u64>>>()?;
+    Ok(dedup(&parsed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn plan(args: &[&str]) -> Result<SocketsPlan> {
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            args: SocketsArgs,
+        }
+        let mut argv = vec!["sockets"];
+        argv.extend_from_slice(args);
+        SocketsPlan::from_args(&Wrapper::try_parse_from(argv)?.args)
+    }
+
+    #[test]
+    fn defaults_match_the_documented_suite() {
+        let p = plan(&[]).unwrap();
+        assert_eq!(
+            p.server,
+            ServerSource::Spawn(vec![Transport::Unix, Transport::Tcp, Transport::Tls])
+        );
+        assert_eq!(
+            p.workloads,
+            vec![Workload::Connect, Workload::PingPong, Workload::Stream]
+        );
+        assert_eq!(p.trials, 5);
+        assert_eq!(p.sizes, vec![64, 4096, 65536]);
+        assert_eq!(p.write_sizes, vec![4096, 65536]);
+        assert_eq!(p.budget, Budget::FULL);
+        assert_eq!(plan(&["--quick"]).unwrap().trials, 3);
+        assert_eq!(plan(&["--quick", "--trials", "7"]).unwrap().trials, 7);
+    }
+
+    #[test]
+    fn rejects_bad_values() {
+        for bad in [
+            &["--trials", "0"][..],
+            &["--clients", "0"],
+            &["--sizes", "2MiB"],
+            &["--sizes", "0"],
+            &["--write-sizes", "lots"],
+            &["--transports", "tcp", "--server", "tcp:127.0.0.1:1"],
+            &["--server", "tcp:127.0.0.1:1", "--server", "tcp:127.0.0.1:2"],
+        ] {
+            assert!(plan(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn one_case_per_size() {
+        let p = plan(&["--sizes", "1,64,1MiB,64"]).unwrap();
+        let sizes: Vec<_> = p.cases(Workload::PingPong).iter().map(|c| c.size).collect();
+        assert_eq!(sizes, vec![Some(1), Some(64), Some(1 << 20)]);
+    }
+}

@@ -1,0 +1,189 @@
+//! The server as a separate process, started and stopped by the client side.
+//!
+//! Measuring against a server in another process is what makes the figures real:
+//! client and server are scheduled apart, as an application and its database are.
+//! The child is this same binary re-executed as `sockbench serve`; it reports the
+//! addresses it bound on stdout, dies with its parent (`PR_SET_PDEATHSIG`) and is
+//! stopped by PID when the client is done. Its unix socket lives in a private
+//! (0700) temporary directory that goes away with it.
+
+use crate::transport::{Endpoint, Transport};
+use anyhow::{anyhow, bail, Context, Result};
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How long the child may take to bind and report ready (TLS key generation included).
+const READY_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long the child may take to exit after SIGTERM before it is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A running sockbench server child process.
+pub struct ServerProcess {
+    child: Child,
+    endpoints: Vec<Endpoint>,
+    _dir: tempfile::TempDir,
+}
+
+impl ServerProcess {
+    /// Starts a server listening on a fresh local address for each transport.
+    pub fn start(transports: &[Transport]) -> Result<ServerProcess> {
+        let dir = tempfile::Builder::new()
+            .prefix("sockbench-")
+            .tempdir()
+            .context("cannot create a private temporary directory for the server socket")?;
+        let unique = format!("{}-{}", std::process::id(), unique_suffix());
+        let asked: Vec<Endpoint> = transports
+            .iter()
+            .map(|t| t.local_endpoint(dir.path(), &unique))
+            .collect();
+        let exe = std::env::current_exe().context("cannot find the sockbench binary")?;
+        let mut command = Command::new(&exe);
+        command.arg("serve");
+        for endpoint in &asked {
+            command.arg("--listen").arg(endpoint.to_string());
+        }
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let parent = std::process::id();
+        // SAFETY: prctl, getppid and setpgid are async-signal-safe and touch no memory of the
+        // parent; this runs between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() as u32 != parent {
+                    return Err(std::io::Error::other("parent already exited"));
+                }
+                // Its own process group: Ctrl-C reaches only the parent, which then
+                // stops the server itself, between measurements.
+                if libc::setpgid(0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("cannot start the sockbench server ({})", exe.display()))?;
+        let stderr_tail = forward_stderr(child.stderr.take().expect("stderr is piped"));
+        let lines = read_lines(child.stdout.take().expect("stdout is piped"));
+        let mut server = ServerProcess {
+            child,
+            endpoints: Vec::new(),
+            _dir: dir,
+        };
+        match wait_ready(&lines) {
+            Ok(endpoints) => {
+                server.endpoints = endpoints;
+                Ok(server)
+            }
+            Err(e) => {
+                server.stop();
+                let tail = stderr_tail.recv_timeout(STOP_TIMEOUT).unwrap_or_default();
+                Err(match tail.trim() {
+                    "" => e,
+                    tail => anyhow!("{e}: {tail}"),
+                })
+            }
+        }
+    }
+
+    /// The addresses the server really listens on, one per transport asked for.
+    pub fn endpoints(&self) -> &[Endpoint] {
+        &self.endpoints
+    }
+
+    /// Sends SIGTERM to the child (by its PID), waits briefly, then SIGKILL.
+    pub fn stop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: plain syscall on the PID of a child we have not yet reaped.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn unique_suffix() -> u64 {
+    use std::time::SystemTime;
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// Reads the child's stdout line by line on a thread, so waiting can time out.
+fn read_lines(stdout: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Collects what the child says on stderr (only errors) and hands it back once the
+/// child closes it, for the error message.
+fn forward_stderr(stderr: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut said = String::new();
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
+            said.push_str(&line);
+            said.push('\n');
+        }
+        let _ = tx.send(said);
+    });
+    rx
+}
+
+/// Collects `listening ADDR` lines until `ready`.
+fn wait_ready(lines: &mpsc::Receiver<String>) -> Result<Vec<Endpoint>> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    let mut endpoints = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = match lines.recv_timeout(left) {
+            Ok(line) => line,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                bail!("the sockbench server did not report ready within {READY_TIMEOUT:?}")
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                bail!("the sockbench server exited before it was ready")
+            }
+        };
+        if line == "ready" {
+            return Ok(endpoints);
+        }
+        if let Some(addr) = line.strip_prefix("listening ") {
+            endpoints.push(addr.parse().map_err(|e: String| anyhow!(e))?);
+        }
+    }
+}

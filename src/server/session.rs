@@ -1,0 +1,74 @@
+//! What the server does for each request once the greeting is sent.
+
+use super::protocol::{Request, HEADER_LEN};
+use crate::transport::Conn;
+use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// How long a session may sit idle before the server drops it.
+const SESSION_IDLE: Duration = Duration::from_secs(60);
+
+/// What reading the request header found.
+pub enum Opening {
+    /// The client closed right after the greeting: one connect-experiment connection.
+    Closed,
+    Request(Request),
+}
+
+/// Reads the request header; a clean close before its first byte is [`Opening::Closed`].
+pub fn read_opening(conn: &mut Conn) -> io::Result<Opening> {
+    let mut header = [0u8; HEADER_LEN];
+    let first = conn.read(&mut header)?;
+    if first == 0 {
+        return Ok(Opening::Closed);
+    }
+    conn.read_exact(&mut header[first..])?;
+    Request::decode(&header)
+        .map(Opening::Request)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// Serves one request to its end. Errors mean the client went away, which is how
+/// every session ends, so they are not reported.
+pub fn serve(mut conn: Conn, request: Request, closed_after_greeting: &AtomicU64) {
+    let _ = conn.set_read_timeout(Some(SESSION_IDLE));
+    let _ = match request {
+        Request::PingPong { size } => pingpong(&mut conn, size as usize),
+        Request::Stream {
+            write_size,
+            total_bytes,
+        } => stream(&mut conn, write_size as usize, total_bytes),
+        Request::Count => {
+            let count = closed_after_greeting.load(Ordering::SeqCst);
+            conn.write_all(&count.to_le_bytes())
+        }
+    };
+}
+
+fn pingpong(conn: &mut Conn, size: usize) -> io::Result<()> {
+    let mut buf = vec![0u8; size];
+    loop {
+        match conn.read_exact(&mut buf) {
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
+            other => other?,
+        }
+        conn.write_all(&buf)?;
+    }
+}
+
+fn stream(conn: &mut Conn, write_size: usize, total_bytes: u64) -> io::Result<()> {
+    let buf = vec![0x5au8; write_size];
+    let mut left = total_bytes;
+    while left > 0 {
+        let n = left.min(write_size as u64) as usize;
+        conn.write_all(&buf[..n])?;
+        left -= n as u64;
+    }
+    conn.flush()?;
+    // Wait for the client to close, so the server never resets a connection whose
+    // last bytes are still unread.
+    let mut sink = [0u8; 64];
+    while conn.read(&mut sink)? > 0 {}
+    Ok(())
+}

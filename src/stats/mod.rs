@@ -1,0 +1,12 @@
+//! Statistics over timed samples and over repeated trials.
+//!
+//! Per trial, a timed loop leaves a vector of nanosecond samples; [`Percentiles`]
+//! summarises it. Across trials, each figure is reported as its median with the
+//! min–max range ([`Spread`]), and a spread wider than [`NOISY_SPREAD`] of the median
+//! flags the result as noisy instead of hiding it.
+
+mod percentiles;
+mod spread;
+
+pub use percentiles::Percentiles;
+pub use spread::{median, Spread};

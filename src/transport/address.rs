@@ -1,0 +1,141 @@
+//! Endpoint addresses as users write them: `unix:/path`, `unix-abstract:name`,
+//! `tcp:127.0.0.1:PORT`, `tcp:[::1]:PORT`, `tls:127.0.0.1:PORT`.
+//!
+//! Parsing checks everything the kernel would otherwise reject later with a vaguer
+//! error, such as a socket path longer than `sun_path` can hold.
+
+use super::Transport;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// Longest Unix socket path (or abstract name) Linux accepts: `sun_path` is 108 bytes,
+/// one of which is the terminating (or, for abstract names, leading) NUL.
+pub const MAX_UNIX_PATH: usize = 107;
+
+/// A concrete address a sockbench server listens on or a client connects to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    Unix(PathBuf),
+    UnixAbstract(String),
+    Tcp(SocketAddr),
+    Tls(SocketAddr),
+}
+
+impl Endpoint {
+    /// The transport this address belongs to.
+    pub fn transport(&self) -> Transport {
+        match self {
+            Endpoint::Unix(_) => Transport::Unix,
+            Endpoint::UnixAbstract(_) => Transport::UnixAbstract,
+            Endpoint::Tcp(addr) if addr.is_ipv6() => Transport::Tcp6,
+            Endpoint::Tcp(_) => Transport::Tcp,
+            Endpoint::Tls(_) => Transport::Tls,
+        }
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Endpoint::Unix(path) => write!(f, "unix:{}", path.display()),
+            Endpoint::UnixAbstract(name) => write!(f, "unix-abstract:{name}"),
+            Endpoint::Tcp(addr) => write!(f, "tcp:{addr}"),
+            Endpoint::Tls(addr) => write!(f, "tls:{addr}"),
+        }
+    }
+}
+
+impl FromStr for Endpoint {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let hint = "write unix:/path, unix-abstract:name, tcp:127.0.0.1:PORT, \
+                    tcp:[::1]:PORT or tls:127.0.0.1:PORT";
+        let (scheme, rest) = s
+            .split_once(':')
+            .ok_or_else(|| format!("address '{s}' has no transport prefix; {hint}"))?;
+        match scheme {
+            "unix" => unix_path(rest).map(Endpoint::Unix),
+            "unix-abstract" => abstract_name(rest).map(Endpoint::UnixAbstract),
+            "tcp" => socket_addr(s, rest).map(Endpoint::Tcp),
+            "tls" => socket_addr(s, rest).map(Endpoint::Tls),
+            _ => Err(format!("address '{s}' has unknown transport '{scheme}'; {hint}")),
+        }
+    }
+}
+
+fn unix_path(rest: &str) -> Result<PathBuf, String> {
+    if rest.is_empty() {
+        return Err("unix address has an empty path; write unix:/path/to/socket".into());
+    }
+    if rest.len() > MAX_UNIX_PATH {
+        return Err(format!(
+            "unix socket path is {} bytes, over the {MAX_UNIX_PATH}-byte limit of sun_path; \
+             choose a shorter path",
+            rest.len()
+        ));
+    }
+    Ok(PathBuf::from(rest))
+}
+
+fn abstract_name(rest: &str) -> Result<String, String> {
+    if rest.is_empty() {
+        return Err("unix-abstract address has an empty name; write unix-abstract:NAME".into());
+    }
+    if rest.len() > MAX_UNIX_PATH {
+        return Err(format!(
+            "abstract socket name is {} bytes, over the {MAX_UNIX_PATH}-byte limit; \
+             choose a shorter name",
+            rest.len()
+        ));
+    }
+    Ok(rest.to_string())
+}
+
+fn socket_addr(whole: &str, rest: &str) -> Result<SocketAddr, String> {
+    rest.parse().map_err(|_| {
+        format!(
+            "address '{whole}' is not IP:PORT; write it as 127.0.0.1:7000 or [::1]:7000 \
+             (port 0 picks a free port)"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_form() {
+        let cases = [
+            ("unix:/tmp/s.sock", Transport::Unix),
+            ("unix-abstract:bench", Transport::UnixAbstract),
+            ("tcp:127.0.0.1:7000", Transport::Tcp),
+            ("tcp:[::1]:7000", Transport::Tcp6),
+            ("tls:127.0.0.1:0", Transport::Tls),
+        ];
+        for (text, transport) in cases {
+            let endpoint: Endpoint = text.parse().unwrap();
+            assert_eq!(endpoint.transport(), transport, "{text}");
+            assert_eq!(endpoint.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn rejects_malformed_addresses() {
+        for bad in ["tcp:localhost", "tcp:127.0.0.1", "udp:1.2.3.4:5", "nothing", "unix:"] {
+            assert!(bad.parse::<Endpoint>().is_err(), "{bad} should not parse");
+        }
+    }
+
+    #[test]
+    fn rejects_paths_longer_than_sun_path() {
+        let ok = format!("unix:/{}", "a".repeat(MAX_UNIX_PATH - 1));
+        assert!(ok.parse::<Endpoint>().is_ok());
+        let long = format!("unix:/{}", "a".repeat(MAX_UNIX_PATH));
+        let err = long.parse::<Endpoint>().unwrap_err();
+        assert!(err.contains("108") || err.contains("107"), "{err}");
+    }
+}

@@ -1,0 +1,116 @@
+//! The transports sockbench compares, and the addresses they are reached at.
+//!
+//! [`Transport`] names every transport; it is the one place a new transport is added.
+//! [`Endpoint`] is a concrete address (`unix:/run/x.sock`, `tcp:127.0.0.1:7000`, ...);
+//! binding it gives a [`Listener`] for the server side, and preparing it gives a
+//! [`Connector`] for the client side. Both hand out a [`Conn`], so the experiments and
+//! the server never branch on the transport themselves.
+
+mod address;
+mod conn;
+mod listen;
+mod tls;
+
+pub use address::Endpoint;
+pub use conn::{Connector, Conn};
+pub use listen::{BindError, Listener};
+pub use tls::{TlsInfo, TlsVersion};
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Every transport sockbench can measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Transport {
+    /// Unix domain stream socket bound to a file system path.
+    Unix,
+    /// Unix domain stream socket in Linux's abstract namespace (no file).
+    UnixAbstract,
+    /// TCP over IPv4 loopback, 127.0.0.1.
+    Tcp,
+    /// TCP over IPv6 loopback, ::1.
+    Tcp6,
+    /// TLS over TCP on 127.0.0.1.
+    Tls,
+}
+
+impl Transport {
+    /// All transports, in the order tables list them.
+    pub const ALL: [Transport; 5] = [
+        Transport::Unix,
+        Transport::UnixAbstract,
+        Transport::Tcp,
+        Transport::Tcp6,
+        Transport::Tls,
+    ];
+
+    /// The name used on the command line, in tables and in result files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Unix => "unix",
+            Transport::UnixAbstract => "unix-abstract",
+            Transport::Tcp => "tcp",
+            Transport::Tcp6 => "tcp6",
+            Transport::Tls => "tls",
+        }
+    }
+
+    /// Whether connections on this transport use TCP ports (and so leave TIME_WAIT
+    /// sockets behind when the client closes first).
+    pub fn uses_tcp(self) -> bool {
+        matches!(self, Transport::Tcp | Transport::Tcp6 | Transport::Tls)
+    }
+
+    /// The address a server started by sockbench itself listens on: a socket file in
+    /// the private directory `dir`, a unique abstract name, or a free loopback port.
+    pub fn local_endpoint(self, dir: &std::path::Path, unique: &str) -> Endpoint {
+        use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+        match self {
+            Transport::Unix => Endpoint::Unix(dir.join("sockbench.sock")),
+            Transport::UnixAbstract => Endpoint::UnixAbstract(format!("sockbench-{unique}")),
+            Transport::Tcp => Endpoint::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))),
+            Transport::Tcp6 => Endpoint::Tcp(SocketAddr::from((Ipv6Addr::LOCALHOST, 0))),
+            Transport::Tls => Endpoint::Tls(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))),
+        }
+    }
+
+    fn names() -> String {
+        Transport::ALL.map(Transport::name).join(", ")
+    }
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Transport {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Transport::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| format!("unknown transport '{s}'; choose from {}", Transport::names()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for t in Transport::ALL {
+            assert_eq!(t.name().parse::<Transport>(), Ok(t));
+        }
+    }
+
+    #[test]
+    fn unknown_name_lists_the_choices() {
+        let err = "udp".parse::<Transport>().unwrap_err();
+        assert!(err.contains("'udp'"), "{err}");
+        assert!(err.contains("unix-abstract"), "{err}");
+    }
+}
