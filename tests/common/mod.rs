@@ -1,0 +1,95 @@
+//! Helpers shared by the integration tests: running the real binary, and guards that
+//! stop servers and remove temporary directories even when a test fails.
+
+#![allow(dead_code)]
+
+use assert_cmd::cargo::CommandCargoExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+/// The sockbench binary, with TMPDIR pointing into `tmp` so that everything it
+/// creates there can be checked and cleaned up.
+pub fn sockbench(tmp: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("sockbench").expect("binary built");
+    cmd.env("TMPDIR", tmp).stdin(Stdio::null());
+    cmd
+}
+
+pub fn run(tmp: &Path, args: &[&str]) -> Output {
+    sockbench(tmp).args(args).output().expect("sockbench runs")
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A private temporary directory, removed on drop.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("sockbench-test-")
+        .tempdir()
+        .expect("temp dir")
+}
+
+/// Entries left in a directory (what a run forgot to clean up).
+pub fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+/// PIDs of running processes whose command line mentions `marker`.
+pub fn processes_mentioning(marker: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return pids;
+    };
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let is_zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .map(|s| s.contains(") Z "))
+            .unwrap_or(false);
+        if cmdline.contains(marker) && !is_zombie {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// A child process killed (by its PID) and reaped when the guard drops.
+pub struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Sends a signal to a child we started.
+pub fn signal(child: &Child, signal: libc::c_int) {
+    // SAFETY: plain syscall on the PID of our own, not yet reaped child.
+    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+}
+
+/// Validates a result file against the JSON Schema in `schema/`.
+pub fn schema_errors(instance: &serde_json::Value) -> Vec<String> {
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/result.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).expect("schema readable"))
+            .expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}

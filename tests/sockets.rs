@@ -1,0 +1,190 @@
+//! The sockets suite against a real server process, over every transport and
+//! workload: results exist, are plausible, agree with the server's own count, match
+//! the JSON Schema, and nothing is left running or lying around afterwards.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+const TRANSPORTS: [&str; 5] = ["unix", "unix-abstract", "tcp", "tcp6", "tls"];
+const WORKLOADS: [(&str, &str); 4] = [
+    ("connect", "sockets.connect"),
+    ("pingpong", "sockets.pingpong"),
+    ("stream", "sockets.stream"),
+    ("concurrent", "sockets.concurrent"),
+];
+
+#[test]
+fn every_transport_and_workload_gives_plausible_results() {
+    let tmp = tempdir();
+    let json = tmp.path().join("out.json");
+    let scratch = tmp.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let out = run(
+        &scratch,
+        &[
+            "sockets",
+            "--quick",
+            "--trials",
+            "2",
+            "--transports",
+            &TRANSPORTS.join(","),
+            "--workloads",
+            "connect,pingpong,stream,concurrent",
+            "--sizes",
+            "1,64,64KiB",
+            "--clients",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "sockets failed: {}",
+        text(&out.stderr)
+    );
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+
+    let errors = schema_errors(&file);
+    assert!(errors.is_empty(), "result file breaks the schema: {errors:#?}");
+    check_every_combination_present(&file);
+    check_plausible(&file);
+    check_connect_counts(&file);
+    check_tls_recorded(&file);
+    check_tables(&text(&out.stdout));
+
+    assert!(
+        leftovers(&scratch).is_empty(),
+        "temporary files left behind: {:?}",
+        leftovers(&scratch)
+    );
+    let marker = scratch.to_string_lossy();
+    assert!(
+        processes_mentioning(&marker).is_empty(),
+        "a sockbench server outlived the run"
+    );
+}
+
+fn results(file: &Value) -> &Vec<Value> {
+    file["results"].as_array().expect("results array")
+}
+
+fn check_every_combination_present(file: &Value) {
+    for (_, experiment) in WORKLOADS {
+        for transport in TRANSPORTS {
+            let n = results(file)
+                .iter()
+                .filter(|r| r["experiment"] == experiment && r["transport"] == transport)
+                .count();
+            let expected = match experiment {
+                "sockets.pingpong" => 3,
+                "sockets.stream" => 2,
+                _ => 1,
+            };
+            assert_eq!(n, expected, "{experiment} over {transport}");
+        }
+    }
+}
+
+fn check_plausible(file: &Value) {
+    for r in results(file) {
+        let what = format!("{} {} {}", r["experiment"], r["transport"], r["params"]);
+        assert_eq!(r["trials"].as_array().unwrap().len(), 2, "{what}");
+        for name in ["conn_per_s", "ops_per_s", "bytes_per_s"] {
+            if let Some(v) = r["metrics"][name].as_f64() {
+                assert!(v > 0.0 && v.is_finite(), "{what}: {name} = {v}");
+            }
+        }
+        for name in ["latency_ns", "rtt_ns"] {
+            let p = &r["metrics"][name];
+            if p.is_null() {
+                continue;
+            }
+            let [p50, p99, p999] = ["p50", "p99", "p999"].map(|k| p[k].as_f64().unwrap());
+            assert!(0.0 < p50 && p50 <= p99 && p99 <= p999, "{what}: {p}");
+        }
+        assert!(r["vs_fastest"].as_f64().unwrap() >= 0.0, "{what}");
+    }
+    // For each parameter set exactly one transport is the fastest.
+    let fastest = results(file)
+        .iter()
+        .filter(|r| r["vs_fastest"].as_f64() == Some(0.0))
+        .count();
+    assert_eq!(fastest, 1 + 3 + 2 + 1);
+}
+
+fn check_connect_counts(file: &Value) {
+    for r in results(file)
+        .iter()
+        .filter(|r| r["experiment"] == "sockets.connect")
+    {
+        for trial in r["trials"].as_array().unwrap() {
+            let count = trial["count"].as_u64().unwrap();
+            assert!(count > 0, "{}", r["transport"]);
+            assert_eq!(
+                trial["server_count"].as_u64(),
+                Some(count),
+                "server and client disagree on {} connections",
+                r["transport"]
+            );
+            let tcp = ["tcp", "tcp6", "tls"].contains(&r["transport"].as_str().unwrap());
+            assert_eq!(trial["time_wait_before"].is_u64(), tcp, "{}", r["transport"]);
+            assert_eq!(trial["time_wait_after"].is_u64(), tcp, "{}", r["transport"]);
+        }
+    }
+}
+
+fn check_tls_recorded(file: &Value) {
+    for r in results(file) {
+        let is_tls = r["transport"] == "tls";
+        assert_eq!(r["tls"].is_object(), is_tls, "{}", r["transport"]);
+        if is_tls {
+            assert_eq!(r["tls"]["version"], "TLSv1.3");
+            assert!(r["tls"]["cipher"].as_str().unwrap().starts_with("TLS_"));
+        }
+    }
+    assert!(file["system"]["tcp_tw_reuse"].is_u64());
+}
+
+fn check_tables(stdout: &str) {
+    for (workload, _) in WORKLOADS {
+        assert!(
+            stdout.contains(&format!("{workload} — ")),
+            "no {workload} table in:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("fastest"));
+    for transport in TRANSPORTS {
+        assert!(stdout.contains(transport), "{transport} missing from tables");
+    }
+}
+
+#[test]
+fn tls_1_2_is_negotiated_when_asked() {
+    let tmp = tempdir();
+    let json = tmp.path().join("tls12.json");
+    let out = run(
+        tmp.path(),
+        &[
+            "sockets",
+            "--quick",
+            "--trials",
+            "1",
+            "--transports",
+            "tls",
+            "--workloads",
+            "pingpong",
+            "--sizes",
+            "64",
+            "--tls-version",
+            "1.2",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(file["results"][0]["tls"]["version"], "TLSv1.2");
+}
