@@ -8,6 +8,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(trimmed.len());
     let (digits, unit) = trimmed.split_at(split);
+    if digits.is_empty() {
+        return Err(format!(
+            "size '{text}' is not a number of bytes; write e.g. 64, 4KiB, 1MiB"
+        ));
+    }
     let multiplier = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,

@@ -53,9 +53,11 @@ impl FromStr for Endpoint {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let hint = "write unix:/path, unix-abstract:name, tcp:127.0.0.1:PORT, \
                     tcp:[::1]:PORT or tls:127.0.0.1:PORT";
-        let (scheme, rest) = s
-            .split_once(':')
-            .ok_or_else(|| format!("address '{s}' has no transport prefix; {hint}"))?;
+        let no_prefix = || format!("address '{s}' has no transport prefix; {hint}");
+        let (scheme, rest) = s.split_once(':').ok_or_else(no_prefix)?;
+        if scheme.starts_with('[') || scheme.parse::<std::net::IpAddr>().is_ok() {
+            return Err(no_prefix());
+        }
         match scheme {
             "unix" => unix_path(rest).map(Endpoint::Unix),
             "unix-abstract" => abstract_name(rest).map(Endpoint::UnixAbstract),

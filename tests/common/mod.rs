@@ -15,9 +15,16 @@ pub fn sockbench(tmp: &Path) -> Command {
     cmd
 }
 
+/// Runs sockbench to completion; a run that hangs is killed after [`RUN_TIMEOUT`].
 pub fn run(tmp: &Path, args: &[&str]) -> Output {
-    sockbench(tmp).args(args).output().expect("sockbench runs")
+    assert_cmd::Command::from_std(sockbench(tmp))
+        .args(args)
+        .timeout(RUN_TIMEOUT)
+        .output()
+        .expect("sockbench runs")
 }
+
+pub const RUN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -1,0 +1,88 @@
+//! Bad input gets one line naming the problem and what to do, exit code 2, and no
+//! panic or backtrace.
+
+mod common;
+
+use common::*;
+
+fn assert_rejected(args: &[&str], mentions: &str) {
+    let tmp = tempdir();
+    let out = run(tmp.path(), args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{args:?} should print one line, got:\n{stderr}"
+    );
+    assert!(
+        stderr.to_lowercase().contains(&mentions.to_lowercase()),
+        "{args:?}: '{mentions}' not in: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?} printed results");
+}
+
+#[test]
+fn unknown_transport() {
+    assert_rejected(&["sockets", "--transports", "unix,udp"], "unknown transport 'udp'");
+}
+
+#[test]
+fn unknown_workload() {
+    assert_rejected(&["sockets", "--workloads", "latency"], "unknown workload 'latency'");
+}
+
+#[test]
+fn malformed_address() {
+    assert_rejected(&["serve", "--listen", "tcp:localhost"], "is not IP:PORT");
+    assert_rejected(&["serve", "--listen", "udp:127.0.0.1:9"], "unknown transport 'udp'");
+    assert_rejected(&["sockets", "--server", "127.0.0.1:9"], "no transport prefix");
+}
+
+#[test]
+fn socket_path_over_107_bytes() {
+    let long = format!("unix:/tmp/{}", "x".repeat(103));
+    assert_rejected(&["serve", "--listen", &long], "107-byte limit");
+}
+
+#[test]
+fn zero_trials() {
+    assert_rejected(&["sockets", "--trials", "0"], "--trials must be between 1 and");
+}
+
+#[test]
+fn bad_sizes() {
+    assert_rejected(&["sockets", "--sizes", "64,2MiB"], "outside 1 B to 1 MiB");
+    assert_rejected(&["sockets", "--sizes", "big"], "not a number of bytes");
+}
+
+#[test]
+fn unwritable_json_path() {
+    assert_rejected(
+        &["sockets", "--json", "/nonexistent-dir/out.json"],
+        "choose a writable path",
+    );
+}
+
+#[test]
+fn unknown_tls_version() {
+    assert_rejected(&["sockets", "--tls-version", "1.1"], "choose 1.2 or 1.3");
+}
+
+#[test]
+fn unknown_option() {
+    assert_rejected(&["sockets", "--fast"], "--fast");
+}
+
+#[test]
+fn port_in_use() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = format!("tcp:{}", taken.local_addr().unwrap());
+    assert_rejected(&["serve", "--listen", &addr], "already in use");
+}
+
+#[test]
+fn serve_needs_an_address() {
+    assert_rejected(&["serve"], "--listen");
+}
