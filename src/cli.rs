@@ -75,11 +75,21 @@ pub struct SocketsArgs {
     pub json: Option<PathBuf>,
 
     /// Pingpong message sizes, comma-separated (B, KiB, MiB; 1 B to 1 MiB).
-    #[arg(long, value_delimiter = ',', default_value = "64,4KiB,64KiB", value_name = "LIST")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "64,4KiB,64KiB",
+        value_name = "LIST"
+    )]
     pub sizes: Vec<String>,
 
     /// Stream write sizes, comma-separated (B, KiB, MiB; 1 B to 1 MiB).
-    #[arg(long, value_delimiter = ',', default_value = "4KiB,64KiB", value_name = "LIST")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "4KiB,64KiB",
+        value_name = "LIST"
+    )]
     pub write_sizes: Vec<String>,
 
     /// Clients running at once in the concurrent workload.
@@ -97,11 +107,13 @@ pub struct SocketsArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Addresses: unix:/path, unix-abstract:NAME, tcp:127.0.0.1:PORT, \
+#[command(
+    after_help = "Addresses: unix:/path, unix-abstract:NAME, tcp:127.0.0.1:PORT, \
     tcp:[::1]:PORT, tls:127.0.0.1:PORT (port 0 picks a free one).\n\
     The server prints 'listening ADDR' for each address, then 'ready', and serves until \
     interrupted.\n\n\
-    Example:\n  sockbench serve --listen unix:/tmp/sb.sock --listen tls:127.0.0.1:7443")]
+    Example:\n  sockbench serve --listen unix:/tmp/sb.sock --listen tls:127.0.0.1:7443"
+)]
 pub struct ServeArgs {
     /// Address to listen on (repeatable).
     #[arg(long = "listen", value_name = "ADDR", required = true)]

@@ -61,9 +61,11 @@ impl SocketsPlan {
                 return Err(usage("give at most one --server address per transport"));
             }
         }
-        let trials = args
-            .trials
-            .unwrap_or(if args.quick { QUICK_TRIALS } else { DEFAULT_TRIALS });
+        let trials = args.trials.unwrap_or(if args.quick {
+            QUICK_TRIALS
+        } else {
+            DEFAULT_TRIALS
+        });
         if !(1..=MAX_TRIALS).contains(&trials) {
             return Err(usage(format!(
                 "--trials must be between 1 and {MAX_TRIALS}, not {trials}"

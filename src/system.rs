@@ -68,7 +68,9 @@ fn os_release() -> Option<String> {
 /// `net.ipv4.tcp_tw_reuse`, which decides whether a client may reuse a port still in
 /// TIME_WAIT for a new connection.
 pub fn tcp_tw_reuse() -> Option<u64> {
-    read_trimmed("/proc/sys/net/ipv4/tcp_tw_reuse")?.parse().ok()
+    read_trimmed("/proc/sys/net/ipv4/tcp_tw_reuse")?
+        .parse()
+        .ok()
 }
 
 /// Whether TIME_WAIT ports on loopback are reused (1 everywhere, 2 loopback only).

@@ -17,11 +17,15 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
         "m" | "mb" | "mib" => 1 << 20,
-        _ => return Err(format!("size '{text}' has an unknown unit; use B, KiB or MiB")),
+        _ => {
+            return Err(format!(
+                "size '{text}' has an unknown unit; use B, KiB or MiB"
+            ))
+        }
     };
-    let value: u64 = digits
-        .parse()
-        .map_err(|_| format!("size '{text}' is not a number of bytes; write e.g. 64, 4KiB, 1MiB"))?;
+    let value: u64 = digits.parse().map_err(|_| {
+        format!("size '{text}' is not a number of bytes; write e.g. 64, 4KiB, 1MiB")
+    })?;
     value
         .checked_mul(multiplier)
         .ok_or_else(|| format!("size '{text}' is too large"))

@@ -25,19 +25,31 @@ fn assert_rejected(args: &[&str], mentions: &str) {
 
 #[test]
 fn unknown_transport() {
-    assert_rejected(&["sockets", "--transports", "unix,udp"], "unknown transport 'udp'");
+    assert_rejected(
+        &["sockets", "--transports", "unix,udp"],
+        "unknown transport 'udp'",
+    );
 }
 
 #[test]
 fn unknown_workload() {
-    assert_rejected(&["sockets", "--workloads", "latency"], "unknown workload 'latency'");
+    assert_rejected(
+        &["sockets", "--workloads", "latency"],
+        "unknown workload 'latency'",
+    );
 }
 
 #[test]
 fn malformed_address() {
     assert_rejected(&["serve", "--listen", "tcp:localhost"], "is not IP:PORT");
-    assert_rejected(&["serve", "--listen", "udp:127.0.0.1:9"], "unknown transport 'udp'");
-    assert_rejected(&["sockets", "--server", "127.0.0.1:9"], "no transport prefix");
+    assert_rejected(
+        &["serve", "--listen", "udp:127.0.0.1:9"],
+        "unknown transport 'udp'",
+    );
+    assert_rejected(
+        &["sockets", "--server", "127.0.0.1:9"],
+        "no transport prefix",
+    );
 }
 
 #[test]
@@ -48,7 +60,10 @@ fn socket_path_over_107_bytes() {
 
 #[test]
 fn zero_trials() {
-    assert_rejected(&["sockets", "--trials", "0"], "--trials must be between 1 and");
+    assert_rejected(
+        &["sockets", "--trials", "0"],
+        "--trials must be between 1 and",
+    );
 }
 
 #[test]

@@ -26,7 +26,11 @@ fn start_serve(tmp: &Path, listen: &[String]) -> (KillOnDrop, Vec<String>) {
         if line == "ready" {
             break;
         }
-        addrs.push(line.strip_prefix("listening ").expect("listening line").to_string());
+        addrs.push(
+            line.strip_prefix("listening ")
+                .expect("listening line")
+                .to_string(),
+        );
     }
     (child, addrs)
 }
@@ -66,7 +70,14 @@ fn sockets_measures_a_running_server() {
         ],
     );
     let json = tmp.path().join("out.json");
-    let mut args = vec!["sockets", "--quick", "--trials", "1", "--workloads", "connect,pingpong"];
+    let mut args = vec![
+        "sockets",
+        "--quick",
+        "--trials",
+        "1",
+        "--workloads",
+        "connect,pingpong",
+    ];
     for addr in &addrs {
         args.extend(["--server", addr.as_str()]);
     }
@@ -91,7 +102,12 @@ fn ctrl_c_keeps_finished_results_and_leaves_nothing_behind() {
     let json = tmp.path().join("out.json");
     let mut run = KillOnDrop(
         sockbench(&scratch)
-            .args(["sockets", "--quick", "--workloads", "connect,pingpong,stream"])
+            .args([
+                "sockets",
+                "--quick",
+                "--workloads",
+                "connect,pingpong,stream",
+            ])
             .arg("--json")
             .arg(&json)
             .stdout(Stdio::null())
@@ -103,7 +119,12 @@ fn ctrl_c_keeps_finished_results_and_leaves_nothing_behind() {
     signal(&run.0, libc::SIGINT);
     let status = wait_with_timeout(&mut run.0, Duration::from_secs(30));
     let mut stderr = String::new();
-    run.0.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    run.0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     assert_eq!(status.and_then(|s| s.code()), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
 
@@ -126,7 +147,14 @@ fn a_dead_server_is_reported_and_finished_results_kept() {
     let json = tmp.path().join("out.json");
     let mut run = KillOnDrop(
         sockbench(&scratch)
-            .args(["sockets", "--quick", "--trials", "10", "--workloads", "connect,pingpong"])
+            .args([
+                "sockets",
+                "--quick",
+                "--trials",
+                "10",
+                "--workloads",
+                "connect,pingpong",
+            ])
             .arg("--json")
             .arg(&json)
             .stdout(Stdio::null())
@@ -142,7 +170,12 @@ fn a_dead_server_is_reported_and_finished_results_kept() {
 
     let status = wait_with_timeout(&mut run.0, Duration::from_secs(30));
     let mut stderr = String::new();
-    run.0.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    run.0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     assert_eq!(status.and_then(|s| s.code()), Some(1), "{stderr}");
     assert!(stderr.contains("sockets.pingpong over"), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");

@@ -48,7 +48,10 @@ fn every_transport_and_workload_gives_plausible_results() {
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
 
     let errors = schema_errors(&file);
-    assert!(errors.is_empty(), "result file breaks the schema: {errors:#?}");
+    assert!(
+        errors.is_empty(),
+        "result file breaks the schema: {errors:#?}"
+    );
     check_every_combination_present(&file);
     check_plausible(&file);
     check_connect_counts(&file);
@@ -130,7 +133,12 @@ fn check_connect_counts(file: &Value) {
                 r["transport"]
             );
             let tcp = ["tcp", "tcp6", "tls"].contains(&r["transport"].as_str().unwrap());
-            assert_eq!(trial["time_wait_before"].is_u64(), tcp, "{}", r["transport"]);
+            assert_eq!(
+                trial["time_wait_before"].is_u64(),
+                tcp,
+                "{}",
+                r["transport"]
+            );
             assert_eq!(trial["time_wait_after"].is_u64(), tcp, "{}", r["transport"]);
         }
     }
@@ -157,7 +165,10 @@ fn check_tables(stdout: &str) {
     }
     assert!(stdout.contains("fastest"));
     for transport in TRANSPORTS {
-        assert!(stdout.contains(transport), "{transport} missing from tables");
+        assert!(
+            stdout.contains(transport),
+            "{transport} missing from tables"
+        );
     }
 }
 

@@ -94,14 +94,16 @@ fn run_workload(
                     trial + 1,
                     plan.trials
                 ));
-                let result = workload.run(target, params, &plan.budget).with_context(|| {
-                    format!(
-                        "{} over {} failed in trial {}",
-                        workload.experiment(),
-                        target.transport,
-                        trial + 1
-                    )
-                })?;
+                let result = workload
+                    .run(target, params, &plan.budget)
+                    .with_context(|| {
+                        format!(
+                            "{} over {} failed in trial {}",
+                            workload.experiment(),
+                            target.transport,
+                            trial + 1
+                        )
+                    })?;
                 trials[c][t].push(result);
             }
         }

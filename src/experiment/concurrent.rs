@@ -32,7 +32,10 @@ pub fn trial(target: &Target, clients: usize, budget: Duration) -> Result<Trial>
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(anyhow!("a client thread panicked"))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("a client thread panicked")))
+            })
             .collect()
     });
     let runs = runs.into_iter().collect::<Result<Vec<_>>>()?;
@@ -73,6 +76,10 @@ fn client(
             conn.read_exact(&mut buf)
                 .with_context(|| format!("{} stopped echoing", target.endpoint))?;
         }
+        // A receive timeout arms a kernel timer on every blocking read, which would be
+        // measured; the warm-up has shown the server answers, and a server that dies
+        // still ends the loop, because its socket closes.
+        conn.set_read_timeout(None)?;
         Ok(conn)
     })();
     let mut samples = Vec::with_capacity(capacity);

@@ -27,7 +27,11 @@ pub fn trial(target: &Target, budget: Duration) -> Result<Trial> {
     let uses_ports = target.transport.uses_tcp();
     let time_wait_before = uses_ports.then(system::time_wait_count).flatten();
     let mut capacity = sample_capacity(budget);
-    let port_cap = if uses_ports { port_cap(time_wait_before)? } else { None };
+    let port_cap = if uses_ports {
+        port_cap(time_wait_before)?
+    } else {
+        None
+    };
     if let Some(cap) = port_cap {
         capacity = capacity.min(cap);
     }

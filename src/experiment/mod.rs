@@ -7,9 +7,9 @@
 //! by both a sample count and a deadline. Nothing else happens inside.
 
 pub mod concurrent;
-pub mod records;
 pub mod connect;
 pub mod pingpong;
+pub mod records;
 pub mod stream;
 
 use crate::results::{Params, Trial};
@@ -94,11 +94,9 @@ impl Workload {
                 budget.stream_bytes,
                 budget.stream,
             ),
-            Workload::Concurrent => concurrent::trial(
-                target,
-                param(params.clients)? as usize,
-                budget.concurrent,
-            ),
+            Workload::Concurrent => {
+                concurrent::trial(target, param(params.clients)? as usize, budget.concurrent)
+            }
         }
     }
 
@@ -182,7 +180,10 @@ impl Target {
         conn.read_exact(&mut greeting)
             .with_context(|| format!("no greeting from {}", self.endpoint))?;
         if &greeting != GREETING {
-            bail!("{} is not a sockbench server (wrong greeting)", self.endpoint);
+            bail!(
+                "{} is not a sockbench server (wrong greeting)",
+                self.endpoint
+            );
         }
         Ok(conn)
     }

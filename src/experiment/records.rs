@@ -91,8 +91,20 @@ mod tests {
     fn rates_rank_as_time_per_operation() {
         let params = Params::default();
         let mut records = vec![
-            record(Workload::Connect, &params, Transport::Unix, vec![trial(20_000.0)], None),
-            record(Workload::Connect, &params, Transport::Tcp, vec![trial(10_000.0)], None),
+            record(
+                Workload::Connect,
+                &params,
+                Transport::Unix,
+                vec![trial(20_000.0)],
+                None,
+            ),
+            record(
+                Workload::Connect,
+                &params,
+                Transport::Tcp,
+                vec![trial(10_000.0)],
+                None,
+            ),
         ];
         rank(&mut records);
         assert_eq!(records[0].vs_fastest, 0.0);

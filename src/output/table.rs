@@ -24,11 +24,19 @@ pub fn render(workload: Workload, records: &[ResultRecord]) -> String {
         }
     }
     let trials = records.first().map_or(0, |r| r.trials.len());
-    let mut text = format!("{} — {}, median of {trials} trials\n{table}\n", workload, what(workload));
+    let mut text = format!(
+        "{} — {}, median of {trials} trials\n{table}\n",
+        workload,
+        what(workload)
+    );
     if records.iter().any(|r| r.headline.noisy) {
         text.push_str("~ marks a range over trials wider than 10% of the median: noisy\n");
     }
-    if records.iter().flat_map(|r| &r.trials).any(|t| t.port_limited) {
+    if records
+        .iter()
+        .flat_map(|r| &r.trials)
+        .any(|t| t.port_limited)
+    {
         text.push_str("some TCP trials stopped early to keep ephemeral ports free\n");
     }
     text
@@ -47,11 +55,31 @@ fn header(workload: Workload) -> Vec<&'static str> {
     match workload {
         Workload::Connect => vec!["transport", "conn/s", "range", "p50", "p99", "vs fastest"],
         Workload::PingPong => vec![
-            "size", "transport", "p50", "p99", "p99.9", "mean", "round trips/s", "vs fastest",
+            "size",
+            "transport",
+            "p50",
+            "p99",
+            "p99.9",
+            "mean",
+            "round trips/s",
+            "vs fastest",
         ],
-        Workload::Stream => vec!["write size", "transport", "throughput", "range", "vs fastest"],
+        Workload::Stream => vec![
+            "write size",
+            "transport",
+            "throughput",
+            "range",
+            "vs fastest",
+        ],
         Workload::Concurrent => vec![
-            "clients", "transport", "round trips/s", "range", "p50", "p99", "p99.9", "vs fastest",
+            "clients",
+            "transport",
+            "round trips/s",
+            "range",
+            "p50",
+            "p99",
+            "p99.9",
+            "vs fastest",
         ],
     }
 }
@@ -118,4 +146,3 @@ fn range(r: &ResultRecord, f: fn(f64) -> String) -> String {
     let mark = if r.headline.noisy { " ~" } else { "" };
     format!("{}–{}{mark}", f(s.min), f(s.max))
 }
-

@@ -4,10 +4,6 @@ use super::protocol::{Request, HEADER_LEN};
 use crate::transport::Conn;
 use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
-
-/// How long a session may sit idle before the server drops it.
-const SESSION_IDLE: Duration = Duration::from_secs(60);
 
 /// What reading the request header found.
 pub enum Opening {
@@ -32,7 +28,12 @@ pub fn read_opening(conn: &mut Conn) -> io::Result<Opening> {
 /// Serves one request to its end. Errors mean the client went away, which is how
 /// every session ends, so they are not reported.
 pub fn serve(mut conn: Conn, request: Request, closed_after_greeting: &AtomicU64) {
-    let _ = conn.set_read_timeout(Some(SESSION_IDLE));
+    // No receive timeout during a session: it would arm a kernel timer on every
+    // blocking read and slow each round trip. A client that goes away closes its
+    // socket, which ends the session.
+    if conn.set_read_timeout(None).is_err() {
+        return;
+    }
     let _ = match request {
         Request::PingPong { size } => pingpong(&mut conn, size as usize),
         Request::Stream {

@@ -63,7 +63,9 @@ impl FromStr for Endpoint {
             "unix-abstract" => abstract_name(rest).map(Endpoint::UnixAbstract),
             "tcp" => socket_addr(s, rest).map(Endpoint::Tcp),
             "tls" => socket_addr(s, rest).map(Endpoint::Tls),
-            _ => Err(format!("address '{s}' has unknown transport '{scheme}'; {hint}")),
+            _ => Err(format!(
+                "address '{s}' has unknown transport '{scheme}'; {hint}"
+            )),
         }
     }
 }
@@ -127,7 +129,13 @@ mod tests {
 
     #[test]
     fn rejects_malformed_addresses() {
-        for bad in ["tcp:localhost", "tcp:127.0.0.1", "udp:1.2.3.4:5", "nothing", "unix:"] {
+        for bad in [
+            "tcp:localhost",
+            "tcp:127.0.0.1",
+            "udp:1.2.3.4:5",
+            "nothing",
+            "unix:",
+        ] {
             assert!(bad.parse::<Endpoint>().is_err(), "{bad} should not parse");
         }
     }

@@ -47,8 +47,7 @@ impl Listener {
             }
             Endpoint::Tcp(addr) => Listener::Tcp(TcpListener::bind(addr).map_err(wrap)?),
             Endpoint::Tls(addr) => {
-                let acceptor =
-                    tls::acceptor().map_err(|e| BindError::Tls(endpoint.clone(), e))?;
+                let acceptor = tls::acceptor().map_err(|e| BindError::Tls(endpoint.clone(), e))?;
                 Listener::Tls(TcpListener::bind(addr).map_err(wrap)?, Box::new(acceptor))
             }
         })

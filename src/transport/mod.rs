@@ -12,7 +12,7 @@ mod listen;
 mod tls;
 
 pub use address::Endpoint;
-pub use conn::{Connector, Conn};
+pub use conn::{Conn, Connector};
 pub use listen::{BindError, Listener};
 pub use tls::{TlsInfo, TlsVersion};
 
@@ -92,7 +92,12 @@ impl FromStr for Transport {
         Transport::ALL
             .into_iter()
             .find(|t| t.name() == s)
-            .ok_or_else(|| format!("unknown transport '{s}'; choose from {}", Transport::names()))
+            .ok_or_else(|| {
+                format!(
+                    "unknown transport '{s}'; choose from {}",
+                    Transport::names()
+                )
+            })
     }
 }
 

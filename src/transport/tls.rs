@@ -82,8 +82,8 @@ impl TlsInfo {
 /// and 1.3.
 pub fn acceptor() -> Result<SslAcceptor> {
     let names = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
-    let made = rcgen::generate_simple_self_signed(names)
-        .context("cannot generate the TLS certificate")?;
+    let made =
+        rcgen::generate_simple_self_signed(names).context("cannot generate the TLS certificate")?;
     let cert = X509::from_pem(made.cert.pem().as_bytes())?;
     let key = PKey::private_key_from_pem(made.signing_key.serialize_pem().as_bytes())?;
     let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())?;
