@@ -4,14 +4,15 @@
 //! All clients connect and warm up first, then start together at a barrier; each
 //! keeps its own pre-sized sample buffer, merged only after the run.
 
-use super::{nanos, rate, sample_capacity, Target};
+use super::pingpong::timed_round_trips;
+use super::{rate, sample_buffer, sample_capacity, Target};
 use crate::results::{Metrics, Trial};
 use crate::server::protocol::Request;
 use crate::stats::Percentiles;
 use anyhow::{anyhow, Context, Result};
 use std::io::{Read, Write};
 use std::sync::Barrier;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Message size of every round trip.
 pub const MESSAGE_SIZE: usize = 64;
@@ -82,25 +83,12 @@ fn client(
         conn.set_read_timeout(None)?;
         Ok(conn)
     })();
-    let mut samples = Vec::with_capacity(capacity);
+    let mut samples = sample_buffer(capacity);
     barrier.wait();
     let mut conn = prepared?;
-
-    let start = Instant::now();
-    let deadline = start + budget;
-    let mut prev = start;
-    while samples.len() < capacity {
-        conn.write_all(&buf)?;
-        conn.read_exact(&mut buf)?;
-        let now = Instant::now();
-        samples.push(nanos(now - prev));
-        prev = now;
-        if now >= deadline {
-            break;
-        }
-    }
+    let elapsed_ns = timed_round_trips(&mut conn, &mut buf, &mut samples, budget)?;
     Ok(ClientRun {
         samples,
-        elapsed_ns: nanos(prev - start),
+        elapsed_ns,
     })
 }

@@ -6,7 +6,7 @@
 //! (`net.ipv4.tcp_tw_reuse` = 0), a trial is capped to the ports still free, and the
 //! cap is recorded, so a run never fails half-way with `EADDRNOTAVAIL`.
 
-use super::{nanos, rate, sample_capacity, Target};
+use super::{nanos, rate, sample_buffer, sample_capacity, Target};
 use crate::results::{Metrics, Trial};
 use crate::server::protocol::GREETING;
 use crate::stats::Percentiles;
@@ -37,7 +37,7 @@ pub fn trial(target: &Target, budget: Duration) -> Result<Trial> {
     }
     let server_before = target.server_count()?;
 
-    let mut samples = Vec::with_capacity(capacity);
+    let mut samples = sample_buffer(capacity);
     let mut greeting = [0u8; GREETING.len()];
     let connector = &target.connector;
     let start = Instant::now();

@@ -223,6 +223,17 @@ fn sample_capacity(budget: Duration) -> usize {
     ((budget.as_secs_f64() * MAX_OPS_PER_S) as usize).clamp(1_000, MAX_SAMPLES)
 }
 
+/// An empty sample buffer able to hold `capacity` samples, its pages already
+/// touched so that the timed loop neither allocates nor takes page faults.
+fn sample_buffer(capacity: usize) -> Vec<u64> {
+    let mut samples = Vec::with_capacity(capacity);
+    samples
+        .spare_capacity_mut()
+        .fill(std::mem::MaybeUninit::new(0));
+    std::hint::black_box(&mut samples);
+    samples
+}
+
 /// Nanoseconds of a duration, saturating.
 #[inline]
 fn nanos(d: Duration) -> u64 {

@@ -1,12 +1,13 @@
 //! `pingpong`: one connection, a `size`-byte request answered by a `size`-byte
 //! response, again and again: the round trip a query to a local server pays.
 
-use super::{nanos, rate, sample_capacity, Target};
+use super::{nanos, rate, sample_buffer, sample_capacity, Target};
 use crate::results::{Metrics, Trial};
 use crate::server::protocol::Request;
 use crate::stats::Percentiles;
+use crate::transport::Conn;
 use anyhow::{Context, Result};
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
 /// Untimed round trips first: at most this many, for at most [`WARMUP_TIME`].
@@ -33,22 +34,8 @@ pub fn trial(target: &Target, size: u64, budget: Duration) -> Result<Trial> {
     // still ends the loop, because its socket closes.
     conn.set_read_timeout(None)?;
 
-    let capacity = sample_capacity(budget);
-    let mut samples = Vec::with_capacity(capacity);
-    let start = Instant::now();
-    let deadline = start + budget;
-    let mut prev = start;
-    while samples.len() < capacity {
-        conn.write_all(&buf)?;
-        conn.read_exact(&mut buf)?;
-        let now = Instant::now();
-        samples.push(nanos(now - prev));
-        prev = now;
-        if now >= deadline {
-            break;
-        }
-    }
-    let elapsed_ns = nanos(prev - start);
+    let mut samples = sample_buffer(sample_capacity(budget));
+    let elapsed_ns = timed_round_trips(&mut conn, &mut buf, &mut samples, budget)?;
 
     let count = samples.len() as u64;
     Ok(Trial {
@@ -61,4 +48,29 @@ pub fn trial(target: &Target, size: u64, budget: Duration) -> Result<Trial> {
         elapsed_ns,
         ..Trial::default()
     })
+}
+
+/// Round trips of `buf` until `samples` is full or `budget` has passed; one sample
+/// per round trip, in nanoseconds. Returns the loop's wall time.
+pub(super) fn timed_round_trips(
+    conn: &mut Conn,
+    buf: &mut [u8],
+    samples: &mut Vec<u64>,
+    budget: Duration,
+) -> io::Result<u64> {
+    let capacity = samples.capacity();
+    let start = Instant::now();
+    let deadline = start + budget;
+    let mut prev = start;
+    while samples.len() < capacity {
+        conn.write_all(buf)?;
+        conn.read_exact(buf)?;
+        let now = Instant::now();
+        samples.push(nanos(now - prev));
+        prev = now;
+        if now >= deadline {
+            break;
+        }
+    }
+    Ok(nanos(prev - start))
 }
