@@ -100,31 +100,10 @@ fn ctrl_c_keeps_finished_results_and_leaves_nothing_behind() {
     let scratch = tmp.path().join("scratch");
     std::fs::create_dir(&scratch).unwrap();
     let json = tmp.path().join("out.json");
-    let mut run = KillOnDrop(
-        sockbench(&scratch)
-            .args([
-                "sockets",
-                "--quick",
-                "--workloads",
-                "connect,pingpong,stream",
-            ])
-            .arg("--json")
-            .arg(&json)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let mut run = spawn_sockets(&scratch, &json, &["--workloads", "connect,pingpong,stream"]);
     wait_for_results(&json, "sockets.connect");
     signal(&run.0, libc::SIGINT);
-    let status = wait_with_timeout(&mut run.0, Duration::from_secs(30));
-    let mut stderr = String::new();
-    run.0
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let (status, stderr) = finish(&mut run);
     assert_eq!(status.and_then(|s| s.code()), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
 
@@ -145,22 +124,10 @@ fn a_dead_server_is_reported_and_finished_results_kept() {
     let scratch = tmp.path().join("scratch");
     std::fs::create_dir(&scratch).unwrap();
     let json = tmp.path().join("out.json");
-    let mut run = KillOnDrop(
-        sockbench(&scratch)
-            .args([
-                "sockets",
-                "--quick",
-                "--trials",
-                "10",
-                "--workloads",
-                "connect,pingpong",
-            ])
-            .arg("--json")
-            .arg(&json)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
+    let mut run = spawn_sockets(
+        &scratch,
+        &json,
+        &["--trials", "10", "--workloads", "connect,pingpong"],
     );
     wait_for_results(&json, "sockets.connect");
     let servers = processes_mentioning(&scratch.to_string_lossy());
@@ -168,6 +135,31 @@ fn a_dead_server_is_reported_and_finished_results_kept() {
     // SAFETY: the PID is the server child of the run this test started.
     unsafe { libc::kill(servers[0] as libc::pid_t, libc::SIGKILL) };
 
+    let (status, stderr) = finish(&mut run);
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{stderr}");
+    assert!(stderr.contains("sockets.pingpong over"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(!file["results"].as_array().unwrap().is_empty());
+    assert!(leftovers(&scratch).is_empty(), "{:?}", leftovers(&scratch));
+}
+
+/// Starts `sockbench sockets --quick --json JSON ARGS…` in the background.
+fn spawn_sockets(scratch: &Path, json: &Path, args: &[&str]) -> KillOnDrop {
+    KillOnDrop(
+        sockbench(scratch)
+            .args(["sockets", "--quick", "--json"])
+            .arg(json)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// Waits for a background run to end; its exit status and what it said on stderr.
+fn finish(run: &mut KillOnDrop) -> (Option<std::process::ExitStatus>, String) {
     let status = wait_with_timeout(&mut run.0, Duration::from_secs(30));
     let mut stderr = String::new();
     run.0
@@ -176,12 +168,7 @@ fn a_dead_server_is_reported_and_finished_results_kept() {
         .unwrap()
         .read_to_string(&mut stderr)
         .unwrap();
-    assert_eq!(status.and_then(|s| s.code()), Some(1), "{stderr}");
-    assert!(stderr.contains("sockets.pingpong over"), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert!(!file["results"].as_array().unwrap().is_empty());
-    assert!(leftovers(&scratch).is_empty(), "{:?}", leftovers(&scratch));
+    (status, stderr)
 }
 
 fn wait_for_results(json: &Path, experiment: &str) {
