@@ -62,7 +62,7 @@ static inline uint64_t now_ns(void) {
 
 static void read_all(int fd, char *buf, size_t n) {
     while (n > 0) {
-        ssize_t r = read(fd, buf, n);
+        ssize_t r = recv(fd, buf, n, 0);
         if (r <= 0) die("read");
         buf += r;
         n -= r;
@@ -129,6 +129,8 @@ static void run_pingpong(size_t size, uint64_t ms) {
     }
     size_t cap = ms * 500 + 1000, n = 0;
     uint64_t *samples = malloc(cap * sizeof *samples);
+    if (!samples) die("malloc");
+    memset(samples, 0, cap * sizeof *samples); /* fault pages in before timing */
     uint64_t start = now_ns(), deadline = start + ms * 1000000u, prev = start;
     while (n < cap) {
         write_all(fd, buf, size);
