@@ -4,19 +4,19 @@
 //! All clients connect and warm up first, then start together at a barrier; each
 //! keeps its own pre-sized sample buffer, merged only after the run.
 
-use super::pingpong::timed_round_trips;
+use super::pingpong::{timed_round_trips, warm_up};
 use super::{rate, sample_buffer, sample_capacity, Target};
 use crate::results::{Metrics, Trial};
 use crate::server::protocol::Request;
 use crate::stats::Percentiles;
-use anyhow::{anyhow, Context, Result};
-use std::io::{Read, Write};
+use anyhow::{anyhow, Result};
 use std::sync::Barrier;
 use std::time::Duration;
 
 /// Message size of every round trip.
 pub const MESSAGE_SIZE: usize = 64;
 const WARMUP_ROUND_TRIPS: usize = 200;
+const WARMUP_TIME: Duration = Duration::from_millis(50);
 
 struct ClientRun {
     samples: Vec<u64>,
@@ -72,15 +72,7 @@ fn client(
     let prepared = (|| -> Result<_> {
         let size = MESSAGE_SIZE as u32;
         let mut conn = target.session(Request::PingPong { size })?;
-        for _ in 0..WARMUP_ROUND_TRIPS {
-            conn.write_all(&buf)?;
-            conn.read_exact(&mut buf)
-                .with_context(|| format!("{} stopped echoing", target.endpoint))?;
-        }
-        // A receive timeout arms a kernel timer on every blocking read, which would be
-        // measured; the warm-up has shown the server answers, and a server that dies
-        // still ends the loop, because its socket closes.
-        conn.set_read_timeout(None)?;
+        warm_up(target, &mut conn, &mut buf, WARMUP_ROUND_TRIPS, WARMUP_TIME)?;
         Ok(conn)
     })();
     let mut samples = sample_buffer(capacity);

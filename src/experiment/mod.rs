@@ -223,6 +223,14 @@ fn sample_capacity(budget: Duration) -> usize {
     ((budget.as_secs_f64() * MAX_OPS_PER_S) as usize).clamp(1_000, MAX_SAMPLES)
 }
 
+/// Clears a connection's receive timeout before a timed loop: with one set, every
+/// blocking read arms a kernel timer, which would be measured. The warm-up before
+/// has shown the server answers, and a server that dies still ends the loop,
+/// because its socket closes.
+fn ready_for_timing(conn: &Conn) -> std::io::Result<()> {
+    conn.set_read_timeout(None)
+}
+
 /// An empty sample buffer able to hold `capacity` samples, its pages already
 /// touched so that the timed loop neither allocates nor takes page faults.
 fn sample_buffer(capacity: usize) -> Vec<u64> {

@@ -1,7 +1,7 @@
 //! `pingpong`: one connection, a `size`-byte request answered by a `size`-byte
 //! response, again and again: the round trip a query to a local server pays.
 
-use super::{nanos, rate, sample_buffer, sample_capacity, Target};
+use super::{nanos, rate, ready_for_timing, sample_buffer, sample_capacity, Target};
 use crate::results::{Metrics, Trial};
 use crate::server::protocol::Request;
 use crate::stats::Percentiles;
@@ -19,20 +19,7 @@ pub fn trial(target: &Target, size: u64, budget: Duration) -> Result<Trial> {
     let mut conn = target.session(Request::PingPong { size: size as u32 })?;
     let mut buf = vec![0xa5u8; size];
 
-    let warmup_end = Instant::now() + WARMUP_TIME;
-    for _ in 0..WARMUP_ROUND_TRIPS {
-        conn.write_all(&buf)?;
-        conn.read_exact(&mut buf)
-            .with_context(|| format!("{} stopped echoing", target.endpoint))?;
-        if Instant::now() >= warmup_end {
-            break;
-        }
-    }
-
-    // A receive timeout arms a kernel timer on every blocking read, which would be
-    // measured; the warm-up has shown the server answers, and a server that dies
-    // still ends the loop, because its socket closes.
-    conn.set_read_timeout(None)?;
+    warm_up(target, &mut conn, &mut buf, WARMUP_ROUND_TRIPS, WARMUP_TIME)?;
 
     let mut samples = sample_buffer(sample_capacity(budget));
     let elapsed_ns = timed_round_trips(&mut conn, &mut buf, &mut samples, budget)?;
@@ -48,6 +35,27 @@ pub fn trial(target: &Target, size: u64, budget: Duration) -> Result<Trial> {
         elapsed_ns,
         ..Trial::default()
     })
+}
+
+/// Untimed round trips (at most `round_trips`, for at most `time`), then the
+/// connection is made ready for a timed loop.
+pub(super) fn warm_up(
+    target: &Target,
+    conn: &mut Conn,
+    buf: &mut [u8],
+    round_trips: usize,
+    time: Duration,
+) -> Result<()> {
+    let end = Instant::now() + time;
+    for _ in 0..round_trips {
+        conn.write_all(buf)?;
+        conn.read_exact(buf)
+            .with_context(|| format!("{} stopped echoing", target.endpoint))?;
+        if Instant::now() >= end {
+            break;
+        }
+    }
+    Ok(ready_for_timing(conn)?)
 }
 
 /// Round trips of `buf` until `samples` is full or `budget` has passed; one sample

@@ -1,7 +1,7 @@
 //! `stream`: one connection, bytes flowing one way (server to client) in
 //! `write_size` writes, read in reads of the same size: bulk transfer throughput.
 
-use super::{nanos, Target};
+use super::{nanos, ready_for_timing, Target};
 use crate::results::{Metrics, Trial};
 use crate::server::protocol::Request;
 use anyhow::{bail, Context, Result};
@@ -35,10 +35,7 @@ pub fn trial(target: &Target, write_size: u64, bytes: u64, budget: Duration) -> 
     let untimed = warm - WARMUP_BYTES;
     let mut received = untimed;
 
-    // A receive timeout arms a kernel timer on every blocking read, which would be
-    // measured; the warm-up has shown the server answers, and a server that dies
-    // still ends the loop, because its socket closes.
-    conn.set_read_timeout(None)?;
+    ready_for_timing(&conn)?;
 
     let start = Instant::now();
     let deadline = start + budget;
