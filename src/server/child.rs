@@ -10,7 +10,6 @@
 use crate::transport::{Endpoint, Transport};
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{BufRead, BufReader, Read};
-use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -49,25 +48,7 @@ impl ServerProcess {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let parent = std::process::id();
-        // SAFETY: prctl, getppid and setpgid are async-signal-safe and touch no memory of the
-        // parent; this runs between fork and exec.
-        unsafe {
-            command.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::getppid() as u32 != parent {
-                    return Err(std::io::Error::other("parent already exited"));
-                }
-                // Its own process group: Ctrl-C reaches only the parent, which then
-                // stops the server itself, between measurements.
-                if libc::setpgid(0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        crate::subprocess::tie_to_parent(&mut command, libc::SIGKILL);
         let mut child = command
             .spawn()
             .with_context(|| format!("cannot start the sockbench server ({})", exe.display()))?;

@@ -5,8 +5,10 @@
 //! min–max range ([`Spread`]), and a spread wider than [`NOISY_SPREAD`] of the median
 //! flags the result as noisy instead of hiding it.
 
+mod fit;
 mod percentiles;
 mod spread;
 
+pub use fit::Fit;
 pub use percentiles::Percentiles;
 pub use spread::{median, Spread};

@@ -1,0 +1,116 @@
+//! The unprivileged account the throwaway server runs as.
+//!
+//! PostgreSQL refuses to run as root. When sockbench itself runs as root it starts
+//! `initdb` and `postgres` as `postgres` (the account distribution packages create),
+//! or else `nobody`; otherwise as the current user. The cluster's files then belong to
+//! that account, and every directory above them must let it through.
+
+use crate::error::usage;
+use anyhow::Result;
+use std::ffi::{CStr, CString};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// An account to switch to before running the server programs.
+#[derive(Debug, Clone)]
+pub struct Account {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// `None` when not root (the programs run as the current user), else the account.
+pub fn server_account() -> Result<Option<Account>> {
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(None);
+    }
+    ["postgres", "nobody"]
+        .iter()
+        .find_map(|name| lookup(name))
+        .map(Some)
+        .ok_or_else(|| {
+            usage(
+                "running as root, and neither a 'postgres' nor a 'nobody' account exists to run \
+                 PostgreSQL; create one (useradd --system postgres) or run sockbench as another user",
+            )
+        })
+}
+
+/// The name of the account sockbench itself runs as (for peer authentication).
+pub fn current_user_name() -> String {
+    let uid = unsafe { libc::geteuid() };
+    let entry = unsafe { libc::getpwuid(uid) };
+    if entry.is_null() {
+        return uid.to_string();
+    }
+    unsafe { CStr::from_ptr((*entry).pw_name) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn lookup(name: &str) -> Option<Account> {
+    let c_name = CString::new(name).ok()?;
+    let entry = unsafe { libc::getpwnam(c_name.as_ptr()) };
+    if entry.is_null() {
+        return None;
+    }
+    let (uid, gid) = unsafe { ((*entry).pw_uid, (*entry).pw_gid) };
+    Some(Account {
+        name: name.to_string(),
+        uid,
+        gid,
+    })
+}
+
+/// True when `account` may pass through every directory from `/` down to `dir`.
+pub fn can_reach(account: &Account, dir: &Path) -> bool {
+    dir.ancestors().all(|d| {
+        let Ok(meta) = std::fs::metadata(d) else {
+            return false;
+        };
+        let mode = meta.mode();
+        let bit = if meta.uid() == account.uid {
+            0o100
+        } else if meta.gid() == account.gid {
+            0o010
+        } else {
+            0o001
+        };
+        mode & bit != 0
+    })
+}
+
+/// Hands `path` to `account` (no-op for `None`).
+pub fn give(path: &Path, account: Option<&Account>) -> Result<()> {
+    if let Some(a) = account {
+        std::os::unix::fs::chown(path, Some(a.uid), Some(a.gid))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_closed_directory_blocks_other_accounts() {
+        let dir = tempfile::tempdir().unwrap();
+        let inner = dir.path().join("inner");
+        std::fs::create_dir(&inner).unwrap();
+        let stranger = Account {
+            name: "stranger".into(),
+            uid: 54_321,
+            gid: 54_321,
+        };
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let open_above = dir
+            .path()
+            .ancestors()
+            .skip(1)
+            .all(|d| can_reach(&stranger, d));
+        assert!(!can_reach(&stranger, &inner));
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        assert_eq!(can_reach(&stranger, &inner), open_above);
+    }
+}

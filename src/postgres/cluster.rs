@@ -1,0 +1,324 @@
+//! A throwaway PostgreSQL cluster: created in a private temporary directory, started
+//! as a child process, switched between authentication methods, and stopped and
+//! removed on every way out (success, error, Ctrl-C, or a panic in a test).
+//!
+//! The server listens on 127.0.0.1 (and ::1 when asked) on a free port, and on a Unix
+//! socket in a 0700 directory; `ssl = on` with a fresh ECDSA P-256 certificate. Role and
+//! database `foo`, with a random password, are the experiments' setup. The postmaster
+//! runs in its own process group (a Ctrl-C meant for sockbench must not reach it) and
+//! gets SIGQUIT if sockbench dies without cleaning up.
+
+use super::account::{self, Account};
+use super::bindir::Binaries;
+use super::hba::{self, AuthMethod, ProbeAddr, ADMIN_ROLE, ROLE};
+use super::libpq::{Conn, ConnParams};
+use super::process::{self, Spawned};
+use crate::error::usage;
+use crate::transport::Transport;
+use anyhow::{bail, Context, Result};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// A running throwaway cluster.
+pub struct Cluster {
+    server: Option<Spawned>,
+    port: u16,
+    base: PathBuf,
+    socket_dir: PathBuf,
+    abstract_name: String,
+    password: String,
+    auth: AuthMethod,
+    account: Option<Account>,
+    version: String,
+    // Last, so the directory goes after the server has stopped.
+    dir: Option<TempDir>,
+}
+
+impl Cluster {
+    /// Creates and starts a cluster; `tcp6` also listens on ::1.
+    pub fn start(binaries: &Binaries, tcp6: bool) -> Result<Cluster> {
+        let account = account::server_account()?;
+        let dir = tempfile::Builder::new().prefix("sockbench-pg-").tempdir()?;
+        let base = dir.path().to_path_buf();
+        if let Some(a) = &account {
+            if !account::can_reach(a, &base) {
+                return Err(usage(format!(
+                    "PostgreSQL runs as the '{}' account, which cannot reach {}; set TMPDIR to \
+                     a directory every user can pass through (e.g. /tmp)",
+                    a.name,
+                    base.display()
+                )));
+            }
+        }
+        fs::set_permissions(&base, fs::Permissions::from_mode(0o700))?;
+        account::give(&base, account.as_ref())?;
+        let mut cluster = Cluster {
+            server: None,
+            port: 0,
+            socket_dir: base.join("sock"),
+            abstract_name: format!("sockbench-{}", random_hex(8)),
+            password: random_hex(24),
+            auth: AuthMethod::Trust,
+            account,
+            version: String::new(),
+            base,
+            dir: Some(dir),
+        };
+        cluster.init(binaries)?;
+        cluster.launch(binaries, tcp6)?;
+        cluster.create_role()?;
+        Ok(cluster)
+    }
+
+    fn init(&self, binaries: &Binaries) -> Result<()> {
+        let data = self.base.join("data");
+        let args = [
+            "-D".into(),
+            data.display().to_string(),
+            "-U".into(),
+            ADMIN_ROLE.into(),
+            "-A".into(),
+            "trust".into(),
+            "-E".into(),
+            "UTF8".into(),
+            "--no-sync".into(),
+        ];
+        process::run_to_end(
+            &binaries.initdb(),
+            &args,
+            self.account.as_ref(),
+            &self.base.join("initdb.log"),
+            Duration::from_secs(120),
+        )?;
+        self.write_private(&self.socket_dir, None)?;
+        let certified =
+            rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()])
+                .context("cannot make the server certificate")?;
+        self.write_private(
+            &data.join("server.crt"),
+            Some(certified.cert.pem().as_bytes()),
+        )?;
+        self.write_private(
+            &data.join("server.key"),
+            Some(certified.signing_key.serialize_pem().as_bytes()),
+        )?;
+        self.write_private(
+            &data.join("pg_ident.conf"),
+            Some(hba::ident_conf(&account::current_user_name()).as_bytes()),
+        )?;
+        self.write_private(
+            &data.join("pg_hba.conf"),
+            Some(hba::hba_conf(AuthMethod::Trust).as_bytes()),
+        )
+    }
+
+    /// Writes a file (or makes a directory, for `None`) only the server account can read.
+    fn write_private(&self, path: &Path, contents: Option<&[u8]>) -> Result<()> {
+        let mode = match contents {
+            Some(bytes) => {
+                fs::write(path, bytes)?;
+                0o600
+            }
+            None => {
+                fs::create_dir(path)?;
+                0o700
+            }
+        };
+        fs::set_permissions(path, fs::Permissions::from_mode(mode))?;
+        account::give(path, self.account.as_ref())
+            .with_context(|| format!("cannot hand {} to the server account", path.display()))
+    }
+
+    /// Starts the postmaster on a free port (a few tries, in case another program
+    /// takes the port first) and waits until it accepts connections.
+    fn launch(&mut self, binaries: &Binaries, tcp6: bool) -> Result<()> {
+        let mut last_error = None;
+        for _ in 0..3 {
+            self.port = free_port()?;
+            let listen = if tcp6 { "127.0.0.1,::1" } else { "127.0.0.1" };
+            let settings = [
+                format!("listen_addresses={listen}"),
+                format!("port={}", self.port),
+                format!(
+                    "unix_socket_directories={},@{}",
+                    self.socket_dir.display(),
+                    self.abstract_name
+                ),
+                "ssl=on".into(),
+                "max_connections=200".into(),
+                "fsync=off".into(),
+            ];
+            let mut args = vec![
+                "-D".to_string(),
+                self.base.join("data").display().to_string(),
+            ];
+            for s in settings {
+                args.push("-c".into());
+                args.push(s);
+            }
+            let log = self.base.join("postgres.log");
+            let server = Spawned::start(&binaries.postgres(), &args, self.account.as_ref(), &log)?;
+            self.server = Some(server);
+            match self.wait_ready() {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    self.stop();
+                    let port_taken = process::tail(&log).contains("Address already in use");
+                    if !port_taken {
+                        return Err(e);
+                    }
+                    last_error = Some(e);
+                }
+            }
+        }
+        Err(last_error.unwrap_or_else(|| anyhow::anyhow!("the server did not start")))
+    }
+
+    fn wait_ready(&mut self) -> Result<()> {
+        let admin = self.admin_params();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(server) = &mut self.server {
+                server.check_running()?;
+            }
+            if admin.ping() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "the PostgreSQL server did not accept connections within 60 s; log: {}",
+                    process::tail(&self.base.join("postgres.log"))
+                );
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    fn create_role(&mut self) -> Result<()> {
+        let admin = Conn::connect(&self.admin_params()).context("cannot reach the new server")?;
+        admin.query_value(&format!(
+            "CREATE ROLE {ROLE} LOGIN PASSWORD '{}'",
+            self.password
+        ))?;
+        admin.query_value(&format!("CREATE DATABASE {ROLE} OWNER {ROLE}"))?;
+        self.version = admin.query_value("SELECT version()")?;
+        Ok(())
+    }
+
+    fn admin_params(&self) -> ConnParams {
+        ConnParams::new([
+            ("host", self.socket_dir.display().to_string()),
+            ("port", self.port.to_string()),
+            ("user", ADMIN_ROLE.to_string()),
+            ("dbname", "postgres".to_string()),
+            ("sslmode", "disable".to_string()),
+            ("gssencmode", "disable".to_string()),
+            ("connect_timeout", "10".to_string()),
+        ])
+    }
+
+    /// How role `foo` reaches the server over `transport`, password included.
+    pub fn params(&self, transport: Transport) -> Result<ConnParams> {
+        let host = match transport {
+            Transport::Unix => self.socket_dir.display().to_string(),
+            Transport::UnixAbstract => format!("@{}", self.abstract_name),
+            Transport::Tcp | Transport::Tls => "127.0.0.1".into(),
+            Transport::Tcp6 => "::1".into(),
+        };
+        let sslmode = if transport == Transport::Tls {
+            "require"
+        } else {
+            "disable"
+        };
+        Ok(ConnParams::new([
+            ("host", host),
+            ("port", self.port.to_string()),
+            ("user", ROLE.to_string()),
+            ("dbname", ROLE.to_string()),
+            ("password", self.password.clone()),
+            ("sslmode", sslmode.to_string()),
+            ("gssencmode", "disable".to_string()),
+            ("connect_timeout", "10".to_string()),
+        ]))
+    }
+
+    /// `SELECT version()` of the server.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The method in force.
+    pub fn auth(&self) -> AuthMethod {
+        self.auth
+    }
+
+    /// Switches every connection of role `foo` to `method`: stores the password the
+    /// way the method needs, rewrites `pg_hba.conf`, reloads, and waits until the
+    /// server really asks for that method.
+    pub fn set_auth(&mut self, method: AuthMethod) -> Result<()> {
+        let admin = Conn::connect(&self.admin_params())?;
+        admin.query_value(&format!(
+            "SET password_encryption = '{}'",
+            method.password_storage()
+        ))?;
+        admin.query_value(&format!("ALTER ROLE {ROLE} PASSWORD '{}'", self.password))?;
+        let hba = self.base.join("data").join("pg_hba.conf");
+        fs::write(&hba, hba::hba_conf(method))?;
+        admin.query_value("SELECT pg_reload_conf()")?;
+        let socket = self.socket_dir.join(format!(".s.PGSQL.{}", self.port));
+        hba::wait_until_switched(
+            method,
+            &ProbeAddr::Unix(&socket),
+            &ProbeAddr::Tcp(self.port),
+        )?;
+        self.auth = method;
+        Ok(())
+    }
+
+    /// The process ID of the postmaster, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.server.as_ref().map(Spawned::pid)
+    }
+
+    /// The cluster's directory (removed on drop).
+    pub fn dir(&self) -> &Path {
+        &self.base
+    }
+
+    /// Stops the server: fast shutdown, then immediate, then SIGKILL.
+    pub fn stop(&mut self) {
+        if let Some(server) = self.server.take() {
+            server.stop(&[
+                (libc::SIGINT, Duration::from_secs(10)),
+                (libc::SIGQUIT, Duration::from_secs(5)),
+            ]);
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop();
+        if let Some(dir) = self.dir.take() {
+            let _ = dir.close();
+        }
+    }
+}
+
+/// A port on 127.0.0.1 that was free a moment ago.
+fn free_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// `chars` random hexadecimal characters.
+fn random_hex(chars: usize) -> String {
+    let mut bytes = vec![0u8; chars.div_ceil(2)];
+    openssl::rand::rand_bytes(&mut bytes).expect("OpenSSL's random generator works");
+    let mut text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    text.truncate(chars);
+    text
+}

@@ -1,0 +1,77 @@
+//! Tests against a real throwaway cluster. They need PostgreSQL's server programs
+//! (CI installs them); without them they say so and return.
+
+use super::bindir::Binaries;
+use super::cluster::Cluster;
+use super::hba::AuthMethod;
+use super::libpq::Conn;
+use crate::transport::Transport;
+
+/// The binaries, or `None` after saying why the test is skipped.
+pub fn binaries_or_skip(test: &str) -> Option<Binaries> {
+    match Binaries::find(None) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            eprintln!("SKIPPED {test}: {e:#}");
+            None
+        }
+    }
+}
+
+fn process_alive(pid: u32) -> bool {
+    // Signal 0 checks existence; a zombie would still count, but the cluster reaps it.
+    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+}
+
+#[test]
+fn auth_switch_really_switches_and_cleanup_is_complete() {
+    let Some(binaries) = binaries_or_skip("auth_switch_really_switches") else {
+        return;
+    };
+    let mut cluster = Cluster::start(&binaries, false).expect("cluster starts");
+    let (pid, dir) = (cluster.pid().unwrap(), cluster.dir().to_path_buf());
+    assert!(process_alive(pid));
+    assert!(
+        cluster.version().starts_with("PostgreSQL"),
+        "{}",
+        cluster.version()
+    );
+
+    let tcp = cluster.params(Transport::Tcp).unwrap();
+    let unix = cluster.params(Transport::Unix).unwrap();
+    let wrong = |p: &super::libpq::ConnParams| p.with(&[("password", "not-the-password")]);
+    for method in [
+        AuthMethod::Scram,
+        AuthMethod::Md5,
+        AuthMethod::Password,
+        AuthMethod::Trust,
+    ] {
+        cluster.set_auth(method).unwrap();
+        Conn::connect(&tcp).unwrap_or_else(|e| panic!("{method}: right password refused: {e}"));
+        let refused = Conn::connect(&wrong(&tcp));
+        if method == AuthMethod::Trust {
+            assert!(refused.is_ok(), "trust must accept any password");
+        } else {
+            let e = refused
+                .err()
+                .unwrap_or_else(|| panic!("{method} accepted a wrong password"));
+            assert!(e.is_auth_failure(), "{method}: {e}");
+        }
+    }
+    cluster.set_auth(AuthMethod::Peer).unwrap();
+    Conn::connect(&wrong(&unix)).expect("peer ignores the password on the Unix socket");
+    assert!(Conn::connect(&tcp).is_err(), "peer mode refuses TCP");
+
+    let tls = Conn::connect(&cluster.params(Transport::Tls).unwrap());
+    assert!(tls.is_err(), "still in peer mode, TCP is refused");
+    cluster.set_auth(AuthMethod::Trust).unwrap();
+    let tls = Conn::connect(&cluster.params(Transport::Tls).unwrap()).unwrap();
+    let (version, _cipher) = tls.tls().expect("sslmode=require encrypts");
+    assert!(version.starts_with("TLS"), "{version}");
+    assert!(Conn::connect(&unix).unwrap().tls().is_none());
+    drop(tls);
+
+    drop(cluster);
+    assert!(!process_alive(pid), "postmaster {pid} still running");
+    assert!(!dir.exists(), "{} left behind", dir.display());
+}

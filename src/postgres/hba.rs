@@ -1,0 +1,218 @@
+//! Authentication on the throwaway cluster: the methods, the `pg_hba.conf` that
+//! selects one, and a probe that asks the server which one it really uses.
+//!
+//! A reload is asynchronous and a bad `pg_hba.conf` is ignored with only a log line,
+//! so after every switch sockbench sends a bare startup message and reads which
+//! authentication request comes back (trust: none; password: cleartext; md5; SASL for
+//! scram-sha-256). Only when the answer matches the method is the switch done.
+
+use anyhow::{bail, Result};
+use std::fmt;
+use std::io::{Read, Write};
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+/// The superuser sockbench administers its cluster with (trusted on the Unix socket
+/// only; the experiments use role `foo`).
+pub const ADMIN_ROLE: &str = "sockbench";
+/// The role and database of the experiments.
+pub const ROLE: &str = "foo";
+/// The pg_ident.conf map peer authentication uses.
+const PEER_MAP: &str = "sockbench";
+
+/// How a client proves who it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMethod {
+    Trust,
+    Password,
+    Md5,
+    Scram,
+    Peer,
+}
+
+impl AuthMethod {
+    pub const ALL: [AuthMethod; 5] = [
+        AuthMethod::Trust,
+        AuthMethod::Password,
+        AuthMethod::Md5,
+        AuthMethod::Scram,
+        AuthMethod::Peer,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AuthMethod::Trust => "trust",
+            AuthMethod::Password => "password",
+            AuthMethod::Md5 => "md5",
+            AuthMethod::Scram => "scram-sha-256",
+            AuthMethod::Peer => "peer",
+        }
+    }
+
+    /// Peer authentication exists only on Unix sockets.
+    pub fn local_only(self) -> bool {
+        self == AuthMethod::Peer
+    }
+
+    /// How the role's password is stored for this method. `md5` needs an md5 hash:
+    /// with a SCRAM verifier the server silently runs SCRAM instead.
+    pub fn password_storage(self) -> &'static str {
+        match self {
+            AuthMethod::Md5 => "md5",
+            _ => "scram-sha-256",
+        }
+    }
+}
+
+impl fmt::Display for AuthMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for AuthMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<AuthMethod, String> {
+        AuthMethod::ALL
+            .into_iter()
+            .find(|m| m.name() == s || (s == "scram" && *m == AuthMethod::Scram))
+            .ok_or_else(|| {
+                format!("unknown authentication method '{s}' (expected trust, password, md5, scram-sha-256 or peer)")
+            })
+    }
+}
+
+/// The whole `pg_hba.conf` for a method.
+pub fn hba_conf(method: AuthMethod) -> String {
+    let local = match method {
+        AuthMethod::Peer => format!("peer map={PEER_MAP}"),
+        m => m.name().to_string(),
+    };
+    // Peer is invalid on host lines (the server would reject the whole file).
+    let host = match method {
+        AuthMethod::Peer => "reject",
+        m => m.name(),
+    };
+    format!(
+        "# Written by sockbench for a throwaway cluster.\n\
+         local all {ADMIN_ROLE} trust\n\
+         local all all {local}\n\
+         host all all 127.0.0.1/32 {host}\n\
+         host all all ::1/128 {host}\n"
+    )
+}
+
+/// The `pg_ident.conf` that lets the OS account sockbench runs as log in as `foo`.
+pub fn ident_conf(os_user: &str) -> String {
+    format!("# Written by sockbench.\n{PEER_MAP} {os_user} {ROLE}\n")
+}
+
+/// What the server answered to a bare startup message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// An authentication request with this code (0: no authentication needed).
+    Request(i32),
+    /// An error: the connection is refused.
+    Refused,
+}
+
+impl AuthMethod {
+    /// The answer a correctly switched server gives on a Unix socket and over TCP.
+    pub fn expected(self) -> (Answer, Answer) {
+        let both = |code| (Answer::Request(code), Answer::Request(code));
+        match self {
+            AuthMethod::Trust => both(0),
+            AuthMethod::Password => both(3),
+            AuthMethod::Md5 => both(5),
+            AuthMethod::Scram => both(10),
+            AuthMethod::Peer => (Answer::Request(0), Answer::Refused),
+        }
+    }
+}
+
+/// Where to send a probe.
+pub enum ProbeAddr<'a> {
+    Unix(&'a std::path::Path),
+    Tcp(u16),
+}
+
+/// Sends a startup message for role `foo` and reads the first answer.
+pub fn probe(addr: &ProbeAddr) -> Result<Answer> {
+    let timeout = Some(Duration::from_secs(5));
+    let mut stream: Box<dyn ReadWrite> = match addr {
+        ProbeAddr::Unix(path) => {
+            let s = std::os::unix::net::UnixStream::connect(path)?;
+            s.set_read_timeout(timeout)?;
+            Box::new(s)
+        }
+        ProbeAddr::Tcp(port) => {
+            let s = std::net::TcpStream::connect(("127.0.0.1", *port))?;
+            s.set_read_timeout(timeout)?;
+            Box::new(s)
+        }
+    };
+    let mut body = 196_608i32.to_be_bytes().to_vec(); // protocol 3.0
+    for field in ["user", ROLE, "database", ROLE] {
+        body.extend_from_slice(field.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let mut message = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    message.extend_from_slice(&body);
+    stream.write_all(&message)?;
+    let mut head = [0u8; 9];
+    stream.read_exact(&mut head[..1])?;
+    match head[0] {
+        b'R' => {
+            stream.read_exact(&mut head[1..9])?;
+            Ok(Answer::Request(i32::from_be_bytes([
+                head[5], head[6], head[7], head[8],
+            ])))
+        }
+        b'E' => Ok(Answer::Refused),
+        other => bail!("unexpected answer {other:#04x} to a startup message"),
+    }
+}
+
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
+
+/// Probes until the server answers as `method` should, for at most 10 s.
+pub fn wait_until_switched(method: AuthMethod, unix: &ProbeAddr, tcp: &ProbeAddr) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let expected = method.expected();
+    loop {
+        let seen = (probe(unix)?, probe(tcp)?);
+        if seen == expected {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "the server did not switch to {method} authentication within 10 s \
+                 (answers {seen:?}, expected {expected:?}); see its log"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hba_never_uses_peer_on_host_lines() {
+        let text = hba_conf(AuthMethod::Peer);
+        assert!(text.contains("local all all peer map=sockbench"));
+        assert!(text.contains("host all all 127.0.0.1/32 reject"));
+        assert!(hba_conf(AuthMethod::Md5).contains("host all all 127.0.0.1/32 md5"));
+    }
+
+    #[test]
+    fn method_names_round_trip() {
+        for m in AuthMethod::ALL {
+            assert_eq!(m.name().parse::<AuthMethod>(), Ok(m));
+        }
+        assert!("kerberos".parse::<AuthMethod>().is_err());
+    }
+}

@@ -1,0 +1,371 @@
+//! A small safe wrapper over libpq (through `pq-sys`): the same client library psql
+//! and pgbench use, so sockbench's figures compare with theirs.
+//!
+//! Only what the experiments need: connecting (blocking, or step by step with the
+//! time of each connection phase), running a query, reading values, and the facts of
+//! a connection (server version, TLS in use). Connection parameters are prepared once
+//! as C strings ([`ConnParams`]) so a timed loop allocates nothing of its own.
+
+use pq_sys as pq;
+use std::ffi::{c_char, CStr, CString};
+use std::ptr::NonNull;
+use std::time::Instant;
+
+/// A libpq failure, with libpq's message on one line.
+#[derive(Debug, thiserror::Error)]
+pub enum PgError {
+    #[error("{0}")]
+    Connect(String),
+    #[error("{0}")]
+    Query(String),
+    #[error("invalid connection string: {0}")]
+    Conninfo(String),
+}
+
+impl PgError {
+    /// True when the server refused the credentials (wrong password, unknown role,
+    /// failed peer check).
+    pub fn is_auth_failure(&self) -> bool {
+        let PgError::Connect(message) = self else {
+            return false;
+        };
+        message.contains("authentication failed") || message.contains("no password supplied")
+    }
+}
+
+/// libpq's message, trimmed to one line.
+fn one_line(raw: *const c_char) -> String {
+    if raw.is_null() {
+        return "unknown libpq error".into();
+    }
+    let text = unsafe { CStr::from_ptr(raw) }.to_string_lossy();
+    let joined = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    if joined.is_empty() {
+        "unknown libpq error".into()
+    } else {
+        joined
+    }
+}
+
+/// Connection parameters as keyword/value C strings, ready to hand to libpq.
+pub struct ConnParams {
+    pairs: Vec<(CString, CString)>,
+    keywords: Vec<*const c_char>,
+    values: Vec<*const c_char>,
+}
+
+impl Clone for ConnParams {
+    fn clone(&self) -> ConnParams {
+        ConnParams::new(self.pairs.iter().map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        }))
+    }
+}
+
+impl ConnParams {
+    /// From keyword/value pairs; a later pair with the same keyword wins.
+    pub fn new<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> ConnParams {
+        let mut kept: Vec<(CString, CString)> = Vec::new();
+        for (k, v) in pairs {
+            let k = CString::new(k.into()).unwrap_or_default();
+            let v = CString::new(v.into()).unwrap_or_default();
+            kept.retain(|(old, _)| *old != k);
+            kept.push((k, v));
+        }
+        let mut keywords: Vec<*const c_char> = kept.iter().map(|(k, _)| k.as_ptr()).collect();
+        let mut values: Vec<*const c_char> = kept.iter().map(|(_, v)| v.as_ptr()).collect();
+        keywords.push(std::ptr::null());
+        values.push(std::ptr::null());
+        ConnParams {
+            pairs: kept,
+            keywords,
+            values,
+        }
+    }
+
+    /// The same parameters with some keywords set (replacing any earlier value).
+    pub fn with(&self, extra: &[(&str, &str)]) -> ConnParams {
+        let old = self.pairs.iter().map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        });
+        let new = extra.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+        ConnParams::new(old.chain(new))
+    }
+
+    pub fn get(&self, keyword: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|(k, _)| k.as_bytes() == keyword.as_bytes())
+            .and_then(|(_, v)| v.to_str().ok())
+    }
+
+    /// Whether a server answers and accepts connections now (`PQpingParams`).
+    pub fn ping(&self) -> bool {
+        let answer = unsafe { pq::PQpingParams(self.keywords.as_ptr(), self.values.as_ptr(), 0) };
+        answer == pq::PGPing::PQPING_OK
+    }
+}
+
+/// Moments at which a connection passed each phase, as observed through libpq's
+/// non-blocking connect. A phase libpq did not stop in has the time of the next one.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectTimes {
+    pub start: Instant,
+    /// The socket is connected (TCP handshake done; immediate on a Unix socket).
+    pub connected: Instant,
+    /// The TLS handshake is done (equal to `connected` without TLS).
+    pub tls_done: Instant,
+    /// The server accepted the credentials.
+    pub authenticated: Instant,
+    /// The backend is ready for a query.
+    pub ready: Instant,
+}
+
+/// An open connection; closed on drop.
+pub struct Conn {
+    raw: NonNull<pq::PGconn>,
+}
+
+// A libpq connection may move between threads as long as one thread uses it at a time.
+unsafe impl Send for Conn {}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        unsafe { pq::PQfinish(self.raw.as_ptr()) };
+    }
+}
+
+impl Conn {
+    /// Connects, blocking, like psql does.
+    pub fn connect(params: &ConnParams) -> Result<Conn, PgError> {
+        let raw =
+            unsafe { pq::PQconnectdbParams(params.keywords.as_ptr(), params.values.as_ptr(), 0) };
+        Conn::checked(raw)
+    }
+
+    /// Connects through `PQconnectStartParams` and `PQconnectPoll`, noting when each
+    /// phase ends. Nothing here allocates besides libpq itself.
+    pub fn connect_timed(params: &ConnParams) -> Result<(Conn, ConnectTimes), PgError> {
+        use pq::ConnStatusType as S;
+        use pq::PostgresPollingStatusType as P;
+        let start = Instant::now();
+        let raw = unsafe {
+            pq::PQconnectStartParams(params.keywords.as_ptr(), params.values.as_ptr(), 0)
+        };
+        let conn = Conn::wrap(raw)?;
+        let mut times = ConnectTimes {
+            start,
+            connected: start,
+            tls_done: start,
+            authenticated: start,
+            ready: start,
+        };
+        let (mut connected, mut in_tls, mut tls_done, mut authenticated) =
+            (false, false, false, false);
+        let mut poll = P::PGRES_POLLING_WRITING;
+        loop {
+            let status = unsafe { pq::PQstatus(conn.raw.as_ptr()) };
+            let now = Instant::now();
+            if status == S::CONNECTION_BAD {
+                return Err(PgError::Connect(conn.error_message()));
+            }
+            if !connected && status != S::CONNECTION_STARTED && status != S::CONNECTION_NEEDED {
+                connected = true;
+                times.connected = now;
+            }
+            if status == S::CONNECTION_SSL_STARTUP {
+                in_tls = true;
+            } else if connected && !tls_done {
+                tls_done = true;
+                times.tls_done = if in_tls { now } else { times.connected };
+            }
+            if !authenticated && (status == S::CONNECTION_AUTH_OK || poll == P::PGRES_POLLING_OK) {
+                authenticated = true;
+                times.authenticated = now;
+            }
+            match poll {
+                P::PGRES_POLLING_OK => {
+                    times.ready = now;
+                    return Ok((conn, times));
+                }
+                P::PGRES_POLLING_FAILED => return Err(PgError::Connect(conn.error_message())),
+                P::PGRES_POLLING_READING => conn.wait(libc::POLLIN)?,
+                P::PGRES_POLLING_WRITING => conn.wait(libc::POLLOUT)?,
+                P::PGRES_POLLING_ACTIVE => {}
+            }
+            poll = unsafe { pq::PQconnectPoll(conn.raw.as_ptr()) };
+        }
+    }
+
+    fn wrap(raw: *mut pq::PGconn) -> Result<Conn, PgError> {
+        NonNull::new(raw)
+            .map(|raw| Conn { raw })
+            .ok_or_else(|| PgError::Connect("libpq could not allocate a connection".into()))
+    }
+
+    fn checked(raw: *mut pq::PGconn) -> Result<Conn, PgError> {
+        let conn = Conn::wrap(raw)?;
+        if unsafe { pq::PQstatus(conn.raw.as_ptr()) } == pq::ConnStatusType::CONNECTION_OK {
+            Ok(conn)
+        } else {
+            Err(PgError::Connect(conn.error_message()))
+        }
+    }
+
+    /// Waits (at most 30 s) for the connection's socket to become ready for `events`.
+    fn wait(&self, events: libc::c_short) -> Result<(), PgError> {
+        let mut fd = libc::pollfd {
+            fd: unsafe { pq::PQsocket(self.raw.as_ptr()) },
+            events,
+            revents: 0,
+        };
+        loop {
+            match unsafe { libc::poll(&mut fd, 1, 30_000) } {
+                0 => {
+                    return Err(PgError::Connect(
+                        "the server did not answer within 30 s".into(),
+                    ))
+                }
+                n if n > 0 => return Ok(()),
+                _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+                _ => {
+                    return Err(PgError::Connect(
+                        std::io::Error::last_os_error().to_string(),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn error_message(&self) -> String {
+        one_line(unsafe { pq::PQerrorMessage(self.raw.as_ptr()) })
+    }
+
+    /// Runs one query with the simple query protocol and checks it succeeded.
+    pub fn exec(&self, sql: &CStr) -> Result<PgResult, PgError> {
+        let raw = unsafe { pq::PQexec(self.raw.as_ptr(), sql.as_ptr()) };
+        let Some(raw) = NonNull::new(raw) else {
+            return Err(PgError::Query(self.error_message()));
+        };
+        let result = PgResult { raw };
+        match unsafe { pq::PQresultStatus(raw.as_ptr()) } {
+            pq::ExecStatusType::PGRES_TUPLES_OK | pq::ExecStatusType::PGRES_COMMAND_OK => {
+                Ok(result)
+            }
+            _ => Err(PgError::Query(one_line(unsafe {
+                pq::PQresultErrorMessage(raw.as_ptr())
+            }))),
+        }
+    }
+
+    /// The first value of a one-value query, as text.
+    pub fn query_value(&self, sql: &str) -> Result<String, PgError> {
+        let sql = CString::new(sql).map_err(|e| PgError::Query(e.to_string()))?;
+        let result = self.exec(&sql)?;
+        Ok(String::from_utf8_lossy(result.value(0, 0).unwrap_or_default()).into_owned())
+    }
+
+    /// The TLS protocol and cipher when the connection is encrypted.
+    pub fn tls(&self) -> Option<(String, String)> {
+        if unsafe { pq::PQsslInUse(self.raw.as_ptr()) } == 0 {
+            return None;
+        }
+        let attribute = |name: &CStr| {
+            let value = unsafe { pq::PQsslAttribute(self.raw.as_ptr(), name.as_ptr()) };
+            if value.is_null() {
+                "unknown".to_string()
+            } else {
+                unsafe { CStr::from_ptr(value) }
+                    .to_string_lossy()
+                    .into_owned()
+            }
+        };
+        Some((attribute(c"protocol"), attribute(c"cipher")))
+    }
+
+    /// True when the connection runs over a Unix socket.
+    pub fn over_unix_socket(&self) -> bool {
+        let host = unsafe { pq::PQhost(self.raw.as_ptr()) };
+        !host.is_null() && {
+            let host = unsafe { CStr::from_ptr(host) }.to_bytes();
+            host.is_empty() || host[0] == b'/' || host[0] == b'@'
+        }
+    }
+}
+
+/// A query result; cleared on drop.
+pub struct PgResult {
+    raw: NonNull<pq::PGresult>,
+}
+
+impl Drop for PgResult {
+    fn drop(&mut self) {
+        unsafe { pq::PQclear(self.raw.as_ptr()) };
+    }
+}
+
+impl PgResult {
+    pub fn rows(&self) -> usize {
+        unsafe { pq::PQntuples(self.raw.as_ptr()) }.max(0) as usize
+    }
+
+    /// The text of one value, `None` for NULL or out of range.
+    pub fn value(&self, row: usize, column: usize) -> Option<&[u8]> {
+        let (r, c) = (row as i32, column as i32);
+        let raw = self.raw.as_ptr();
+        unsafe {
+            if row >= self.rows() || c >= pq::PQnfields(raw) || pq::PQgetisnull(raw, r, c) != 0 {
+                return None;
+            }
+            let len = pq::PQgetlength(raw, r, c).max(0) as usize;
+            Some(std::slice::from_raw_parts(
+                pq::PQgetvalue(raw, r, c) as *const u8,
+                len,
+            ))
+        }
+    }
+}
+
+/// Parses a connection string or URI exactly as psql would, into keyword/value
+/// pairs (only those set).
+pub fn parse_conninfo(text: &str) -> Result<Vec<(String, String)>, PgError> {
+    let c_text = CString::new(text).map_err(|_| PgError::Conninfo("contains a NUL byte".into()))?;
+    let mut error: *mut c_char = std::ptr::null_mut();
+    let options = unsafe { pq::PQconninfoParse(c_text.as_ptr(), &mut error) };
+    if options.is_null() {
+        let message = one_line(error);
+        if !error.is_null() {
+            unsafe { pq::PQfreemem(error.cast()) };
+        }
+        return Err(PgError::Conninfo(message));
+    }
+    let mut pairs = Vec::new();
+    let mut option = options;
+    unsafe {
+        while !(*option).keyword.is_null() {
+            if !(*option).val.is_null() {
+                let key = CStr::from_ptr((*option).keyword)
+                    .to_string_lossy()
+                    .into_owned();
+                let value = CStr::from_ptr((*option).val).to_string_lossy().into_owned();
+                pairs.push((key, value));
+            }
+            option = option.add(1);
+        }
+        pq::PQconninfoFree(options);
+    }
+    Ok(pairs)
+}

@@ -1,0 +1,11 @@
+//! PostgreSQL: a throwaway cluster sockbench runs itself (or the user's servers),
+//! reached through libpq, and the experiments of the PostgreSQL suite.
+
+pub mod account;
+pub mod bindir;
+pub mod cluster;
+#[cfg(test)]
+pub mod cluster_tests;
+pub mod hba;
+pub mod libpq;
+mod process;

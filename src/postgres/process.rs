@@ -1,0 +1,135 @@
+//! Running PostgreSQL's programs: as the server account, output into a log file, tied
+//! to sockbench's life, and when one fails, an error that shows the whole command line
+//! and the end of what it said.
+
+use super::account::Account;
+use anyhow::{bail, Context, Result};
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A started program, stopped by PID.
+pub struct Spawned {
+    child: Child,
+    line: String,
+    log: std::path::PathBuf,
+}
+
+impl Spawned {
+    /// Starts `program args…` as `account`, stdout and stderr into `log`.
+    pub fn start(
+        program: &Path,
+        args: &[String],
+        account: Option<&Account>,
+        log: &Path,
+    ) -> Result<Spawned> {
+        let line = command_line(program, args);
+        let out = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+        super::account::give(log, account)?;
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .current_dir("/");
+        if let Some(a) = account {
+            command.uid(a.uid).gid(a.gid); // std drops root's supplementary groups
+        }
+        crate::subprocess::tie_to_parent(&mut command, libc::SIGQUIT);
+        let child = command
+            .spawn()
+            .with_context(|| format!("cannot start {line}"))?;
+        Ok(Spawned {
+            child,
+            line,
+            log: log.to_path_buf(),
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// An error naming the command and its last words if it has exited.
+    pub fn check_running(&mut self) -> Result<()> {
+        match self.child.try_wait()? {
+            None => Ok(()),
+            Some(status) => bail!("{} exited with {status}: {}", self.line, tail(&self.log)),
+        }
+    }
+
+    /// Waits up to `limit` for the program to end; an error unless it succeeded.
+    pub fn finish(mut self, limit: Duration) -> Result<()> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                if status.success() {
+                    return Ok(());
+                }
+                bail!("{} failed with {status}: {}", self.line, tail(&self.log));
+            }
+            if Instant::now() > deadline {
+                let line = self.line.clone();
+                self.stop(&[]);
+                bail!("{line} did not finish within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Sends each signal in turn, waiting up to its time for the program to exit, and
+    /// finally SIGKILL.
+    pub fn stop(mut self, steps: &[(libc::c_int, Duration)]) {
+        let pid = self.child.id() as libc::pid_t;
+        for &(signal, wait) in steps {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            // SAFETY: a plain syscall on the PID of a child not yet reaped.
+            unsafe { libc::kill(pid, signal) };
+            let deadline = Instant::now() + wait;
+            while Instant::now() < deadline {
+                if matches!(self.child.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs a program to its end (at most `limit`).
+pub fn run_to_end(
+    program: &Path,
+    args: &[String],
+    account: Option<&Account>,
+    log: &Path,
+    limit: Duration,
+) -> Result<()> {
+    Spawned::start(program, args, account, log)?.finish(limit)
+}
+
+/// The program and its arguments as one would type them.
+fn command_line(program: &Path, args: &[String]) -> String {
+    std::iter::once(program.display().to_string())
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The last few lines of a log, joined on one line.
+pub fn tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let last = &lines[lines.len().saturating_sub(5)..];
+    if last.is_empty() {
+        "(no output)".into()
+    } else {
+        last.join(" | ")
+    }
+}
