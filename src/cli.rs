@@ -2,6 +2,9 @@
 //! these into a validated plan happens in `plan.rs`.
 
 use crate::experiment::Workload;
+use crate::postgres::experiment::PgExperiment;
+use crate::postgres::hba::AuthMethod;
+use crate::postgres::targets::NamedUrl;
 use crate::transport::{Endpoint, TlsVersion, Transport};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -18,6 +21,7 @@ use std::path::PathBuf;
                   With no command, runs the default sockets suite.",
     after_help = "Examples:\n  \
                   sockbench sockets --quick\n  \
+                  sockbench postgres --quick --json pg.json\n  \
                   sockbench sockets --transports unix,tcp --workloads pingpong --sizes 1,64,1MiB\n  \
                   sockbench serve --listen unix:/tmp/sb.sock --listen tcp:127.0.0.1:7000"
 )]
@@ -30,6 +34,8 @@ pub struct Cli {
 pub enum Command {
     /// Raw transport experiments against sockbench's own server process.
     Sockets(SocketsArgs),
+    /// PostgreSQL experiments on a throwaway cluster, or on servers given by URL.
+    Postgres(PostgresArgs),
     /// Run the sockbench server alone, e.g. for a client on another host.
     Serve(ServeArgs),
 }
@@ -118,4 +124,80 @@ pub struct ServeArgs {
     /// Address to listen on (repeatable).
     #[arg(long = "listen", value_name = "ADDR", required = true)]
     pub listen: Vec<Endpoint>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    sockbench postgres --quick --json out.json\n  \
+    sockbench postgres --experiments query,rows --transports unix,tcp,tls,tcp6\n  \
+    sockbench postgres --url unix='postgres://foo@?host=/var/run/postgresql' \
+    --url tls='postgres://foo@127.0.0.1:5432/foo?sslmode=require'\n  \
+    sockbench postgres --url tcp=postgres://foo@127.0.0.1/foo --auth-url \
+    scram-sha-256=postgres://foo:secret@127.0.0.1/foo\n\n\
+    Without --url, sockbench creates a throwaway cluster (initdb into a private temporary \
+    directory, as the 'postgres' or 'nobody' account when run as root), listening on \
+    127.0.0.1 and a Unix socket with TLS on, and removes it when done. Role and database \
+    'foo' with a random password are created there; authentication is switched between \
+    methods only on that cluster.\n\
+    With --url, the named servers are only read: nothing in their configuration changes.\n\n\
+    Experiments: query (N sequential SELECT 1 on one connection; time per query by \
+    least-squares fit), connect (connect + SELECT 1 + close, phase by phase, trust \
+    authentication), auth (the same per authentication method; the cost over trust), rows \
+    (SELECT * FROM generate_series(1,N), every value read; time per row by fit).")]
+pub struct PostgresArgs {
+    /// Experiments to run, comma-separated [default: query,connect,auth,rows].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub experiments: Option<Vec<PgExperiment>>,
+
+    /// Transports of the throwaway cluster, comma-separated (unix, unix-abstract, tcp,
+    /// tcp6, tls) [default: unix,tcp,tls].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub transports: Option<Vec<crate::transport::Transport>>,
+
+    /// Repetitions of every measurement [default: 5, or 3 with --quick].
+    #[arg(long, value_name = "N")]
+    pub trials: Option<u32>,
+
+    /// Smaller batches and 3 trials: the whole suite in well under a minute.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Write the results to FILE as JSON, updated as each experiment finishes.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Query counts N for the query experiment, comma-separated [default: 5k,10k,20k;
+    /// 1k,2k,4k with --quick].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub queries: Option<Vec<String>>,
+
+    /// Row counts N for the rows experiment, comma-separated [default: 0.5M,1M,2M;
+    /// 100k,200k,400k with --quick].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub rows: Option<Vec<String>>,
+
+    /// Most connections per trial in connect and auth [default: 1000 and 300; 200 and 50
+    /// with --quick]; each trial also stops after a few seconds.
+    #[arg(long, value_name = "N")]
+    pub connections: Option<u64>,
+
+    /// Authentication methods the auth experiment compares on the throwaway cluster
+    /// [default: trust,password,md5,scram-sha-256,peer].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub auth_methods: Option<Vec<AuthMethod>>,
+
+    /// Directory holding PostgreSQL's initdb and postgres [default: from pg_config, then
+    /// the newest /usr/lib/postgresql/*/bin, then PATH].
+    #[arg(long, value_name = "DIR")]
+    pub pg_bindir: Option<PathBuf>,
+
+    /// Measure the user's server at URI (as psql takes it) under the name NAME instead of
+    /// a throwaway cluster (repeatable).
+    #[arg(long = "url", value_name = "NAME=URI")]
+    pub urls: Vec<NamedUrl>,
+
+    /// Run the auth experiment on the user's server for METHOD, reached as URI (whose
+    /// server must be set up for that method; repeatable).
+    #[arg(long = "auth-url", value_name = "METHOD=URI")]
+    pub auth_urls: Vec<NamedUrl>,
 }

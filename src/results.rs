@@ -27,8 +27,10 @@ pub struct ResultFile {
 /// One experiment on one transport with one set of parameters, over all its trials.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ResultRecord {
-    /// `sockets.connect`, `sockets.pingpong`, `sockets.stream`, `sockets.concurrent`.
+    /// `sockets.connect`, `sockets.pingpong`, `sockets.stream`, `sockets.concurrent`,
+    /// `postgres.query`, `postgres.connect`, `postgres.auth`, `postgres.rows`.
     pub experiment: String,
+    /// A transport name, or for a user's PostgreSQL server the name given to `--url`.
     pub transport: String,
     pub params: Params,
     /// The median over trials of each per-trial figure.
@@ -41,7 +43,25 @@ pub struct ResultRecord {
     /// The negotiated TLS parameters, for TLS results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsInfo>,
+    /// The PostgreSQL server measured (PostgreSQL experiments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerInfo>,
+    /// How the role's password was stored on the server (`md5`, `scram-sha-256`) when
+    /// sockbench set it; the cost of `password` and `md5` depends on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_storage: Option<String>,
     pub trials: Vec<Trial>,
+}
+
+/// The database server behind a PostgreSQL result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// `postgresql`, `cockroachdb` or `other`, from `version()`.
+    pub kind: String,
+    /// What `SELECT version()` returned.
+    pub version: String,
+    /// True for a throwaway cluster sockbench started itself.
+    pub throwaway: bool,
 }
 
 /// The headline metric of a result and its spread over trials.
@@ -69,6 +89,12 @@ pub struct Params {
     /// Time budget of each trial's timed loop, milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// The N of each timed batch whose totals are fitted (queries or rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Vec<u64>>,
+    /// The authentication method in force (PostgreSQL connect and auth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_method: Option<String>,
 }
 
 /// Figures of one trial, or their medians over trials.
@@ -86,6 +112,52 @@ pub struct Metrics {
     pub ops_per_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_s: Option<f64>,
+    /// Time per query: the slope of total time on the number of queries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_query_ns: Option<f64>,
+    /// Queries per second from the fit (1 / slope).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qps: Option<f64>,
+    /// Time per row: the slope of total time on the number of rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_row_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_per_s: Option<f64>,
+    /// The fit's fixed cost (time at N = 0) and its coefficient of determination.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intercept_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r2: Option<f64>,
+    /// Time for one whole PostgreSQL connection: connect, `SELECT 1`, close.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_ns: Option<Percentiles>,
+    /// Median connection time minus the time of one query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshake_ns: Option<f64>,
+    /// Median time of each phase of a connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases_ns: Option<Phases>,
+    /// Median connection time minus that under `trust` on the same transport.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_ns: Option<f64>,
+}
+
+/// Where the time of one PostgreSQL connection goes, as libpq's non-blocking connect
+/// shows it. A phase libpq passed without stopping counts as zero.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Phases {
+    /// Until the socket is connected.
+    pub socket: f64,
+    /// The TLS handshake.
+    pub tls: f64,
+    /// Startup message and authentication exchange, until the server accepts.
+    pub auth: f64,
+    /// From acceptance until the backend is ready for a query.
+    pub ready: f64,
+    /// `SELECT 1`.
+    pub query: f64,
+    /// Closing the connection.
+    pub close: f64,
 }
 
 impl Metrics {
@@ -105,12 +177,31 @@ impl Metrics {
                 p999: of(|p| p.p999),
             })
         };
+        let phases: Vec<Phases> = trials.iter().filter_map(|m| m.phases_ns).collect();
+        let phase = |f: fn(&Phases) -> f64| median(&phases.iter().map(f).collect::<Vec<_>>());
         Metrics {
             conn_per_s: scalar(|m| m.conn_per_s),
             latency_ns: percentiles(|m| m.latency_ns),
             rtt_ns: percentiles(|m| m.rtt_ns),
             ops_per_s: scalar(|m| m.ops_per_s),
             bytes_per_s: scalar(|m| m.bytes_per_s),
+            per_query_ns: scalar(|m| m.per_query_ns),
+            qps: scalar(|m| m.qps),
+            per_row_ns: scalar(|m| m.per_row_ns),
+            rows_per_s: scalar(|m| m.rows_per_s),
+            intercept_ns: scalar(|m| m.intercept_ns),
+            r2: scalar(|m| m.r2),
+            connect_ns: percentiles(|m| m.connect_ns),
+            handshake_ns: scalar(|m| m.handshake_ns),
+            phases_ns: (!phases.is_empty()).then(|| Phases {
+                socket: phase(|p| p.socket),
+                tls: phase(|p| p.tls),
+                auth: phase(|p| p.auth),
+                ready: phase(|p| p.ready),
+                query: phase(|p| p.query),
+                close: phase(|p| p.close),
+            }),
+            auth_ns: scalar(|m| m.auth_ns),
         }
     }
 }
@@ -136,6 +227,30 @@ pub struct Trial {
     /// Set when the trial stopped early to keep ephemeral ports from running out.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub port_limited: bool,
+    /// Total time of each timed batch of N operations, the points of the fit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<Point>,
+}
+
+/// One timed batch: N operations took `total_ns`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub n: u64,
+    pub total_ns: u64,
+}
+
+impl ResultFile {
+    /// A file with no results yet, for a run started now with `command`.
+    pub fn new(command: Vec<String>) -> ResultFile {
+        ResultFile {
+            schema_version: SCHEMA_VERSION,
+            sockbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: crate::timestamp::now_rfc3339(),
+            command,
+            system: System::read(),
+            results: Vec::new(),
+        }
+    }
 }
 
 #[cfg(test)]

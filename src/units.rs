@@ -31,6 +31,34 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("size '{text}' is too large"))
 }
 
+/// Parses a count such as `5000`, `5k`, `0.5M` or `2M` (decimal multipliers).
+pub fn parse_count(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let bad = || format!("count '{text}' is not a whole number; write e.g. 5000, 10k, 0.5M");
+    let (number, multiplier) = match trimmed.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&trimmed[..i], 1e3),
+        Some((i, 'm' | 'M')) => (&trimmed[..i], 1e6),
+        _ => (trimmed, 1.0),
+    };
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let count = value * multiplier;
+    if !count.is_finite() || count < 1.0 || count.fract() != 0.0 || count > 1e12 {
+        return Err(bad());
+    }
+    Ok(count as u64)
+}
+
+/// Formats a count compactly: `5000`, `500k`, `2M`.
+pub fn format_count(n: u64) -> String {
+    if n >= 1_000_000 && n % 100_000 == 0 {
+        format!("{}M", n as f64 / 1e6)
+    } else if n >= 100_000 && n % 1_000 == 0 {
+        format!("{}k", n / 1_000)
+    } else {
+        n.to_string()
+    }
+}
+
 /// Formats a byte count compactly: `64 B`, `4 KiB`, `1.5 MiB`.
 pub fn format_size(bytes: u64) -> String {
     const KIB: u64 = 1 << 10;
@@ -52,6 +80,20 @@ pub fn format_size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_with_decimal_multipliers() {
+        assert_eq!(parse_count("5000"), Ok(5000));
+        assert_eq!(parse_count("10k"), Ok(10_000));
+        assert_eq!(parse_count("0.5M"), Ok(500_000));
+        assert!(parse_count("0").is_err());
+        assert!(parse_count("1.5").is_err());
+        assert!(parse_count("lots").is_err());
+        assert_eq!(format_count(500_000), "500k");
+        assert_eq!(format_count(2_000_000), "2M");
+        assert_eq!(format_count(1_500_000), "1.5M");
+        assert_eq!(format_count(5000), "5000");
+    }
 
     #[test]
     fn parses_units() {

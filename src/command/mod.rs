@@ -1,5 +1,6 @@
 //! One file per subcommand; `dispatch` picks the one the command line names.
 
+mod postgres;
 mod serve;
 mod sockets;
 
@@ -10,6 +11,7 @@ use anyhow::Result;
 pub fn dispatch(cli: Cli, argv: Vec<String>) -> Result<()> {
     match cli.command {
         Some(Command::Sockets(args)) => sockets::run(&args, argv),
+        Some(Command::Postgres(args)) => postgres::run(&args, argv),
         Some(Command::Serve(args)) => serve::run(&args),
         None => sockets::run(&default_sockets_args(), argv),
     }

@@ -13,9 +13,8 @@ use crate::interrupt;
 use crate::output::progress::Progress;
 use crate::output::table;
 use crate::plan::{ServerSource, SocketsPlan};
-use crate::results::{ResultFile, ResultRecord, Trial, SCHEMA_VERSION};
+use crate::results::{ResultFile, ResultRecord, Trial};
 use crate::server::child::ServerProcess;
-use crate::system::System;
 use crate::units::format_size;
 use anyhow::{Context, Result};
 
@@ -23,7 +22,7 @@ pub fn run(args: &SocketsArgs, argv: Vec<String>) -> Result<()> {
     let plan = SocketsPlan::from_args(args)?;
     interrupt::install();
     let mut sink = match &plan.json {
-        Some(path) => Some(JsonSink::create(path, header(argv))?),
+        Some(path) => Some(JsonSink::create(path, ResultFile::new(argv))?),
         None => None,
     };
     let (_server, endpoints) = match &plan.server {
@@ -57,17 +56,6 @@ pub fn run(args: &SocketsArgs, argv: Vec<String>) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn header(argv: Vec<String>) -> ResultFile {
-    ResultFile {
-        schema_version: SCHEMA_VERSION,
-        sockbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at: crate::timestamp::now_rfc3339(),
-        command: argv,
-        system: System::read(),
-        results: Vec::new(),
-    }
 }
 
 /// Runs every trial of one workload and builds its records.
@@ -112,9 +100,9 @@ fn run_workload(
     for (params, per_target) in cases.iter().zip(trials) {
         for ((target, trials), tls) in targets.iter().zip(per_target).zip(tls) {
             records.push(records::record(
-                workload,
+                &workload,
                 params,
-                target.transport,
+                target.transport.name(),
                 trials,
                 tls.clone(),
             ));

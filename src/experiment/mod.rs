@@ -233,23 +233,23 @@ fn ready_for_timing(conn: &Conn) -> std::io::Result<()> {
 
 /// An empty sample buffer able to hold `capacity` samples, its pages already
 /// touched so that the timed loop neither allocates nor takes page faults.
-fn sample_buffer(capacity: usize) -> Vec<u64> {
+pub(crate) fn sample_buffer<T: Copy + Default>(capacity: usize) -> Vec<T> {
     let mut samples = Vec::with_capacity(capacity);
     samples
         .spare_capacity_mut()
-        .fill(std::mem::MaybeUninit::new(0));
+        .fill(std::mem::MaybeUninit::new(T::default()));
     std::hint::black_box(&mut samples);
     samples
 }
 
 /// Nanoseconds of a duration, saturating.
 #[inline]
-fn nanos(d: Duration) -> u64 {
+pub(crate) fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Operations per second.
-fn rate(count: u64, elapsed_ns: u64) -> f64 {
+pub(crate) fn rate(count: u64, elapsed_ns: u64) -> f64 {
     if elapsed_ns == 0 {
         0.0
     } else {

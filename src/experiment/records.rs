@@ -4,13 +4,35 @@
 use super::Workload;
 use crate::results::{Headline, Metrics, Params, ResultRecord, Trial};
 use crate::stats::Spread;
-use crate::transport::{TlsInfo, Transport};
+use crate::transport::TlsInfo;
 
-/// The record for one (workload, parameters, transport) over its trials.
+/// What a record needs to know about the experiment it belongs to.
+pub trait Experiment {
+    /// The experiment name in result files, e.g. `sockets.connect`.
+    fn experiment(&self) -> &'static str;
+    /// The figure tables lead with, and whether more of it is better.
+    fn headline(&self) -> (&'static str, bool);
+    /// The value of the headline figure in one trial's metrics.
+    fn headline_value(&self, m: &Metrics) -> Option<f64>;
+}
+
+impl Experiment for Workload {
+    fn experiment(&self) -> &'static str {
+        Workload::experiment(*self)
+    }
+    fn headline(&self) -> (&'static str, bool) {
+        Workload::headline(*self)
+    }
+    fn headline_value(&self, m: &Metrics) -> Option<f64> {
+        Workload::headline_value(*self, m)
+    }
+}
+
+/// The record for one (experiment, parameters, transport) over its trials.
 pub fn record(
-    workload: Workload,
+    workload: &impl Experiment,
     params: &Params,
-    transport: Transport,
+    transport: &str,
     trials: Vec<Trial>,
     tls: Option<TlsInfo>,
 ) -> ResultRecord {
@@ -31,7 +53,7 @@ pub fn record(
     };
     ResultRecord {
         experiment: workload.experiment().to_string(),
-        transport: transport.name().to_string(),
+        transport: transport.to_string(),
         params: params.clone(),
         metrics: Metrics::median_of(&per_trial),
         headline: Headline {
@@ -42,6 +64,8 @@ pub fn record(
         },
         vs_fastest: 0.0,
         tls,
+        server: None,
+        password_storage: None,
         trials,
     }
 }
@@ -92,16 +116,16 @@ mod tests {
         let params = Params::default();
         let mut records = vec![
             record(
-                Workload::Connect,
+                &Workload::Connect,
                 &params,
-                Transport::Unix,
+                "unix",
                 vec![trial(20_000.0)],
                 None,
             ),
             record(
-                Workload::Connect,
+                &Workload::Connect,
                 &params,
-                Transport::Tcp,
+                "tcp",
                 vec![trial(10_000.0)],
                 None,
             ),
@@ -116,9 +140,9 @@ mod tests {
         let params = Params::default();
         let steady = [trial(100.0), trial(101.0), trial(99.0)].to_vec();
         let noisy = [trial(100.0), trial(150.0), trial(80.0)].to_vec();
-        let r = record(Workload::Connect, &params, Transport::Unix, steady, None);
+        let r = record(&Workload::Connect, &params, "unix", steady, None);
         assert!(!r.headline.noisy);
-        let r = record(Workload::Connect, &params, Transport::Unix, noisy, None);
+        let r = record(&Workload::Connect, &params, "unix", noisy, None);
         assert!(r.headline.noisy);
         assert_eq!(r.headline.spread.median, 100.0);
     }

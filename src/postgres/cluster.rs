@@ -32,7 +32,6 @@ pub struct Cluster {
     password: String,
     auth: AuthMethod,
     account: Option<Account>,
-    version: String,
     // Last, so the directory goes after the server has stopped.
     dir: Option<TempDir>,
 }
@@ -63,7 +62,6 @@ impl Cluster {
             password: random_hex(24),
             auth: AuthMethod::Trust,
             account,
-            version: String::new(),
             base,
             dir: Some(dir),
         };
@@ -204,7 +202,6 @@ impl Cluster {
             self.password
         ))?;
         admin.query_value(&format!("CREATE DATABASE {ROLE} OWNER {ROLE}"))?;
-        self.version = admin.query_value("SELECT version()")?;
         Ok(())
     }
 
@@ -245,16 +242,6 @@ impl Cluster {
         ]))
     }
 
-    /// `SELECT version()` of the server.
-    pub fn version(&self) -> &str {
-        &self.version
-    }
-
-    /// The method in force.
-    pub fn auth(&self) -> AuthMethod {
-        self.auth
-    }
-
     /// Switches every connection of role `foo` to `method`: stores the password the
     /// way the method needs, rewrites `pg_hba.conf`, reloads, and waits until the
     /// server really asks for that method.
@@ -279,11 +266,19 @@ impl Cluster {
     }
 
     /// The process ID of the postmaster, while it runs.
+    #[cfg(test)]
     pub fn pid(&self) -> Option<u32> {
         self.server.as_ref().map(Spawned::pid)
     }
 
+    /// The TCP port the server listens on.
+    #[cfg(test)]
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// The cluster's directory (removed on drop).
+    #[cfg(test)]
     pub fn dir(&self) -> &Path {
         &self.base
     }

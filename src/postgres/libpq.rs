@@ -94,6 +94,7 @@ impl ConnParams {
     }
 
     /// The same parameters with some keywords set (replacing any earlier value).
+    #[cfg(test)]
     pub fn with(&self, extra: &[(&str, &str)]) -> ConnParams {
         let old = self.pairs.iter().map(|(k, v)| {
             (
@@ -103,13 +104,6 @@ impl ConnParams {
         });
         let new = extra.iter().map(|(k, v)| (k.to_string(), v.to_string()));
         ConnParams::new(old.chain(new))
-    }
-
-    pub fn get(&self, keyword: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .find(|(k, _)| k.as_bytes() == keyword.as_bytes())
-            .and_then(|(_, v)| v.to_str().ok())
     }
 
     /// Whether a server answers and accepts connections now (`PQpingParams`).
@@ -128,7 +122,8 @@ pub struct ConnectTimes {
     pub connected: Instant,
     /// The TLS handshake is done (equal to `connected` without TLS).
     pub tls_done: Instant,
-    /// The server accepted the credentials.
+    /// The server accepted the credentials. PostgreSQL holds back its acceptance
+    /// until the backend has started, so this is usually also the ready moment.
     pub authenticated: Instant,
     /// The backend is ready for a query.
     pub ready: Instant,
@@ -186,9 +181,13 @@ impl Conn {
                 connected = true;
                 times.connected = now;
             }
+            let past_startup = matches!(
+                status,
+                S::CONNECTION_AWAITING_RESPONSE | S::CONNECTION_AUTH_OK | S::CONNECTION_OK
+            ) || poll == P::PGRES_POLLING_OK;
             if status == S::CONNECTION_SSL_STARTUP {
                 in_tls = true;
-            } else if connected && !tls_done {
+            } else if past_startup && !tls_done {
                 tls_done = true;
                 times.tls_done = if in_tls { now } else { times.connected };
             }

@@ -6,6 +6,9 @@ pub mod bindir;
 pub mod cluster;
 #[cfg(test)]
 pub mod cluster_tests;
+pub mod experiment;
 pub mod hba;
 pub mod libpq;
 mod process;
+pub mod suite;
+pub mod targets;

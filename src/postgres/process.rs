@@ -49,6 +49,7 @@ impl Spawned {
         })
     }
 
+    #[cfg(test)]
     pub fn pid(&self) -> u32 {
         self.child.id()
     }

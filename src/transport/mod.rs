@@ -14,7 +14,7 @@ mod tls;
 pub use address::Endpoint;
 pub use conn::{Conn, Connector};
 pub use listen::{BindError, Listener};
-pub use tls::{TlsInfo, TlsVersion};
+pub use tls::{TlsInfo, TlsVersion, CERTIFICATE_KIND};
 
 use std::fmt;
 use std::str::FromStr;

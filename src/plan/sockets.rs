@@ -1,8 +1,6 @@
 //! Turns the raw `sockets` arguments into a validated plan of trials.
-//!
-//! Every check that can fail on bad input happens here, before any server starts,
-//! so a typo costs one clear line and no waiting.
 
+use super::{dedup, DEFAULT_TRANSPORTS};
 use crate::cli::SocketsArgs;
 use crate::error::usage;
 use crate::experiment::{Budget, Workload};
@@ -13,11 +11,7 @@ use crate::units::{format_size, parse_size};
 use anyhow::Result;
 use std::path::PathBuf;
 
-const MAX_TRIALS: u32 = 1_000;
 const MAX_CLIENTS: u32 = 1_024;
-const DEFAULT_TRIALS: u32 = 5;
-const QUICK_TRIALS: u32 = 3;
-const DEFAULT_TRANSPORTS: [Transport; 3] = [Transport::Unix, Transport::Tcp, Transport::Tls];
 
 /// Where the server under test comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,16 +55,7 @@ impl SocketsPlan {
                 return Err(usage("give at most one --server address per transport"));
             }
         }
-        let trials = args.trials.unwrap_or(if args.quick {
-            QUICK_TRIALS
-        } else {
-            DEFAULT_TRIALS
-        });
-        if !(1..=MAX_TRIALS).contains(&trials) {
-            return Err(usage(format!(
-                "--trials must be between 1 and {MAX_TRIALS}, not {trials}"
-            )));
-        }
+        let trials = super::trials(args.trials, args.quick)?;
         if !(1..=MAX_CLIENTS).contains(&args.clients) {
             return Err(usage(format!(
                 "--clients must be between 1 and {MAX_CLIENTS}, not {}",
@@ -130,16 +115,6 @@ impl SocketsPlan {
             }],
         }
     }
-}
-
-fn dedup<T: PartialEq + Clone>(items: &[T]) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(items.len());
-    for item in items {
-        if !out.contains(item) {
-            out.push(item.clone());
-        }
-    }
-    out
 }
 
 fn sizes(flag: &str, texts: &[String]) -> Result<Vec<u64>> {

@@ -1,0 +1,93 @@
+//! `sockbench postgres`: the PostgreSQL experiments, end to end.
+//!
+//! Starts a throwaway cluster (or connects to the user's servers once each, so a bad
+//! URL fails before any measuring), runs the experiments in order, prints a table
+//! after each and adds its records to the result file. The cluster is stopped and
+//! removed when this function returns, whichever way it returns.
+
+use crate::cli::PostgresArgs;
+use crate::export::json::JsonSink;
+use crate::interrupt;
+use crate::output::pg_table;
+use crate::output::progress::Progress;
+use crate::plan::postgres::{PgSource, PostgresPlan};
+use crate::postgres::bindir::Binaries;
+use crate::postgres::cluster::Cluster;
+use crate::postgres::experiment::PgTarget;
+use crate::postgres::suite::Suite;
+use crate::postgres::targets::{cluster_targets, user_target};
+use crate::results::ResultFile;
+use crate::transport::Transport;
+use anyhow::Result;
+
+pub fn run(args: &PostgresArgs, argv: Vec<String>) -> Result<()> {
+    let plan = PostgresPlan::from_args(args)?;
+    interrupt::install();
+    let mut sink = match &plan.json {
+        Some(path) => Some(JsonSink::create(path, ResultFile::new(argv))?),
+        None => None,
+    };
+    let progress = Progress::new();
+    let mut cluster = None;
+    let (targets, auth_targets, methods) = match &plan.source {
+        PgSource::Cluster {
+            bindir,
+            transports,
+            methods,
+        } => {
+            let binaries = Binaries::find(bindir.as_deref())?;
+            progress.show("postgres: creating a throwaway cluster");
+            let started = Cluster::start(&binaries, transports.contains(&Transport::Tcp6))?;
+            let targets = cluster_targets(&started, transports)?;
+            cluster = Some(started);
+            (targets, Vec::new(), methods.clone())
+        }
+        PgSource::Urls { urls, auth_urls } => {
+            progress.show("postgres: connecting to the servers");
+            let targets = urls
+                .iter()
+                .map(|u| user_target(&u.name, &u.uri))
+                .collect::<Result<Vec<_>>>()?;
+            let auth_targets = auth_urls
+                .iter()
+                .map(|(m, uri)| Ok((*m, relabel(user_target(&format!("--auth-url {m}"), uri)?))))
+                .collect::<Result<Vec<_>>>()?;
+            (targets, auth_targets, Vec::new())
+        }
+    };
+    let mut suite = Suite {
+        targets,
+        auth_targets,
+        cluster: cluster.as_mut().map(|c| (c, methods)),
+        budget: plan.budget.clone(),
+        trials: plan.trials,
+        progress: &progress,
+        per_query_ns: Default::default(),
+    };
+    for &experiment in &plan.experiments {
+        let records = suite.run(experiment);
+        progress.clear();
+        let records = records.map_err(|e| match interrupt::check() {
+            Err(interrupted) => anyhow::Error::new(interrupted),
+            Ok(()) => e,
+        })?;
+        println!("{}", pg_table::render(experiment, &records));
+        if let Some(sink) = &mut sink {
+            sink.push(&records)?;
+        }
+    }
+    Ok(())
+}
+
+/// Names an auth target after the transport it really uses.
+fn relabel(mut target: PgTarget) -> PgTarget {
+    target.label = if target.unix_socket {
+        "unix"
+    } else if target.tls.is_some() {
+        "tls"
+    } else {
+        "tcp"
+    }
+    .to_string();
+    target
+}

@@ -1,0 +1,140 @@
+//! The two experiments that time batches of N operations and fit a line through the
+//! totals: `query` (N sequential `SELECT 1` on one connection) and `rows` (one query
+//! returning N rows, every value read). The slope is the cost of one more query or
+//! row; the intercept the fixed cost of a batch.
+
+use super::{PgTarget, BATCH_LIMIT};
+use crate::experiment::nanos;
+use crate::postgres::libpq::{Conn, PgError};
+use crate::results::{Metrics, Point, Trial};
+use crate::stats::Fit;
+use anyhow::{bail, Context, Result};
+use std::ffi::CString;
+use std::time::Instant;
+
+const SELECT_1: &std::ffi::CStr = c"SELECT 1";
+
+/// One trial of `query`: a batch of N `SELECT 1` for each N in `counts`.
+pub fn query_trial(target: &PgTarget, counts: &[u64]) -> Result<Trial> {
+    let conn = open(target)?;
+    for _ in 0..200 {
+        conn.exec(SELECT_1)?;
+    }
+    let points = batches(counts, |n| {
+        let deadline = Instant::now() + BATCH_LIMIT;
+        for i in 0..n {
+            conn.exec(SELECT_1)?;
+            if i % 1024 == 1023 && Instant::now() > deadline {
+                bail!("{n} queries took longer than {BATCH_LIMIT:?}");
+            }
+        }
+        Ok(())
+    })?;
+    let fit = fit(&points)?;
+    Ok(trial(
+        Metrics {
+            per_query_ns: Some(fit.slope),
+            qps: Some(1e9 / fit.slope),
+            intercept_ns: Some(fit.intercept),
+            r2: Some(fit.r2),
+            ..Metrics::default()
+        },
+        counts,
+        points,
+    ))
+}
+
+/// One trial of `rows`: `SELECT * FROM generate_series(1,N)` for each N in
+/// `counts`, every value parsed by the client.
+pub fn rows_trial(target: &PgTarget, counts: &[u64]) -> Result<Trial> {
+    let conn = open(target)?;
+    let queries: Vec<CString> = counts
+        .iter()
+        .map(|n| CString::new(format!("SELECT * FROM generate_series(1,{n})")))
+        .collect::<Result<_, _>>()?;
+    read_series(
+        &conn,
+        &CString::new("SELECT * FROM generate_series(1,1000)")?,
+        1000,
+    )?;
+    let mut sums = Vec::with_capacity(counts.len());
+    let points = batches(counts, |n| {
+        let i = sums.len();
+        sums.push(read_series(&conn, &queries[i], n)?);
+        Ok(())
+    })?;
+    for (&n, &sum) in counts.iter().zip(&sums) {
+        if sum != n * (n + 1) / 2 {
+            bail!("generate_series(1,{n}) came back with the wrong values (sum {sum})");
+        }
+    }
+    let fit = fit(&points)?;
+    Ok(trial(
+        Metrics {
+            per_row_ns: Some(fit.slope),
+            rows_per_s: Some(1e9 / fit.slope),
+            intercept_ns: Some(fit.intercept),
+            r2: Some(fit.r2),
+            ..Metrics::default()
+        },
+        counts,
+        points,
+    ))
+}
+
+/// Runs the query and adds up every value, as a client using the rows would read them.
+fn read_series(conn: &Conn, sql: &CString, expected: u64) -> Result<u64, PgError> {
+    let result = conn.exec(sql)?;
+    let rows = result.rows();
+    if rows as u64 != expected {
+        return Err(PgError::Query(format!(
+            "expected {expected} rows, got {rows}"
+        )));
+    }
+    let mut sum = 0u64;
+    for row in 0..rows {
+        let digits = result.value(row, 0).unwrap_or_default();
+        sum += digits
+            .iter()
+            .fold(0u64, |v, d| v * 10 + u64::from(d.wrapping_sub(b'0')));
+    }
+    Ok(sum)
+}
+
+fn open(target: &PgTarget) -> Result<Conn> {
+    Conn::connect(&target.params).with_context(|| format!("cannot connect over {}", target.label))
+}
+
+/// Times `batch(n)` once per count, in order.
+fn batches(counts: &[u64], mut batch: impl FnMut(u64) -> Result<()>) -> Result<Vec<Point>> {
+    let mut points = Vec::with_capacity(counts.len());
+    for &n in counts {
+        let start = Instant::now();
+        batch(n)?;
+        let total_ns = nanos(start.elapsed());
+        points.push(Point { n, total_ns });
+    }
+    Ok(points)
+}
+
+fn fit(points: &[Point]) -> Result<Fit> {
+    let xy: Vec<(f64, f64)> = points
+        .iter()
+        .map(|p| (p.n as f64, p.total_ns as f64))
+        .collect();
+    match Fit::of(&xy) {
+        Some(fit) if fit.slope > 0.0 => Ok(fit),
+        _ => bail!("the totals do not grow with N, so no time per operation can be fitted; use at least two different counts"),
+    }
+}
+
+fn trial(metrics: Metrics, counts: &[u64], points: Vec<Point>) -> Trial {
+    let total: u64 = points.iter().map(|p| p.total_ns).sum();
+    Trial {
+        metrics,
+        count: counts.iter().sum(),
+        elapsed_ns: total,
+        points,
+        ..Trial::default()
+    }
+}

@@ -1,0 +1,256 @@
+//! Runs one PostgreSQL experiment over all its targets and trials and builds its
+//! records: the trial loop, interleaving and the figures derived across experiments
+//! (handshake = connection − one query; auth cost = connection − trust's).
+//!
+//! Within each trial every target runs once, and the target that goes first rotates
+//! from trial to trial, so slow drift in the machine spreads over all transports.
+
+use super::cluster::Cluster;
+use super::experiment::{connect, fitted, PgBudget, PgExperiment, PgTarget};
+use super::hba::AuthMethod;
+use crate::error::Interrupted;
+use crate::experiment::records::{rank, record};
+use crate::interrupt;
+use crate::output::progress::Progress;
+use crate::results::{Params, ResultRecord, Trial};
+use anyhow::{Context, Result};
+use std::collections::HashMap;
+
+/// What the experiments run against, and what they learn from each other.
+pub struct Suite<'a> {
+    pub targets: Vec<PgTarget>,
+    /// For the auth experiment on user servers: each method's target.
+    pub auth_targets: Vec<(AuthMethod, PgTarget)>,
+    /// The throwaway cluster and the methods to compare on it.
+    pub cluster: Option<(&'a mut Cluster, Vec<AuthMethod>)>,
+    pub budget: PgBudget,
+    pub trials: u32,
+    pub progress: &'a Progress,
+    /// Time per query from the query experiment, by target label.
+    pub per_query_ns: HashMap<String, f64>,
+}
+
+impl Suite<'_> {
+    /// Runs every trial of `experiment` and returns its ranked records.
+    pub fn run(&mut self, experiment: PgExperiment) -> Result<Vec<ResultRecord>> {
+        let mut records = match experiment {
+            PgExperiment::Auth => self.auth()?,
+            _ => {
+                let targets = self.targets.clone();
+                let trials = self.trials_over(experiment, "", &targets)?;
+                let params = self.params(experiment);
+                let records = targets
+                    .iter()
+                    .zip(trials)
+                    .map(|(t, trials)| build(experiment, &params, t, trials))
+                    .collect::<Vec<_>>();
+                self.derive(experiment, records)
+            }
+        };
+        rank(&mut records);
+        Ok(records)
+    }
+
+    fn params(&self, experiment: PgExperiment) -> Params {
+        let trust = self
+            .cluster
+            .is_some()
+            .then(|| AuthMethod::Trust.name().to_string());
+        match experiment {
+            PgExperiment::Query => Params {
+                counts: Some(self.budget.queries.clone()),
+                ..Params::default()
+            },
+            PgExperiment::Rows => Params {
+                counts: Some(self.budget.rows.clone()),
+                ..Params::default()
+            },
+            PgExperiment::Connect | PgExperiment::Auth => Params {
+                auth_method: trust,
+                ..Params::default()
+            },
+        }
+    }
+
+    /// Figures that need another experiment's: time per query for later handshakes.
+    fn derive(
+        &mut self,
+        experiment: PgExperiment,
+        mut records: Vec<ResultRecord>,
+    ) -> Vec<ResultRecord> {
+        for r in &mut records {
+            match experiment {
+                PgExperiment::Query => {
+                    if let Some(q) = r.metrics.per_query_ns {
+                        self.per_query_ns.insert(r.transport.clone(), q);
+                    }
+                }
+                PgExperiment::Connect => {
+                    let query = self
+                        .per_query_ns
+                        .get(&r.transport)
+                        .copied()
+                        .or(r.metrics.phases_ns.map(|p| p.query));
+                    r.metrics.handshake_ns =
+                        r.metrics.connect_ns.zip(query).map(|(c, q)| c.p50 - q);
+                }
+                _ => {}
+            }
+        }
+        records
+    }
+
+    /// The auth experiment: per method, the connect experiment on every target it
+    /// applies to; on the throwaway cluster the method is switched first.
+    fn auth(&mut self) -> Result<Vec<ResultRecord>> {
+        let plan: Vec<(AuthMethod, Vec<PgTarget>)> = match &self.cluster {
+            Some((_, methods)) => methods
+                .iter()
+                .map(|&m| {
+                    let targets = self
+                        .targets
+                        .iter()
+                        .filter(|t| !m.local_only() || t.unix_socket)
+                        .cloned()
+                        .collect();
+                    (m, targets)
+                })
+                .collect(),
+            None => self
+                .auth_targets
+                .iter()
+                .map(|(m, t)| (*m, vec![t.clone()]))
+                .collect(),
+        };
+        // trials[method][target]
+        let mut trials: Vec<Vec<Vec<Trial>>> = plan
+            .iter()
+            .map(|(_, t)| vec![Vec::new(); t.len()])
+            .collect();
+        for trial in 0..self.trials {
+            for (m, (method, targets)) in plan.iter().enumerate() {
+                if let Some((cluster, _)) = &mut self.cluster {
+                    cluster.set_auth(*method).with_context(|| {
+                        format!("cannot switch the throwaway cluster to {method} authentication")
+                    })?;
+                }
+                let one = self.one_trial(PgExperiment::Auth, method.name(), targets, trial)?;
+                for (t, result) in one.into_iter().enumerate() {
+                    trials[m][t].push(result);
+                }
+            }
+        }
+        if let Some((cluster, _)) = &mut self.cluster {
+            cluster.set_auth(AuthMethod::Trust)?;
+        }
+        let mut records = Vec::new();
+        for ((method, targets), trials) in plan.iter().zip(trials) {
+            let params = Params {
+                auth_method: Some(method.name().to_string()),
+                ..Params::default()
+            };
+            for (target, trials) in targets.iter().zip(trials) {
+                let mut r = build(PgExperiment::Auth, &params, target, trials);
+                if self.cluster.is_some() {
+                    r.password_storage = Some(method.password_storage().to_string());
+                }
+                records.push(r);
+            }
+        }
+        let trust: HashMap<String, f64> = records
+            .iter()
+            .filter(|r| r.params.auth_method.as_deref() == Some(AuthMethod::Trust.name()))
+            .filter_map(|r| Some((r.transport.clone(), r.metrics.connect_ns?.p50)))
+            .collect();
+        for r in &mut records {
+            r.metrics.auth_ns = r
+                .metrics
+                .connect_ns
+                .zip(trust.get(&r.transport))
+                .map(|(c, t)| c.p50 - t);
+        }
+        Ok(records)
+    }
+
+    /// All trials of an experiment over `targets`, as `result[target][trial]`.
+    fn trials_over(
+        &self,
+        experiment: PgExperiment,
+        case: &str,
+        targets: &[PgTarget],
+    ) -> Result<Vec<Vec<Trial>>> {
+        let mut all = vec![Vec::new(); targets.len()];
+        for trial in 0..self.trials {
+            for (t, result) in self
+                .one_trial(experiment, case, targets, trial)?
+                .into_iter()
+                .enumerate()
+            {
+                all[t].push(result);
+            }
+        }
+        Ok(all)
+    }
+
+    /// One trial on every target, starting with a different one each trial; results in
+    /// target order.
+    fn one_trial(
+        &self,
+        experiment: PgExperiment,
+        case: &str,
+        targets: &[PgTarget],
+        trial: u32,
+    ) -> Result<Vec<Trial>> {
+        let mut results: Vec<Option<Trial>> = vec![None; targets.len()];
+        for k in 0..targets.len() {
+            let t = (k + trial as usize) % targets.len();
+            let target = &targets[t];
+            interrupt::check().map_err(|e: Interrupted| anyhow::Error::new(e))?;
+            self.progress.show(&format!(
+                "postgres {experiment} {case}{}{} trial {}/{}",
+                if case.is_empty() { "" } else { " " },
+                target.label,
+                trial + 1,
+                self.trials
+            ));
+            let b = &self.budget;
+            let result = match experiment {
+                PgExperiment::Query => fitted::query_trial(target, &b.queries),
+                PgExperiment::Rows => fitted::rows_trial(target, &b.rows),
+                PgExperiment::Connect => connect::trial(target, b.connections, b.connect_time),
+                PgExperiment::Auth => connect::trial(target, b.auth_connections, b.auth_time),
+            }
+            .with_context(|| {
+                format!(
+                    "postgres.{experiment}{} over {} failed in trial {}",
+                    if case.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({case})")
+                    },
+                    target.label,
+                    trial + 1
+                )
+            })?;
+            results[t] = Some(result);
+        }
+        Ok(results.into_iter().flatten().collect())
+    }
+}
+
+fn build(
+    experiment: PgExperiment,
+    params: &Params,
+    target: &PgTarget,
+    trials: Vec<Trial>,
+) -> ResultRecord {
+    let mut r = record(
+        &experiment,
+        params,
+        &target.label,
+        trials,
+        target.tls.clone(),
+    );
+    r.server = Some(target.server.clone());
+    r
+}

@@ -1,0 +1,192 @@
+//! The ways to reach the servers under test: each transport of the throwaway
+//! cluster, or each URL the user named. Every target is connected to once before any
+//! measurement, to learn the server version and whether TLS is really in use, and
+//! so that a bad URL or a wrong password fails at once with one clear line.
+
+use super::cluster::Cluster;
+use super::experiment::PgTarget;
+use super::libpq::{parse_conninfo, Conn, ConnParams, PgError};
+use crate::error::usage;
+use crate::results::ServerInfo;
+use crate::transport::{TlsInfo, Transport, CERTIFICATE_KIND};
+use anyhow::{bail, Result};
+use std::str::FromStr;
+
+/// `NAME=URI` from the command line: a user's server and the name its results get.
+#[derive(Debug, Clone)]
+pub struct NamedUrl {
+    pub name: String,
+    pub uri: String,
+}
+
+impl FromStr for NamedUrl {
+    type Err = String;
+    fn from_str(s: &str) -> Result<NamedUrl, String> {
+        match s.split_once('=') {
+            Some((name, uri)) if !name.is_empty() && !uri.is_empty() && !name.contains(' ') => {
+                Ok(NamedUrl {
+                    name: name.to_string(),
+                    uri: uri.to_string(),
+                })
+            }
+            _ => Err(format!(
+                "expected NAME=URI, e.g. unix=postgres://foo@?host=/tmp, got '{}'",
+                redact_text(s)
+            )),
+        }
+    }
+}
+
+/// The cluster's targets, one per transport.
+pub fn cluster_targets(cluster: &Cluster, transports: &[Transport]) -> Result<Vec<PgTarget>> {
+    transports
+        .iter()
+        .map(|&t| {
+            let params = cluster.params(t)?;
+            let conn = Conn::connect(&params).map_err(|e| {
+                anyhow::anyhow!("cannot connect to the throwaway cluster over {t}: {e}")
+            })?;
+            let target = describe(t.name(), params, &conn, true)?;
+            if target.tls.is_some() != (t == Transport::Tls) {
+                bail!("the connection over {t} did not use TLS as expected");
+            }
+            Ok(target)
+        })
+        .collect()
+}
+
+/// A target for a user's server. Its connection parameters are the URI's, plus
+/// `gssencmode=disable` (unless given) so that connection timing is not spent
+/// probing for GSSAPI encryption.
+pub fn user_target(label: &str, uri: &str) -> Result<PgTarget> {
+    let pairs = parse_conninfo(uri)
+        .map_err(|e| usage(format!("--url {label}: {e}; write it as psql takes it, e.g. postgres://foo@127.0.0.1:5432/foo?sslmode=require")))?;
+    let mut all = vec![
+        ("gssencmode".to_string(), "disable".to_string()),
+        ("connect_timeout".to_string(), "10".to_string()),
+    ];
+    all.extend(pairs.iter().cloned());
+    let params = ConnParams::new(all);
+    let shown = redacted(&pairs);
+    let conn = Conn::connect(&params).map_err(|e| {
+        let hint = if e.is_auth_failure() {
+            "check the user and password"
+        } else {
+            "check that the server runs and the URL names it"
+        };
+        usage(format!("cannot connect to {label} ({shown}): {e}; {hint}"))
+    })?;
+    describe(label, params, &conn, false)
+}
+
+fn describe(label: &str, params: ConnParams, conn: &Conn, throwaway: bool) -> Result<PgTarget> {
+    let version = conn
+        .query_value("SELECT version()")
+        .map_err(|e: PgError| anyhow::anyhow!("{label}: {e}"))?;
+    let tls = conn.tls().map(|(version, cipher)| TlsInfo {
+        version,
+        cipher,
+        certificate: if throwaway {
+            CERTIFICATE_KIND.to_string()
+        } else {
+            "the server's own".to_string()
+        },
+    });
+    Ok(PgTarget {
+        label: label.to_string(),
+        unix_socket: conn.over_unix_socket(),
+        params,
+        tls,
+        server: ServerInfo {
+            kind: server_kind(&version).to_string(),
+            version,
+            throwaway,
+        },
+    })
+}
+
+/// `postgresql`, `cockroachdb` or `other`, from what `version()` says.
+pub fn server_kind(version: &str) -> &'static str {
+    if version.contains("CockroachDB") {
+        "cockroachdb"
+    } else if version.starts_with("PostgreSQL") {
+        "postgresql"
+    } else {
+        "other"
+    }
+}
+
+/// Connection parameters as `key=value …`, without the password.
+fn redacted(pairs: &[(String, String)]) -> String {
+    pairs
+        .iter()
+        .filter(|(k, _)| k != "password")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A URI as typed, with any `user:password@` password replaced.
+fn redact_text(s: &str) -> String {
+    match (s.find("://"), s.find('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &s[scheme + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &s[..scheme + 3], &s[at..]),
+                None => s.to_string(),
+            }
+        }
+        _ => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_from_version() {
+        assert_eq!(
+            server_kind("PostgreSQL 15.8 (Debian 15.8-0+deb12u1) on x86_64"),
+            "postgresql"
+        );
+        assert_eq!(
+            server_kind("CockroachDB CCL v23.1.0 (x86_64-pc-linux-gnu)"),
+            "cockroachdb"
+        );
+        assert_eq!(server_kind("MySQL"), "other");
+    }
+
+    #[test]
+    fn passwords_never_shown() {
+        let pairs =
+            parse_conninfo("postgres://foo:secret@127.0.0.1:5432/foo?sslmode=require").unwrap();
+        let shown = redacted(&pairs);
+        assert!(!shown.contains("secret"), "{shown}");
+        assert!(
+            shown.contains("host=127.0.0.1") && shown.contains("sslmode=require"),
+            "{shown}"
+        );
+        assert_eq!(
+            redact_text("x=postgres://foo:secret@h/db"),
+            "x=postgres://foo:***@h/db"
+        );
+        let e = "postgres://foo:secret@h".parse::<NamedUrl>().err().unwrap();
+        assert!(!e.contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn malformed_and_unreachable_urls_are_usage_errors() {
+        let e = user_target("bad", "postgres://foo@127.0.0.1:notaport/foo")
+            .err()
+            .unwrap();
+        assert_eq!(crate::error::exit_code(&e), 2, "{e}");
+        // Port 1 on loopback: nothing listens there.
+        let e = user_target("gone", "postgres://foo:pw@127.0.0.1:1/foo?sslmode=disable")
+            .err()
+            .unwrap();
+        assert_eq!(crate::error::exit_code(&e), 2, "{e}");
+        assert!(!e.to_string().contains("pw"), "{e}");
+        assert!(!e.to_string().contains('\n'), "{e}");
+    }
+}
