@@ -101,3 +101,90 @@ fn port_in_use() {
 fn serve_needs_an_address() {
     assert_rejected(&["serve"], "--listen");
 }
+
+#[test]
+fn postgres_binaries_not_where_pointed() {
+    assert_rejected(
+        &["postgres", "--pg-bindir", "/nowhere/at/all"],
+        "--pg-bindir /nowhere/at/all: no such directory",
+    );
+    let empty = tempdir();
+    assert_rejected(
+        &["postgres", "--pg-bindir", empty.path().to_str().unwrap()],
+        "no initdb and postgres programs there",
+    );
+}
+
+#[test]
+fn postgres_malformed_and_unreachable_urls() {
+    assert_rejected(
+        &["postgres", "--url", "postgres://foo@h"],
+        "expected NAME=URI",
+    );
+    assert_rejected(
+        &[
+            "postgres",
+            "--url",
+            "x=postgres://foo@127.0.0.1/foo?colour=blue",
+        ],
+        "--url x: invalid connection string",
+    );
+    assert_rejected(
+        &[
+            "postgres",
+            "--url",
+            "x=postgres://foo@127.0.0.1:notaport/foo",
+        ],
+        "invalid integer value \"notaport\"",
+    );
+    // Port 1 on loopback: nothing listens there.
+    let out_of_reach = "x=postgres://foo:secret@127.0.0.1:1/foo?sslmode=disable";
+    assert_rejected(&["postgres", "--url", out_of_reach], "cannot connect to x");
+    let tmp = tempdir();
+    let said = text(&run(tmp.path(), &["postgres", "--url", out_of_reach]).stderr);
+    assert!(!said.contains("secret"), "password shown: {said}");
+}
+
+#[test]
+fn postgres_options_that_do_not_fit() {
+    assert_rejected(
+        &["postgres", "--experiments", "latency"],
+        "unknown experiment 'latency'",
+    );
+    assert_rejected(
+        &["postgres", "--queries", "5000"],
+        "at least two different counts",
+    );
+    assert_rejected(
+        &["postgres", "--rows", "1M,lots"],
+        "count 'lots' is not a whole number",
+    );
+    assert_rejected(
+        &[
+            "postgres",
+            "--auth-url",
+            "kerberos=postgres://foo@127.0.0.1/foo",
+        ],
+        "unknown authentication method 'kerberos'",
+    );
+    assert_rejected(
+        &[
+            "postgres",
+            "--url",
+            "a=postgres://127.0.0.1:1",
+            "--transports",
+            "tcp",
+        ],
+        "--transports applies to the throwaway cluster",
+    );
+    assert_rejected(
+        &[
+            "postgres",
+            "--url",
+            "a=postgres://127.0.0.1:1",
+            "--experiments",
+            "auth",
+        ],
+        "needs --auth-url",
+    );
+}

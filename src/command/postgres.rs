@@ -15,7 +15,7 @@ use crate::postgres::bindir::Binaries;
 use crate::postgres::cluster::Cluster;
 use crate::postgres::experiment::PgTarget;
 use crate::postgres::suite::Suite;
-use crate::postgres::targets::{cluster_targets, user_target};
+use crate::postgres::targets::{cluster_targets, redact_args, user_target};
 use crate::results::ResultFile;
 use crate::transport::Transport;
 use anyhow::Result;
@@ -24,7 +24,7 @@ pub fn run(args: &PostgresArgs, argv: Vec<String>) -> Result<()> {
     let plan = PostgresPlan::from_args(args)?;
     interrupt::install();
     let mut sink = match &plan.json {
-        Some(path) => Some(JsonSink::create(path, ResultFile::new(argv))?),
+        Some(path) => Some(JsonSink::create(path, ResultFile::new(redact_args(argv)))?),
         None => None,
     };
     let progress = Progress::new();

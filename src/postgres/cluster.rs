@@ -277,6 +277,12 @@ impl Cluster {
         self.port
     }
 
+    /// The password of role `foo`.
+    #[cfg(test)]
+    pub fn password(&self) -> &str {
+        &self.password
+    }
+
     /// The cluster's directory (removed on drop).
     #[cfg(test)]
     pub fn dir(&self) -> &Path {

@@ -85,3 +85,72 @@ fn auth_switch_really_switches_and_cleanup_is_complete() {
     assert!(!process_alive(pid), "postmaster {pid} still running");
     assert!(!dir.exists(), "{} left behind", dir.display());
 }
+
+#[test]
+fn user_urls_are_measured_and_their_passwords_never_written() {
+    let Some(binaries) = binaries_or_skip("user_urls_are_measured") else {
+        return;
+    };
+    let cluster = Cluster::start(&binaries, false).expect("cluster starts");
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("mine.json");
+    let url = |sslmode: &str| {
+        format!(
+            "postgres://foo:{}@127.0.0.1:{}/foo?sslmode={sslmode}",
+            cluster.password(),
+            cluster.port()
+        )
+    };
+    let argv: Vec<String> = [
+        "postgres",
+        "--url",
+        &format!("plain={}", url("disable")),
+        "--url",
+        &format!("encrypted={}", url("require")),
+        "--experiments",
+        "query,connect",
+        "--trials",
+        "1",
+        "--queries",
+        "200,800",
+        "--connections",
+        "5",
+        "--json",
+        json.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(
+        std::iter::once("sockbench".to_string()).chain(argv.clone()),
+    )
+    .unwrap();
+    crate::command::dispatch(cli, argv).expect("the run succeeds");
+
+    let written = std::fs::read_to_string(&json).unwrap();
+    assert!(!written.contains(cluster.password()), "password written");
+    let file: crate::results::ResultFile = serde_json::from_str(&written).unwrap();
+    let labels: Vec<(&str, &str)> = file
+        .results
+        .iter()
+        .map(|r| (r.experiment.as_str(), r.transport.as_str()))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            ("postgres.query", "plain"),
+            ("postgres.query", "encrypted"),
+            ("postgres.connect", "plain"),
+            ("postgres.connect", "encrypted"),
+        ]
+    );
+    for r in &file.results {
+        let server = r.server.as_ref().unwrap();
+        assert!(!server.throwaway && server.kind == "postgresql");
+        assert_eq!(r.tls.is_some(), r.transport == "encrypted");
+        assert_eq!(
+            r.params.auth_method, None,
+            "method unknown on a user's server"
+        );
+    }
+}

@@ -126,18 +126,32 @@ fn redacted(pairs: &[(String, String)]) -> String {
         .join(" ")
 }
 
-/// A URI as typed, with any `user:password@` password replaced.
-fn redact_text(s: &str) -> String {
-    match (s.find("://"), s.find('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &s[scheme + 3..at];
-            match userinfo.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &s[..scheme + 3], &s[at..]),
-                None => s.to_string(),
+/// Command-line arguments with every password replaced by `***`, for the result file.
+pub fn redact_args(args: Vec<String>) -> Vec<String> {
+    args.iter().map(|a| redact_text(a)).collect()
+}
+
+/// Text that may hold a connection string, with its passwords replaced: the one in a
+/// URI's `user:password@` and any `password=` value (URI parameter or keyword).
+pub fn redact_text(s: &str) -> String {
+    let mut text = s.to_string();
+    if let (Some(scheme), Some(at)) = (text.find("://"), text.rfind('@')) {
+        if at > scheme {
+            if let Some(colon) = text[scheme + 3..at].find(':') {
+                text.replace_range(scheme + 3 + colon + 1..at, "***");
             }
         }
-        _ => s.to_string(),
     }
+    let mut from = 0;
+    while let Some(found) = text[from..].find("password=") {
+        let start = from + found + "password=".len();
+        let end = text[start..]
+            .find(|c: char| c == '&' || c.is_whitespace())
+            .map_or(text.len(), |e| start + e);
+        text.replace_range(start..end, "***");
+        from = start + 3;
+    }
+    text
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ pub fn query_trial(target: &PgTarget, counts: &[u64]) -> Result<Trial> {
     for _ in 0..200 {
         conn.exec(SELECT_1)?;
     }
-    let points = batches(counts, |n| {
+    let (points, fit) = fitted_batches(counts, "--queries", |n| {
         let deadline = Instant::now() + BATCH_LIMIT;
         for i in 0..n {
             conn.exec(SELECT_1)?;
@@ -30,7 +30,6 @@ pub fn query_trial(target: &PgTarget, counts: &[u64]) -> Result<Trial> {
         }
         Ok(())
     })?;
-    let fit = fit(&points)?;
     Ok(trial(
         Metrics {
             per_query_ns: Some(fit.slope),
@@ -57,10 +56,10 @@ pub fn rows_trial(target: &PgTarget, counts: &[u64]) -> Result<Trial> {
         &CString::new("SELECT * FROM generate_series(1,1000)")?,
         1000,
     )?;
-    let mut sums = Vec::with_capacity(counts.len());
-    let points = batches(counts, |n| {
-        let i = sums.len();
-        sums.push(read_series(&conn, &queries[i], n)?);
+    let mut sums = vec![0u64; counts.len()];
+    let (points, fit) = fitted_batches(counts, "--rows", |n| {
+        let i = counts.iter().position(|&c| c == n).unwrap_or(0);
+        sums[i] = read_series(&conn, &queries[i], n)?;
         Ok(())
     })?;
     for (&n, &sum) in counts.iter().zip(&sums) {
@@ -68,7 +67,6 @@ pub fn rows_trial(target: &PgTarget, counts: &[u64]) -> Result<Trial> {
             bail!("generate_series(1,{n}) came back with the wrong values (sum {sum})");
         }
     }
-    let fit = fit(&points)?;
     Ok(trial(
         Metrics {
             per_row_ns: Some(fit.slope),
@@ -105,27 +103,34 @@ fn open(target: &PgTarget) -> Result<Conn> {
     Conn::connect(&target.params).with_context(|| format!("cannot connect over {}", target.label))
 }
 
-/// Times `batch(n)` once per count, in order.
-fn batches(counts: &[u64], mut batch: impl FnMut(u64) -> Result<()>) -> Result<Vec<Point>> {
-    let mut points = Vec::with_capacity(counts.len());
-    for &n in counts {
-        let start = Instant::now();
-        batch(n)?;
-        let total_ns = nanos(start.elapsed());
-        points.push(Point { n, total_ns });
+/// Times `batch(n)` once per count, in order, and fits a line through the totals.
+/// When noise hides the growth with N (a slope of zero or less), the batches run again,
+/// at most three times in all.
+fn fitted_batches(
+    counts: &[u64],
+    flag: &str,
+    mut batch: impl FnMut(u64) -> Result<()>,
+) -> Result<(Vec<Point>, Fit)> {
+    for _ in 0..3 {
+        let mut points = Vec::with_capacity(counts.len());
+        for &n in counts {
+            let start = Instant::now();
+            batch(n)?;
+            let total_ns = nanos(start.elapsed());
+            points.push(Point { n, total_ns });
+        }
+        let xy: Vec<(f64, f64)> = points
+            .iter()
+            .map(|p| (p.n as f64, p.total_ns as f64))
+            .collect();
+        if let Some(fit) = Fit::of(&xy).filter(|f| f.slope > 0.0) {
+            return Ok((points, fit));
+        }
     }
-    Ok(points)
-}
-
-fn fit(points: &[Point]) -> Result<Fit> {
-    let xy: Vec<(f64, f64)> = points
-        .iter()
-        .map(|p| (p.n as f64, p.total_ns as f64))
-        .collect();
-    match Fit::of(&xy) {
-        Some(fit) if fit.slope > 0.0 => Ok(fit),
-        _ => bail!("the totals do not grow with N, so no time per operation can be fitted; use at least two different counts"),
-    }
+    bail!(
+        "three times the total time did not grow with N: the counts are too small to rise \
+         above the noise; give larger ones with {flag}"
+    )
 }
 
 fn trial(metrics: Metrics, counts: &[u64], points: Vec<Point>) -> Trial {

@@ -1,0 +1,257 @@
+//! The PostgreSQL suite against a real throwaway cluster: every experiment on every
+//! transport gives plausible figures that match the schema, Ctrl-C keeps what
+//! finished, and no server process or temporary directory is left afterwards. The
+//! tests need PostgreSQL's server programs (CI installs them); without them they say
+//! so and return.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const TRANSPORTS: [&str; 3] = ["unix", "tcp", "tls"];
+
+/// True when PostgreSQL's server programs are installed; otherwise says why the test
+/// is skipped.
+fn postgres_installed(test: &str) -> bool {
+    let found = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|v| v.path().join("bin/initdb").exists())
+        || std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("initdb").exists()));
+    if !found {
+        eprintln!("SKIPPED {test}: PostgreSQL's initdb is not installed");
+    }
+    found
+}
+
+/// A scratch TMPDIR the server account (not root) can pass through.
+fn scratch(tmp: &Path) -> PathBuf {
+    let dir = tmp.join("scratch");
+    std::fs::create_dir(&dir).unwrap();
+    for d in [tmp, dir.as_path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+/// Nothing of the run is left: no process mentions the scratch directory (the
+/// cluster's data directory lives there) and the directory is empty.
+fn assert_clean(scratch: &Path) {
+    let marker = scratch.to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_mentioning(&marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        processes_mentioning(&marker),
+        Vec::<u32>::new(),
+        "postgres left running"
+    );
+    assert_eq!(leftovers(scratch), Vec::<PathBuf>::new(), "left behind");
+}
+
+fn results<'a>(file: &'a Value, experiment: &str) -> Vec<&'a Value> {
+    file["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["experiment"] == experiment)
+        .collect()
+}
+
+fn number(v: &Value, path: &str) -> f64 {
+    path.split('.')
+        .fold(v, |v, key| &v[key])
+        .as_f64()
+        .unwrap_or_else(|| panic!("{path} missing in {v}"))
+}
+
+#[test]
+fn every_experiment_on_every_transport_gives_plausible_results() {
+    if !postgres_installed("every_experiment_on_every_transport") {
+        return;
+    }
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let json = tmp.path().join("out.json");
+    let out = run(
+        &scratch,
+        &[
+            "postgres",
+            "--trials",
+            "2",
+            "--queries",
+            "300,1200",
+            "--rows",
+            "20k,40k",
+            "--connections",
+            "20",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "postgres failed: {}",
+        text(&out.stderr)
+    );
+    let stdout = text(&out.stdout);
+    for title in [
+        "postgres.query",
+        "postgres.connect",
+        "postgres.auth",
+        "postgres.rows",
+    ] {
+        assert!(stdout.contains(title), "no {title} table in:\n{stdout}");
+    }
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let errors = schema_errors(&file);
+    assert!(
+        errors.is_empty(),
+        "result file breaks the schema: {errors:#?}"
+    );
+    assert!(!std::fs::read_to_string(&json)
+        .unwrap()
+        .contains("password\":"));
+
+    for experiment in ["postgres.query", "postgres.connect", "postgres.rows"] {
+        let found: Vec<&str> = results(&file, experiment)
+            .iter()
+            .map(|r| r["transport"].as_str().unwrap())
+            .collect();
+        assert_eq!(found, TRANSPORTS, "{experiment}");
+    }
+    for r in file["results"].as_array().unwrap() {
+        assert_eq!(r["server"]["kind"], "postgresql");
+        assert_eq!(r["server"]["throwaway"], true);
+        let tls = r["transport"] == "tls";
+        assert_eq!(r["tls"].is_object(), tls, "TLS recorded only for tls: {r}");
+        if tls {
+            assert!(r["tls"]["version"].as_str().unwrap().starts_with("TLSv1."));
+        }
+    }
+    for r in results(&file, "postgres.query") {
+        let per_query = number(r, "metrics.per_query_ns");
+        assert!((1e3..1e8).contains(&per_query), "per query {per_query} ns");
+        for t in r["trials"].as_array().unwrap() {
+            let product = number(t, "qps") * number(t, "per_query_ns") / 1e9;
+            assert!(
+                (product - 1.0).abs() < 1e-9,
+                "qps is not 1 / time per query"
+            );
+        }
+        assert_eq!(r["trials"][0]["points"].as_array().unwrap().len(), 2);
+    }
+    for r in results(&file, "postgres.rows") {
+        let per_row = number(r, "metrics.per_row_ns");
+        assert!((1.0..1e5).contains(&per_row), "per row {per_row} ns");
+    }
+    for r in results(&file, "postgres.connect") {
+        let p50 = number(r, "metrics.connect_ns.p50");
+        assert!((1e4..1e9).contains(&p50), "connection {p50} ns");
+        assert!(number(r, "metrics.handshake_ns") > 0.0);
+        let tls_phase = number(r, "metrics.phases_ns.tls");
+        assert_eq!(
+            tls_phase > 0.0,
+            r["transport"] == "tls",
+            "tls phase {tls_phase}: {r}"
+        );
+        assert!(number(r, "metrics.phases_ns.auth") > 0.0);
+    }
+    check_auth(&file);
+    assert_clean(&scratch);
+}
+
+/// Every method on every transport it applies to; passwords stored as the method
+/// needs; SCRAM (thousands of hash rounds on both sides) costs more than trust.
+fn check_auth(file: &Value) {
+    let auth = results(file, "postgres.auth");
+    let of = |method: &str, transport: &str| {
+        auth.iter()
+            .find(|r| r["params"]["auth_method"] == method && r["transport"] == transport)
+            .copied()
+    };
+    for method in ["trust", "password", "md5", "scram-sha-256"] {
+        for transport in TRANSPORTS {
+            assert!(
+                of(method, transport).is_some(),
+                "no auth {method} over {transport}"
+            );
+        }
+    }
+    assert!(of("peer", "unix").is_some() && of("peer", "tcp").is_none());
+    assert_eq!(of("md5", "tcp").unwrap()["password_storage"], "md5");
+    assert_eq!(
+        of("scram-sha-256", "tcp").unwrap()["password_storage"],
+        "scram-sha-256"
+    );
+    for transport in TRANSPORTS {
+        assert_eq!(
+            number(of("trust", transport).unwrap(), "metrics.auth_ns"),
+            0.0
+        );
+        let scram = number(of("scram-sha-256", transport).unwrap(), "metrics.auth_ns");
+        assert!(scram > 0.0, "scram costs nothing over {transport}?");
+    }
+}
+
+#[test]
+fn ctrl_c_keeps_finished_experiments_and_removes_the_cluster() {
+    if !postgres_installed("ctrl_c_keeps_finished_experiments") {
+        return;
+    }
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let json = tmp.path().join("out.json");
+    let child = sockbench(&scratch)
+        .args([
+            "postgres",
+            "--experiments",
+            "query,connect",
+            "--trials",
+            "50",
+        ])
+        .args(["--queries", "500,2000", "--json", json.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = KillOnDrop(child);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let finished_query = || {
+        std::fs::read_to_string(&json)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|f| !results(&f, "postgres.query").is_empty())
+    };
+    while !finished_query() {
+        assert!(Instant::now() < deadline, "query never finished");
+        assert!(
+            child.0.try_wait().unwrap().is_none(),
+            "sockbench ended early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    signal(&child.0, libc::SIGINT);
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "sockbench did not stop after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130));
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(results(&file, "postgres.query").len(), 3);
+    assert!(results(&file, "postgres.connect").is_empty());
+    assert_clean(&scratch);
+}
