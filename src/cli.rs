@@ -130,10 +130,10 @@ pub struct ServeArgs {
 #[command(after_help = "Examples:\n  \
     sockbench postgres --quick --json out.json\n  \
     sockbench postgres --experiments query,rows --transports unix,tcp,tls,tcp6\n  \
-    sockbench postgres --url unix='postgres://foo@?host=/var/run/postgresql' \
-    --url tls='postgres://foo@127.0.0.1:5432/foo?sslmode=require'\n  \
-    sockbench postgres --url tcp=postgres://foo@127.0.0.1/foo --auth-url \
-    scram-sha-256=postgres://foo:secret@127.0.0.1/foo\n\n\
+    sockbench postgres --url unix='postgres://foo@?host=/var/run/postgresql&port=5432'\n  \
+    sockbench postgres --url tls=postgres://foo@127.0.0.1:5432/foo?sslmode=require\n  \
+    sockbench postgres --auth-url trust=postgres://foo@127.0.0.1/foo \\\n      \
+    --auth-url scram-sha-256=postgres://foo:secret@127.0.0.1/foo\n\n\
     Without --url, sockbench creates a throwaway cluster (initdb into a private temporary \
     directory, as the 'postgres' or 'nobody' account when run as root), listening on \
     127.0.0.1 and a Unix socket with TLS on, and removes it when done. Role and database \

@@ -204,6 +204,9 @@ fn auth_rows(table: &mut Table, method: &str, columns: &[Option<ResultRecord>]) 
         duration_ns,
         |r| r.metrics.connect_ns.map(|p| p.p50),
     );
+    if method == "trust" {
+        return; // the baseline: its cost over itself says nothing
+    }
     line(
         table,
         &format!("{method}: cost over trust"),

@@ -107,8 +107,10 @@ fn user_urls_are_measured_and_their_passwords_never_written() {
         &format!("plain={}", url("disable")),
         "--url",
         &format!("encrypted={}", url("require")),
+        "--auth-url",
+        &format!("trust={}", url("require")),
         "--experiments",
-        "query,connect",
+        "query,connect,auth",
         "--trials",
         "1",
         "--queries",
@@ -142,9 +144,13 @@ fn user_urls_are_measured_and_their_passwords_never_written() {
             ("postgres.query", "encrypted"),
             ("postgres.connect", "plain"),
             ("postgres.connect", "encrypted"),
+            ("postgres.auth", "tls"),
         ]
     );
-    for r in &file.results {
+    let auth = file.results.last().unwrap();
+    assert_eq!(auth.params.auth_method.as_deref(), Some("trust"));
+    assert_eq!(auth.metrics.auth_ns, Some(0.0));
+    for r in &file.results[..4] {
         let server = r.server.as_ref().unwrap();
         assert!(!server.throwaway && server.kind == "postgresql");
         assert_eq!(r.tls.is_some(), r.transport == "encrypted");
