@@ -7,7 +7,8 @@
 //! measurements.
 
 use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
 
 /// Makes the child get `signal` when this process dies and puts it in its own
 /// process group.
@@ -30,4 +31,26 @@ pub fn tie_to_parent(command: &mut Command, signal: libc::c_int) {
             Ok(())
         });
     }
+}
+
+/// Stops a child by its PID: sends each signal in turn, waiting up to its time for the
+/// child to exit, and finally SIGKILL; reaps it.
+pub fn stop(child: &mut Child, steps: &[(libc::c_int, Duration)]) {
+    let pid = child.id() as libc::pid_t;
+    for &(signal, wait) in steps {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        // SAFETY: a plain syscall on the PID of a child not yet reaped.
+        unsafe { libc::kill(pid, signal) };
+        let deadline = Instant::now() + wait;
+        while Instant::now() < deadline {
+            if matches!(child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }

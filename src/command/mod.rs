@@ -5,6 +5,10 @@ mod serve;
 mod sockets;
 
 use crate::cli::{Cli, Command, SocketsArgs};
+use crate::export::json::JsonSink;
+use crate::interrupt;
+use crate::output::progress::Progress;
+use crate::results::ResultRecord;
 use anyhow::Result;
 
 /// Runs the command; with none, the default sockets suite.
@@ -25,4 +29,24 @@ fn default_sockets_args() -> SocketsArgs {
         args: SocketsArgs,
     }
     Defaults::parse_from(["sockbench"]).args
+}
+
+/// Ends one experiment: clears the progress line, turns a failure after Ctrl-C into
+/// the interruption it is, prints the table and saves the records.
+fn keep(
+    records: Result<Vec<ResultRecord>>,
+    progress: &Progress,
+    sink: &mut Option<JsonSink>,
+    table: impl FnOnce(&[ResultRecord]) -> String,
+) -> Result<()> {
+    progress.clear();
+    let records = records.map_err(|e| match interrupt::check() {
+        Err(interrupted) => anyhow::Error::new(interrupted),
+        Ok(()) => e,
+    })?;
+    println!("{}", table(&records));
+    if let Some(sink) = sink {
+        sink.push(&records)?;
+    }
+    Ok(())
 }

@@ -66,15 +66,9 @@ pub fn run(args: &PostgresArgs, argv: Vec<String>) -> Result<()> {
     };
     for &experiment in &plan.experiments {
         let records = suite.run(experiment);
-        progress.clear();
-        let records = records.map_err(|e| match interrupt::check() {
-            Err(interrupted) => anyhow::Error::new(interrupted),
-            Ok(()) => e,
+        super::keep(records, &progress, &mut sink, |r| {
+            pg_table::render(experiment, r)
         })?;
-        println!("{}", pg_table::render(experiment, &records));
-        if let Some(sink) = &mut sink {
-            sink.push(&records)?;
-        }
     }
     Ok(())
 }

@@ -45,15 +45,9 @@ pub fn run(args: &SocketsArgs, argv: Vec<String>) -> Result<()> {
     let progress = Progress::new();
     for &workload in &plan.workloads {
         let records = run_workload(&plan, workload, &targets, &tls, &progress);
-        progress.clear();
-        let records = records.map_err(|e| match interrupt::check() {
-            Err(interrupted) => anyhow::Error::new(interrupted),
-            Ok(()) => e,
+        super::keep(records, &progress, &mut sink, |r| {
+            table::render(workload, r)
         })?;
-        println!("{}", table::render(workload, &records));
-        if let Some(sink) = &mut sink {
-            sink.push(&records)?;
-        }
     }
     Ok(())
 }

@@ -84,23 +84,7 @@ impl Spawned {
     /// Sends each signal in turn, waiting up to its time for the program to exit, and
     /// finally SIGKILL.
     pub fn stop(mut self, steps: &[(libc::c_int, Duration)]) {
-        let pid = self.child.id() as libc::pid_t;
-        for &(signal, wait) in steps {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            // SAFETY: a plain syscall on the PID of a child not yet reaped.
-            unsafe { libc::kill(pid, signal) };
-            let deadline = Instant::now() + wait;
-            while Instant::now() < deadline {
-                if matches!(self.child.try_wait(), Ok(Some(_))) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        crate::subprocess::stop(&mut self.child, steps);
     }
 }
 

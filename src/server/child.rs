@@ -82,21 +82,7 @@ impl ServerProcess {
 
     /// Sends SIGTERM to the child (by its PID), waits briefly, then SIGKILL.
     pub fn stop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(Some(_))) {
-            return;
-        }
-        let pid = self.child.id() as libc::pid_t;
-        // SAFETY: plain syscall on the PID of a child we have not yet reaped.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-        let deadline = Instant::now() + STOP_TIMEOUT;
-        while Instant::now() < deadline {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        crate::subprocess::stop(&mut self.child, &[(libc::SIGTERM, STOP_TIMEOUT)]);
     }
 }
 
