@@ -52,6 +52,9 @@ fn one_line(raw: *const c_char) -> String {
     }
 }
 
+/// The longest a step-by-step connection may take before it is given up.
+const CONNECT_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Connection parameters as keyword/value C strings, ready to hand to libpq.
 pub struct ConnParams {
     pairs: Vec<(CString, CString)>,
@@ -176,6 +179,12 @@ impl Conn {
             let now = Instant::now();
             if status == S::CONNECTION_BAD {
                 return Err(PgError::Connect(conn.error_message()));
+            }
+            if now - start > CONNECT_LIMIT {
+                return Err(PgError::Connect(format!(
+                    "the connection was not ready within {} s",
+                    CONNECT_LIMIT.as_secs()
+                )));
             }
             if !connected && status != S::CONNECTION_STARTED && status != S::CONNECTION_NEEDED {
                 connected = true;
