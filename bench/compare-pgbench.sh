@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Is sockbench's PostgreSQL client loop as fast as pgbench's? Starts one throwaway
 # cluster (trust authentication, TLS on), then on each transport (unix, tcp, tls), for
-# ROUNDS rounds (default 2), alternately:
+# ROUNDS rounds (default 2; TRANSPORTS="unix tcp tls" to choose), alternately:
 #   - pgbench -n -c 1 -T 10 -f select1.sql   and sockbench's query experiment
 #   - pgbench -n -C -c 1 -T 10 -f select1.sql and sockbench's connect experiment
 # and prints sockbench ÷ pgbench for queries/s and for connections/s (target ≥ 1.0),
@@ -14,6 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-2}
+transports=${TRANSPORTS:-unix tcp tls}
 seconds=${SECONDS_PER_RUN:-10}
 
 bindir=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
@@ -84,7 +85,7 @@ sockbench_rate() { # TRANSPORT EXPERIMENT METRIC
 printf '%-5s %-6s %-12s %12s %12s %7s\n' round transport figure pgbench sockbench ratio
 declare -A ratios
 for round in $(seq "$rounds"); do
-    for t in unix tcp tls; do
+    for t in $transports; do
         pg=$(pgbench_tps "$t")
         sbq=$(sockbench_rate "$t" query qps)
         r=$(python3 -c "print(f'{$sbq/$pg:.3f}')")
@@ -101,7 +102,7 @@ done
 
 echo
 echo "sockbench ÷ pgbench, median over $rounds rounds (target ≥ 1.0):"
-for key in queries-unix queries-tcp queries-tls connections-unix connections-tcp connections-tls; do
+for key in $(printf "%s\n" "${!ratios[@]}" | sort); do
     python3 -c "import statistics,sys; print(f'  {sys.argv[1]:<18} {statistics.median(map(float, sys.argv[2:])):.3f}')" \
         "$key" ${ratios[$key]}
 done

@@ -5,6 +5,12 @@
 //! connected, the TLS handshake, the startup and authentication exchange, and the wait
 //! until the backend is ready; then the query and the close. What a user's
 //! application pays for a new connection is the whole.
+//!
+//! Two things the server does shape what the phases can show. It forks the backend
+//! as soon as it accepts the socket, and the backend does the TLS handshake, so over
+//! TLS part of the backend's start lands in the TLS phase. And it holds back its
+//! "authentication ok" until the backend is ready for queries, so libpq sees
+//! authentication and backend start as one phase.
 
 use super::PgTarget;
 use crate::experiment::{nanos, rate, sample_buffer};
