@@ -143,9 +143,11 @@ pub struct ServeArgs {
     Experiments: query (N sequential SELECT 1 on one connection; time per query by \
     least-squares fit), connect (connect + SELECT 1 + close, phase by phase, trust \
     authentication), auth (the same per authentication method; the cost over trust), rows \
-    (SELECT * FROM generate_series(1,N), every value read; time per row by fit).")]
+    (SELECT * FROM generate_series(1,N), every value read; time per row by fit), \
+    concurrent (clients running a script at once on a few threads, like pgbench -c -j -T; \
+    transactions/s and latency percentiles).")]
 pub struct PostgresArgs {
-    /// Experiments to run, comma-separated [default: query,connect,auth,rows].
+    /// Experiments to run, comma-separated [default: query,connect,auth,rows,concurrent].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub experiments: Option<Vec<PgExperiment>>,
 
@@ -185,6 +187,28 @@ pub struct PostgresArgs {
     /// [default: trust,password,md5,scram-sha-256,peer].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub auth_methods: Option<Vec<AuthMethod>>,
+
+    /// Concurrent clients; a list (e.g. 1,2,4,8,16) runs a sweep [default: 10].
+    #[arg(long, value_delimiter = ',', default_value = "10", value_name = "LIST")]
+    pub clients: Vec<u32>,
+
+    /// Client threads driving the concurrent clients [default: the number of cores].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
+
+    /// Measured time of each concurrent run, e.g. 10s or 500ms, after a warm-up that
+    /// is not counted [default: 10s; 2s with --quick].
+    #[arg(long, value_name = "TIME")]
+    pub duration: Option<String>,
+
+    /// The transaction of the concurrent clients: a file of SQL commands, each ending
+    /// with ';', run one after the other, like a pgbench script [default: SELECT 1].
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+
+    /// Open and close a connection for every transaction, like pgbench -C.
+    #[arg(long)]
+    pub connect_per_transaction: bool,
 
     /// Directory holding PostgreSQL's initdb and postgres [default: from pg_config, then
     /// the newest /usr/lib/postgresql/*/bin, then PATH].

@@ -86,6 +86,12 @@ pub struct Params {
     /// Concurrent clients.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<u64>,
+    /// Client threads driving them (PostgreSQL concurrent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u64>,
+    /// A new connection for every transaction, like `pgbench -C`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub connect_per_transaction: bool,
     /// Time budget of each trial's timed loop, milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
@@ -102,7 +108,8 @@ pub struct Params {
 pub struct Metrics {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conn_per_s: Option<f64>,
-    /// Time for one whole connection (connect, greeting, close).
+    /// Time for one whole connection (sockets connect: connect, greeting, close), or
+    /// for one transaction (PostgreSQL concurrent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ns: Option<Percentiles>,
     /// Round-trip time of one request/response.
@@ -140,6 +147,12 @@ pub struct Metrics {
     /// Median connection time minus that under `trust` on the same transport.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_ns: Option<f64>,
+    /// Transactions per second of many clients at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tps: Option<f64>,
+    /// Transactions the server answered with an error (over all trials in a record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<u64>,
 }
 
 /// Where the time of one PostgreSQL connection goes, as libpq's non-blocking connect
@@ -202,6 +215,8 @@ impl Metrics {
                 close: phase(|p| p.close),
             }),
             auth_ns: scalar(|m| m.auth_ns),
+            tps: scalar(|m| m.tps),
+            failed: trials.iter().filter_map(|m| m.failed).reduce(|a, b| a + b),
         }
     }
 }
@@ -227,6 +242,9 @@ pub struct Trial {
     /// Set when the trial stopped early to keep ephemeral ports from running out.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub port_limited: bool,
+    /// Connections opened in the trial (PostgreSQL concurrent clients).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u64>,
     /// Total time of each timed batch of N operations, the points of the fit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub points: Vec<Point>,

@@ -48,6 +48,27 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
     Ok(count as u64)
 }
 
+/// Parses a duration such as `10s`, `500ms`, `2m` or `10` (seconds).
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let trimmed = text.trim();
+    let bad = || format!("duration '{text}' is not understood; write e.g. 10s, 500ms, 2m");
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let seconds = match unit.trim() {
+        "" | "s" => value,
+        "ms" => value / 1e3,
+        "m" | "min" => value * 60.0,
+        _ => return Err(bad()),
+    };
+    if !(0.001..=86_400.0).contains(&seconds) {
+        return Err(format!("duration '{text}' must be between 1ms and 24h"));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
 /// Formats a count compactly: `5000`, `500k`, `2M`.
 pub fn format_count(n: u64) -> String {
     if n >= 1_000_000 && n % 100_000 == 0 {
@@ -80,6 +101,18 @@ pub fn format_size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_with_units() {
+        use std::time::Duration;
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5h").is_err());
+    }
 
     #[test]
     fn counts_with_decimal_multipliers() {

@@ -92,6 +92,10 @@ fn every_experiment_on_every_transport_gives_plausible_results() {
             "20k,40k",
             "--connections",
             "20",
+            "--clients",
+            "1,3",
+            "--duration",
+            "400ms",
             "--json",
             json.to_str().unwrap(),
         ],
@@ -165,7 +169,44 @@ fn every_experiment_on_every_transport_gives_plausible_results() {
         assert!(number(r, "metrics.phases_ns.auth") > 0.0);
     }
     check_auth(&file);
+    check_concurrent(&file);
     assert_clean(&scratch);
+}
+
+/// A sweep over 1 and 3 clients on every transport: transactions happened, none
+/// failed, the percentiles are ordered, and each client kept its one connection.
+fn check_concurrent(file: &Value) {
+    let runs = results(file, "postgres.concurrent");
+    let found: Vec<(u64, &str)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["params"]["clients"].as_u64().unwrap(),
+                r["transport"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let expected: Vec<(u64, &str)> = [1, 3]
+        .iter()
+        .flat_map(|&c| TRANSPORTS.iter().map(move |&t| (c, t)))
+        .collect();
+    assert_eq!(found, expected);
+    for r in runs {
+        assert!(number(r, "metrics.tps") > 0.0, "no transactions: {r}");
+        assert_eq!(r["metrics"]["failed"], 0);
+        let (p50, p99, p999) = (
+            number(r, "metrics.latency_ns.p50"),
+            number(r, "metrics.latency_ns.p99"),
+            number(r, "metrics.latency_ns.p999"),
+        );
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= p999, "{p50} {p99} {p999}");
+        for t in r["trials"].as_array().unwrap() {
+            assert_eq!(
+                t["connections"], r["params"]["clients"],
+                "one connection per client"
+            );
+        }
+    }
 }
 
 /// Every method on every transport it applies to; passwords stored as the method

@@ -60,6 +60,7 @@ pub fn run(args: &PostgresArgs, argv: Vec<String>) -> Result<()> {
         auth_targets,
         cluster: cluster.as_mut().map(|c| (c, methods)),
         budget: plan.budget.clone(),
+        concurrent: plan.concurrent.clone(),
         trials: plan.trials,
         progress: &progress,
         per_query_ns: Default::default(),

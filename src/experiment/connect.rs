@@ -73,6 +73,7 @@ pub fn trial(target: &Target, budget: Duration) -> Result<Trial> {
         time_wait_before,
         time_wait_after: uses_ports.then(system::time_wait_count).flatten(),
         port_limited: port_cap.is_some_and(|cap| samples.len() >= cap),
+        connections: None,
         points: Vec::new(),
     })
 }

@@ -12,6 +12,8 @@ use comfy_table::{CellAlignment, Table};
 
 /// Reads one figure of a record.
 type Figure = fn(&ResultRecord) -> Option<f64>;
+/// Reads one latency figure.
+type LatencyOf = fn(&crate::stats::Percentiles) -> f64;
 /// Reads one phase of a connection.
 type PhaseOf = fn(&Phases) -> f64;
 
@@ -48,6 +50,17 @@ pub fn render(experiment: PgExperiment, records: &[ResultRecord]) -> String {
             fitted_rows(&mut table, experiment, &columns(&all))
         }
         PgExperiment::Connect => connect_rows(&mut table, &columns(&all)),
+        PgExperiment::Concurrent => {
+            let mut counts: Vec<u64> = records.iter().filter_map(|r| r.params.clients).collect();
+            counts.dedup();
+            for clients in counts {
+                let of: Vec<&ResultRecord> = records
+                    .iter()
+                    .filter(|r| r.params.clients == Some(clients))
+                    .collect();
+                concurrent_rows(&mut table, clients, &columns(&of));
+            }
+        }
         PgExperiment::Auth => {
             let mut methods: Vec<&str> = Vec::new();
             for r in records {
@@ -141,7 +154,12 @@ fn fitted_rows(table: &mut Table, experiment: PgExperiment, columns: &[Option<Re
         |v| format!("{v:.4}"),
         |r| r.metrics.r2,
     );
-    range_line(table, &format!("time per {singular}, range"), columns);
+    range_line(
+        table,
+        &format!("time per {singular}, range"),
+        columns,
+        duration_ns,
+    );
 }
 
 fn connect_rows(table: &mut Table, columns: &[Option<ResultRecord>]) {
@@ -164,7 +182,7 @@ fn connect_rows(table: &mut Table, columns: &[Option<ResultRecord>]) {
     line(table, "  p99", columns, Compare::Not, duration_ns, |r| {
         r.metrics.connect_ns.map(|p| p.p99)
     });
-    range_line(table, "  p50 range", columns);
+    range_line(table, "  p50 range", columns, duration_ns);
     line(
         table,
         "handshake (p50 − time per query)",
@@ -192,6 +210,39 @@ fn connect_rows(table: &mut Table, columns: &[Option<ResultRecord>]) {
         line(table, label, columns, Compare::Not, duration_ns, |r| {
             r.metrics.phases_ns.as_ref().map(get)
         });
+    }
+}
+
+fn concurrent_rows(table: &mut Table, clients: u64, columns: &[Option<ResultRecord>]) {
+    let label = format!("{clients} clients: transactions/s");
+    line(table, &label, columns, Compare::HigherIsBetter, rate, |r| {
+        r.metrics.tps
+    });
+    range_line(table, "  range", columns, rate);
+    let latencies: [(&str, LatencyOf); 4] = [
+        ("  latency mean", |p| p.mean),
+        ("  latency p50", |p| p.p50),
+        ("  latency p99", |p| p.p99),
+        ("  latency p99.9", |p| p.p999),
+    ];
+    for (label, get) in latencies {
+        line(table, label, columns, Compare::Not, duration_ns, |r| {
+            r.metrics.latency_ns.as_ref().map(get)
+        });
+    }
+    if columns
+        .iter()
+        .flatten()
+        .any(|r| r.metrics.failed.unwrap_or(0) > 0)
+    {
+        line(
+            table,
+            "  failed transactions",
+            columns,
+            Compare::Not,
+            |v| format!("{v:.0}"),
+            |r| r.metrics.failed.map(|f| f as f64),
+        );
     }
 }
 
@@ -269,13 +320,18 @@ fn line(
 }
 
 /// The headline's min–max over trials, marked `~` when noisy.
-fn range_line(table: &mut Table, label: &str, columns: &[Option<ResultRecord>]) {
+fn range_line(
+    table: &mut Table,
+    label: &str,
+    columns: &[Option<ResultRecord>],
+    format: fn(f64) -> String,
+) {
     let mut cells = vec![label.to_string()];
     for c in columns {
         cells.push(c.as_ref().map_or("-".into(), |r| {
             let s = &r.headline.spread;
             let mark = if r.headline.noisy { " ~" } else { "" };
-            format!("{}–{}{mark}", duration_ns(s.min), duration_ns(s.max))
+            format!("{}–{}{mark}", format(s.min), format(s.max))
         }));
     }
     table.add_row(cells);

@@ -5,10 +5,12 @@ use crate::cli::PostgresArgs;
 use crate::error::usage;
 use crate::postgres::experiment::{PgBudget, PgExperiment};
 use crate::postgres::hba::AuthMethod;
+use crate::postgres::script;
 use crate::postgres::targets::NamedUrl;
 use crate::transport::Transport;
-use crate::units::parse_count;
+use crate::units::{parse_count, parse_duration};
 use anyhow::Result;
+use std::ffi::CString;
 use std::path::PathBuf;
 
 /// Where the servers under test come from.
@@ -27,6 +29,16 @@ pub enum PgSource {
     },
 }
 
+/// How the concurrent experiment loads the server.
+#[derive(Debug, Clone)]
+pub struct ConcurrentPlan {
+    /// One run per client count (a sweep when there are several).
+    pub clients: Vec<u32>,
+    pub threads: u32,
+    pub script: Vec<CString>,
+    pub connect_per_transaction: bool,
+}
+
 /// A validated `postgres` run.
 #[derive(Debug, Clone)]
 pub struct PostgresPlan {
@@ -34,6 +46,7 @@ pub struct PostgresPlan {
     pub experiments: Vec<PgExperiment>,
     pub trials: u32,
     pub budget: PgBudget,
+    pub concurrent: ConcurrentPlan,
     pub json: Option<PathBuf>,
 }
 
@@ -60,6 +73,11 @@ impl PostgresPlan {
             budget.connections = n;
             budget.auth_connections = n;
         }
+        if let Some(text) = &args.duration {
+            budget.concurrent_time =
+                parse_duration(text).map_err(|e| usage(format!("--duration: {e}")))?;
+        }
+        let concurrent = concurrent_plan(args)?;
         let user_mode = !args.urls.is_empty() || !args.auth_urls.is_empty();
         let source = if user_mode {
             user_source(args)?
@@ -83,7 +101,7 @@ impl PostgresPlan {
         };
         if experiments.is_empty() {
             return Err(usage(
-                "--experiments needs at least one of query, connect, auth, rows",
+                "--experiments needs at least one of query, connect, auth, rows, concurrent",
             ));
         }
         if let PgSource::Urls { urls, auth_urls } = &source {
@@ -104,6 +122,7 @@ impl PostgresPlan {
             experiments,
             trials,
             budget,
+            concurrent,
             json: args.json.clone(),
         })
     }
@@ -156,4 +175,32 @@ fn counts(flag: &str, list: &[String]) -> Result<Vec<u64>> {
         )));
     }
     Ok(counts)
+}
+
+const MAX_CLIENTS: u32 = 1_000;
+
+fn concurrent_plan(args: &PostgresArgs) -> Result<ConcurrentPlan> {
+    let clients = dedup(&args.clients);
+    if let Some(bad) = clients.iter().find(|c| !(1..=MAX_CLIENTS).contains(*c)) {
+        return Err(usage(format!(
+            "--clients must be between 1 and {MAX_CLIENTS}, not {bad}"
+        )));
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let threads = args.threads.unwrap_or(cores);
+    if !(1..=256).contains(&threads) {
+        return Err(usage(format!(
+            "--threads must be between 1 and 256, not {threads}"
+        )));
+    }
+    let script = match &args.script {
+        Some(path) => script::load(path)?,
+        None => vec![CString::new(script::DEFAULT)?],
+    };
+    Ok(ConcurrentPlan {
+        clients,
+        threads,
+        script,
+        connect_per_transaction: args.connect_per_transaction,
+    })
 }

@@ -10,5 +10,6 @@ pub mod experiment;
 pub mod hba;
 pub mod libpq;
 mod process;
+pub mod script;
 pub mod suite;
 pub mod targets;

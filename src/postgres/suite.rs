@@ -6,12 +6,14 @@
 //! from trial to trial, so slow drift in the machine spreads over all transports.
 
 use super::cluster::Cluster;
+use super::experiment::concurrent::{self, Load};
 use super::experiment::{connect, fitted, PgBudget, PgExperiment, PgTarget};
 use super::hba::AuthMethod;
 use crate::error::Interrupted;
 use crate::experiment::records::{rank, record};
 use crate::interrupt;
 use crate::output::progress::Progress;
+use crate::plan::postgres::ConcurrentPlan;
 use crate::results::{Params, ResultRecord, Trial};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
@@ -24,6 +26,7 @@ pub struct Suite<'a> {
     /// The throwaway cluster and the methods to compare on it.
     pub cluster: Option<(&'a mut Cluster, Vec<AuthMethod>)>,
     pub budget: PgBudget,
+    pub concurrent: ConcurrentPlan,
     pub trials: u32,
     pub progress: &'a Progress,
     /// Time per query from the query experiment, by target label.
@@ -35,9 +38,10 @@ impl Suite<'_> {
     pub fn run(&mut self, experiment: PgExperiment) -> Result<Vec<ResultRecord>> {
         let mut records = match experiment {
             PgExperiment::Auth => self.auth()?,
+            PgExperiment::Concurrent => self.concurrent()?,
             _ => {
                 let targets = self.targets.clone();
-                let trials = self.trials_over(experiment, "", &targets)?;
+                let trials = self.trials_over(experiment, "", &targets, None)?;
                 let params = self.params(experiment);
                 let records = targets
                     .iter()
@@ -65,7 +69,7 @@ impl Suite<'_> {
                 counts: Some(self.budget.rows.clone()),
                 ..Params::default()
             },
-            PgExperiment::Connect | PgExperiment::Auth => Params {
+            PgExperiment::Connect | PgExperiment::Auth | PgExperiment::Concurrent => Params {
                 auth_method: trust,
                 ..Params::default()
             },
@@ -134,7 +138,8 @@ impl Suite<'_> {
                         format!("cannot switch the throwaway cluster to {method} authentication")
                     })?;
                 }
-                let one = self.one_trial(PgExperiment::Auth, method.name(), targets, trial)?;
+                let one =
+                    self.one_trial(PgExperiment::Auth, method.name(), targets, trial, None)?;
                 for (t, result) in one.into_iter().enumerate() {
                     trials[m][t].push(result);
                 }
@@ -172,17 +177,49 @@ impl Suite<'_> {
         Ok(records)
     }
 
+    /// The concurrent experiment: for each client count, every trial on every target.
+    fn concurrent(&mut self) -> Result<Vec<ResultRecord>> {
+        let targets = self.targets.clone();
+        let plan = self.concurrent.clone();
+        let mut records = Vec::new();
+        for &clients in &plan.clients {
+            let load = Load {
+                clients,
+                threads: plan.threads.min(clients),
+                duration: self.budget.concurrent_time,
+                warmup: self.budget.concurrent_warmup,
+                script: plan.script.clone(),
+                connect_per_transaction: plan.connect_per_transaction,
+            };
+            let case = format!("{clients} clients");
+            let trials =
+                self.trials_over(PgExperiment::Concurrent, &case, &targets, Some(&load))?;
+            let params = Params {
+                clients: Some(u64::from(clients)),
+                threads: Some(u64::from(load.threads)),
+                duration_ms: Some(load.duration.as_millis() as u64),
+                connect_per_transaction: load.connect_per_transaction,
+                ..self.params(PgExperiment::Concurrent)
+            };
+            for (target, trials) in targets.iter().zip(trials) {
+                records.push(build(PgExperiment::Concurrent, &params, target, trials));
+            }
+        }
+        Ok(records)
+    }
+
     /// All trials of an experiment over `targets`, as `result[target][trial]`.
     fn trials_over(
         &self,
         experiment: PgExperiment,
         case: &str,
         targets: &[PgTarget],
+        load: Option<&Load>,
     ) -> Result<Vec<Vec<Trial>>> {
         let mut all = vec![Vec::new(); targets.len()];
         for trial in 0..self.trials {
             for (t, result) in self
-                .one_trial(experiment, case, targets, trial)?
+                .one_trial(experiment, case, targets, trial, load)?
                 .into_iter()
                 .enumerate()
             {
@@ -200,6 +237,7 @@ impl Suite<'_> {
         case: &str,
         targets: &[PgTarget],
         trial: u32,
+        load: Option<&Load>,
     ) -> Result<Vec<Trial>> {
         let mut results: Vec<Option<Trial>> = vec![None; targets.len()];
         for k in 0..targets.len() {
@@ -219,6 +257,10 @@ impl Suite<'_> {
                 PgExperiment::Rows => fitted::rows_trial(target, &b.rows),
                 PgExperiment::Connect => connect::trial(target, b.connections, b.connect_time),
                 PgExperiment::Auth => connect::trial(target, b.auth_connections, b.auth_time),
+                PgExperiment::Concurrent => match load {
+                    Some(load) => concurrent::trial(target, load),
+                    None => Err(anyhow::anyhow!("no load given")),
+                },
             }
             .with_context(|| {
                 format!(

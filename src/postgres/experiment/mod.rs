@@ -5,6 +5,7 @@
 //! timed loops hold nothing but the work and the clock; connection parameters are C
 //! strings prepared before, and sample buffers are sized and touched before.
 
+pub mod concurrent;
 pub mod connect;
 pub mod fitted;
 
@@ -24,14 +25,16 @@ pub enum PgExperiment {
     Connect,
     Auth,
     Rows,
+    Concurrent,
 }
 
 impl PgExperiment {
-    pub const ALL: [PgExperiment; 4] = [
+    pub const ALL: [PgExperiment; 5] = [
         PgExperiment::Query,
         PgExperiment::Connect,
         PgExperiment::Auth,
         PgExperiment::Rows,
+        PgExperiment::Concurrent,
     ];
 
     pub fn name(self) -> &'static str {
@@ -40,6 +43,7 @@ impl PgExperiment {
             PgExperiment::Connect => "connect",
             PgExperiment::Auth => "auth",
             PgExperiment::Rows => "rows",
+            PgExperiment::Concurrent => "concurrent",
         }
     }
 
@@ -52,6 +56,7 @@ impl PgExperiment {
             PgExperiment::Rows => {
                 "SELECT * FROM generate_series(1,N), every value read, fitted on N"
             }
+            PgExperiment::Concurrent => "clients running the script at once, like pgbench -c -j -T",
         }
     }
 }
@@ -63,6 +68,7 @@ impl Experiment for PgExperiment {
             PgExperiment::Connect => "postgres.connect",
             PgExperiment::Auth => "postgres.auth",
             PgExperiment::Rows => "postgres.rows",
+            PgExperiment::Concurrent => "postgres.concurrent",
         }
     }
 
@@ -71,6 +77,7 @@ impl Experiment for PgExperiment {
             PgExperiment::Query => ("per_query_ns", false),
             PgExperiment::Connect | PgExperiment::Auth => ("connect_ns.p50", false),
             PgExperiment::Rows => ("per_row_ns", false),
+            PgExperiment::Concurrent => ("tps", true),
         }
     }
 
@@ -79,6 +86,7 @@ impl Experiment for PgExperiment {
             PgExperiment::Query => m.per_query_ns,
             PgExperiment::Connect | PgExperiment::Auth => m.connect_ns.map(|p| p.p50),
             PgExperiment::Rows => m.per_row_ns,
+            PgExperiment::Concurrent => m.tps,
         }
     }
 }
@@ -96,7 +104,9 @@ impl FromStr for PgExperiment {
             .into_iter()
             .find(|e| e.name() == s)
             .ok_or_else(|| {
-                format!("unknown experiment '{s}' (expected query, connect, auth or rows)")
+                format!(
+                    "unknown experiment '{s}' (expected query, connect, auth, rows or concurrent)"
+                )
             })
     }
 }
@@ -126,6 +136,9 @@ pub struct PgBudget {
     /// The same for each method of the auth experiment.
     pub auth_connections: u64,
     pub auth_time: Duration,
+    /// Measured time and warm-up of each concurrent run.
+    pub concurrent_time: Duration,
+    pub concurrent_warmup: Duration,
 }
 
 impl PgBudget {
@@ -137,6 +150,8 @@ impl PgBudget {
             connect_time: Duration::from_secs(3),
             auth_connections: 300,
             auth_time: Duration::from_secs(2),
+            concurrent_time: Duration::from_secs(10),
+            concurrent_warmup: Duration::from_secs(1),
         }
     }
 
@@ -148,6 +163,8 @@ impl PgBudget {
             connect_time: Duration::from_millis(600),
             auth_connections: 50,
             auth_time: Duration::from_millis(400),
+            concurrent_time: Duration::from_secs(2),
+            concurrent_warmup: Duration::from_millis(300),
         }
     }
 }

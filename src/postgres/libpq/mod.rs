@@ -6,6 +6,9 @@
 //! a connection (server version, TLS in use). Connection parameters are prepared once
 //! as C strings ([`ConnParams`]) so a timed loop allocates nothing of its own.
 
+mod nonblocking;
+
+pub use nonblocking::{Step, TxOutcome};
 use pq_sys as pq;
 use std::ffi::{c_char, CStr, CString};
 use std::ptr::NonNull;
@@ -61,6 +64,10 @@ pub struct ConnParams {
     keywords: Vec<*const c_char>,
     values: Vec<*const c_char>,
 }
+
+// The pointers point into the C strings the same value owns and never changes.
+unsafe impl Send for ConnParams {}
+unsafe impl Sync for ConnParams {}
 
 impl Clone for ConnParams {
     fn clone(&self) -> ConnParams {

@@ -1,0 +1,243 @@
+//! `concurrent`: C clients on T threads running a script for D seconds, like
+//! `pgbench -f script.sql -c C -j T -T D`.
+//!
+//! Each thread drives its share of the connections through libpq's asynchronous
+//! interface and one `poll(2)` over their sockets, the way pgbench does, rather than
+//! one OS thread per connection: with 2 cores and 10 clients, threads would measure
+//! the scheduler. A warm-up runs first and is not counted. Latencies go into one
+//! HdrHistogram per thread (recording is a counter increment, no allocation), merged
+//! after the run. With `connect_per_transaction`, every transaction opens and closes
+//! its own connection, like `pgbench -C`.
+
+use super::PgTarget;
+use crate::experiment::{nanos, rate};
+use crate::postgres::libpq::{Conn, Step, TxOutcome};
+use crate::results::{Metrics, Trial};
+use crate::stats::Percentiles;
+use anyhow::{anyhow, bail, Context, Result};
+use hdrhistogram::Histogram;
+use std::ffi::CString;
+use std::time::{Duration, Instant};
+
+/// What one run does.
+#[derive(Debug, Clone)]
+pub struct Load {
+    pub clients: u32,
+    pub threads: u32,
+    pub duration: Duration,
+    pub warmup: Duration,
+    /// The transaction: commands sent one after the other.
+    pub script: Vec<CString>,
+    pub connect_per_transaction: bool,
+}
+
+/// What one thread counted in the measured window.
+struct Tally {
+    histogram: Histogram<u64>,
+    failed: u64,
+    connections: u64,
+}
+
+/// One client connection and where its transaction stands.
+struct Client {
+    conn: Option<Conn>,
+    state: State,
+    started: Instant,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum State {
+    Idle,
+    Connecting(Step),
+    Running(usize),
+}
+
+/// Longest latency the histograms hold; longer ones count as this.
+const MAX_LATENCY_NS: u64 = 60_000_000_000;
+
+/// One trial on `target`.
+pub fn trial(target: &PgTarget, load: &Load) -> Result<Trial> {
+    let threads = load.threads.clamp(1, load.clients);
+    let start = Instant::now() + Duration::from_millis(50);
+    let measured_from = start + load.warmup;
+    let end = measured_from + load.duration;
+    let tallies: Vec<Result<Tally>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let share = load.clients / threads + u32::from(t < load.clients % threads);
+                scope.spawn(move || drive(target, load, share, start, measured_from, end))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("a client thread panicked")))
+            })
+            .collect()
+    });
+    let mut merged = histogram();
+    let (mut failed, mut connections) = (0, 0);
+    for tally in tallies {
+        let tally = tally?;
+        merged.add(&tally.histogram).map_err(|e| anyhow!("{e:?}"))?;
+        failed += tally.failed;
+        connections += tally.connections;
+    }
+    let count = merged.len();
+    let elapsed_ns = nanos(load.duration);
+    let q = |q: f64| merged.value_at_quantile(q) as f64;
+    Ok(Trial {
+        metrics: Metrics {
+            tps: Some(rate(count, elapsed_ns)),
+            latency_ns: (count > 0).then(|| Percentiles {
+                mean: merged.mean(),
+                p50: q(0.50),
+                p99: q(0.99),
+                p999: q(0.999),
+            }),
+            failed: Some(failed),
+            ..Metrics::default()
+        },
+        count,
+        elapsed_ns,
+        connections: Some(connections),
+        ..Trial::default()
+    })
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid histogram bounds")
+}
+
+/// One thread: opens its clients, then keeps each busy until `end`.
+fn drive(
+    target: &PgTarget,
+    load: &Load,
+    clients: u32,
+    start: Instant,
+    measured_from: Instant,
+    end: Instant,
+) -> Result<Tally> {
+    let mut tally = Tally {
+        histogram: histogram(),
+        failed: 0,
+        connections: 0,
+    };
+    let mut all: Vec<Client> = (0..clients)
+        .map(|_| {
+            let conn = if load.connect_per_transaction {
+                None
+            } else {
+                tally.connections += 1;
+                Some(Conn::connect(&target.params)?)
+            };
+            Ok(Client {
+                conn,
+                state: State::Idle,
+                started: start,
+            })
+        })
+        .collect::<Result<_, crate::postgres::libpq::PgError>>()
+        .context("cannot open the clients' connections")?;
+    let mut fds: Vec<libc::pollfd> = Vec::with_capacity(all.len());
+    std::thread::sleep(start.saturating_duration_since(Instant::now()));
+    loop {
+        let now = Instant::now();
+        if now >= end {
+            break;
+        }
+        for c in all.iter_mut().filter(|c| c.state == State::Idle) {
+            begin(c, target, load, now, &mut tally)?;
+        }
+        fds.clear();
+        fds.extend(all.iter().map(|c| libc::pollfd {
+            fd: c.conn.as_ref().map_or(-1, Conn::socket),
+            events: match c.state {
+                State::Connecting(Step::Write) => libc::POLLOUT,
+                _ => libc::POLLIN,
+            },
+            revents: 0,
+        }));
+        let wait_ms = (end - now).as_millis().clamp(1, 1000) as libc::c_int;
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
+        if ready < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            bail!("poll failed: {}", std::io::Error::last_os_error());
+        }
+        for (c, fd) in all.iter_mut().zip(&fds) {
+            if fd.revents != 0 {
+                progress(c, load, measured_from, end, &mut tally)?;
+            }
+        }
+    }
+    Ok(tally)
+}
+
+/// Starts a client's next transaction.
+fn begin(
+    c: &mut Client,
+    target: &PgTarget,
+    load: &Load,
+    now: Instant,
+    tally: &mut Tally,
+) -> Result<()> {
+    c.started = now;
+    if load.connect_per_transaction {
+        tally.connections += 1;
+        c.conn = Some(Conn::start(&target.params)?);
+        c.state = State::Connecting(Step::Write);
+    } else {
+        send(c, load, 0)?;
+    }
+    Ok(())
+}
+
+fn send(c: &mut Client, load: &Load, command: usize) -> Result<()> {
+    let conn = c.conn.as_ref().context("no connection")?;
+    conn.send(&load.script[command])?;
+    c.state = State::Running(command);
+    Ok(())
+}
+
+/// Advances a client whose socket is ready.
+fn progress(
+    c: &mut Client,
+    load: &Load,
+    measured_from: Instant,
+    end: Instant,
+    tally: &mut Tally,
+) -> Result<()> {
+    let conn = c.conn.as_ref().context("no connection")?;
+    match c.state {
+        State::Idle => Ok(()),
+        State::Connecting(_) => match conn.advance()? {
+            Step::Ready => send(c, load, 0),
+            step => {
+                c.state = State::Connecting(step);
+                Ok(())
+            }
+        },
+        State::Running(command) => match conn.receive()? {
+            TxOutcome::Pending => Ok(()),
+            outcome => {
+                let failed = outcome == TxOutcome::Failed;
+                if !failed && command + 1 < load.script.len() {
+                    return send(c, load, command + 1);
+                }
+                let done = Instant::now();
+                if c.started >= measured_from && done <= end {
+                    if failed {
+                        tally.failed += 1;
+                    } else {
+                        tally.histogram.saturating_record(nanos(done - c.started));
+                    }
+                }
+                if load.connect_per_transaction {
+                    c.conn = None;
+                }
+                c.state = State::Idle;
+                Ok(())
+            }
+        },
+    }
+}
