@@ -188,3 +188,30 @@ fn postgres_options_that_do_not_fit() {
         "needs --auth-url",
     );
 }
+
+#[test]
+fn postgres_concurrent_options() {
+    assert_rejected(
+        &["postgres", "--clients", "0"],
+        "--clients must be between 1 and 1000",
+    );
+    assert_rejected(
+        &["postgres", "--threads", "0"],
+        "--threads must be between 1 and 256",
+    );
+    assert_rejected(
+        &["postgres", "--duration", "soon"],
+        "duration 'soon' is not understood",
+    );
+    assert_rejected(
+        &["postgres", "--script", "/nowhere/tx.sql"],
+        "--script /nowhere/tx.sql",
+    );
+    let tmp = tempdir();
+    let script = tmp.path().join("tx.sql");
+    std::fs::write(&script, "\\set aid random(1, 100000)\nSELECT 1;\n").unwrap();
+    assert_rejected(
+        &["postgres", "--script", script.to_str().unwrap()],
+        "meta-commands such as '\\set' are not supported",
+    );
+}

@@ -296,3 +296,78 @@ fn ctrl_c_keeps_finished_experiments_and_removes_the_cluster() {
     assert!(results(&file, "postgres.connect").is_empty());
     assert_clean(&scratch);
 }
+
+#[test]
+fn a_server_gone_mid_run_is_an_error_naming_the_experiment_and_results_are_kept() {
+    if !postgres_installed("a_server_gone_mid_run") {
+        return;
+    }
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let json = tmp.path().join("out.json");
+    let child = sockbench(&scratch)
+        .args([
+            "postgres",
+            "--experiments",
+            "query,concurrent",
+            "--trials",
+            "1",
+        ])
+        .args([
+            "--transports",
+            "unix",
+            "--queries",
+            "500,2000",
+            "--duration",
+            "60s",
+        ])
+        .args(["--json", json.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = KillOnDrop(child);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let finished_query = || {
+        std::fs::read_to_string(&json)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|f| !results(&f, "postgres.query").is_empty())
+    };
+    while !finished_query() {
+        assert!(Instant::now() < deadline, "query never finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500)); // into the concurrent run
+                                                     // The postmaster sockbench started: its data directory is under `scratch`.
+    let marker = format!("{}/sockbench-pg-", scratch.display());
+    let postmaster = processes_mentioning(&marker);
+    assert_eq!(
+        postmaster.len(),
+        1,
+        "expected one postmaster: {postmaster:?}"
+    );
+    unsafe { libc::kill(postmaster[0] as libc::pid_t, libc::SIGQUIT) };
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "sockbench did not notice the server had gone"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("postgres.concurrent") && stderr.contains("over unix"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(results(&file, "postgres.query").len(), 1);
+    assert!(results(&file, "postgres.concurrent").is_empty());
+    assert_clean(&scratch);
+}

@@ -277,6 +277,14 @@ impl Cluster {
         self.port
     }
 
+    /// The first value of a query run as the administrator.
+    #[cfg(test)]
+    pub fn admin_value(&self, sql: &str) -> String {
+        Conn::connect(&self.admin_params())
+            .and_then(|c| c.query_value(sql))
+            .expect("admin query")
+    }
+
     /// The password of role `foo`.
     #[cfg(test)]
     pub fn password(&self) -> &str {

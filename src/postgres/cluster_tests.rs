@@ -160,3 +160,61 @@ fn user_urls_are_measured_and_their_passwords_never_written() {
         );
     }
 }
+
+/// Sessions the server has seen end in database `foo`, once the count is steady at
+/// `expected` (the statistics arrive as backends exit), or what it is after 5 s.
+fn sessions_reaching(cluster: &Cluster, before: u64, expected: u64) -> u64 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let now: u64 = cluster
+            .admin_value("SELECT sessions FROM pg_stat_database WHERE datname = 'foo'")
+            .parse()
+            .unwrap();
+        if now - before >= expected || std::time::Instant::now() > deadline {
+            return now - before;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn connect_per_transaction_opens_one_connection_per_transaction() {
+    use super::experiment::concurrent::{trial, Load};
+    let Some(binaries) = binaries_or_skip("connect_per_transaction") else {
+        return;
+    };
+    let cluster = Cluster::start(&binaries, false).expect("cluster starts");
+    let targets = super::targets::cluster_targets(&cluster, &[Transport::Unix]).unwrap();
+    let mut load = Load {
+        clients: 2,
+        threads: 1,
+        duration: std::time::Duration::from_millis(300),
+        warmup: std::time::Duration::from_millis(100),
+        script: vec![std::ffi::CString::new("SELECT 1").unwrap()],
+        connect_per_transaction: false,
+    };
+    // The one session that looked at the server when the target was made.
+    let mut before = sessions_reaching(&cluster, 0, 1);
+    for per_transaction in [false, true] {
+        load.connect_per_transaction = per_transaction;
+        let result = trial(&targets[0], &load).unwrap();
+        let opened = result.connections.unwrap();
+        let seen = sessions_reaching(&cluster, before, opened);
+        assert_eq!(
+            seen, opened,
+            "the server saw {seen} sessions, sockbench opened {opened}"
+        );
+        before += seen;
+        if per_transaction {
+            // Every counted transaction had its own session; warm-up ones came on top.
+            assert!(
+                opened > result.count && result.count > 10,
+                "{opened} for {}",
+                result.count
+            );
+        } else {
+            assert_eq!(opened, 2, "one connection per client");
+            assert!(result.count > 10);
+        }
+    }
+}

@@ -225,10 +225,16 @@ impl Conn {
         }
     }
 
+    /// Takes ownership of a new connection and silences its notices: libpq would
+    /// print the server's warnings (e.g. on shutdown) on stderr, in the middle of
+    /// sockbench's output. Errors still arrive as results and error messages.
     fn wrap(raw: *mut pq::PGconn) -> Result<Conn, PgError> {
-        NonNull::new(raw)
-            .map(|raw| Conn { raw })
-            .ok_or_else(|| PgError::Connect("libpq could not allocate a connection".into()))
+        let raw = NonNull::new(raw)
+            .ok_or_else(|| PgError::Connect("libpq could not allocate a connection".into()))?;
+        unsafe {
+            pq::PQsetNoticeProcessor(raw.as_ptr(), Some(ignore_notice), std::ptr::null_mut())
+        };
+        Ok(Conn { raw })
     }
 
     fn checked(raw: *mut pq::PGconn) -> Result<Conn, PgError> {
@@ -320,6 +326,8 @@ impl Conn {
         }
     }
 }
+
+unsafe extern "C" fn ignore_notice(_arg: *mut std::ffi::c_void, _message: *const c_char) {}
 
 /// A query result; cleared on drop.
 pub struct PgResult {
