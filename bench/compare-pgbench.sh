@@ -17,56 +17,13 @@ rounds=${ROUNDS:-2}
 transports=${TRANSPORTS:-unix tcp tls}
 seconds=${SECONDS_PER_RUN:-10}
 
-bindir=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
-[ -x "$bindir/pgbench" ] || { echo "pgbench not found; set PG_BINDIR" >&2; exit 1; }
-
-cargo build --release --quiet
-sb=$PWD/target/release/sockbench
-
 # Server and clients share one CPU (PIN_CPU, default 0; PIN_CPU=none to let them
 # roam). Unpinned, each round trip on these VMs costs either ~20 µs or ~100 µs,
 # depending on whether the scheduler keeps client and backend on one CPU, which
 # swamps any difference between the two clients.
-pin=()
-if [ "${PIN_CPU:-0}" != none ]; then pin=(taskset -c "${PIN_CPU:-0}"); fi
-as_server=("${pin[@]}")
-if [ "$(id -u)" = 0 ]; then
-    as_server+=(setpriv --reuid=postgres --regid=postgres --clear-groups)
-fi
-
-work=$(mktemp -d /tmp/sockbench-pgbench-XXXXXX)
-chmod 755 "$work"
-pg_pid=
-cleanup() {
-    if [ -n "$pg_pid" ]; then
-        kill -INT "$pg_pid" 2>/dev/null || true
-        for _ in $(seq 100); do kill -0 "$pg_pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pg_pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-mkdir "$work/sock"
-[ ${#as_server[@]} -gt 0 ] && chown postgres: "$work" "$work/sock"
-"${as_server[@]}" "$bindir/initdb" -D "$work/data" -U foo -A trust --no-sync >"$work/initdb.log" 2>&1
-openssl req -new -x509 -nodes -days 1 -subj /CN=localhost \
-    -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-    -keyout "$work/data/server.key" -out "$work/data/server.crt" 2>/dev/null
-chmod 600 "$work/data/server.key"
-[ ${#as_server[@]} -gt 0 ] && chown postgres: "$work/data/server.key" "$work/data/server.crt"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"${as_server[@]}" "$bindir/postgres" -D "$work/data" -c listen_addresses=127.0.0.1 -c port="$port" \
-    -c unix_socket_directories="$work/sock" -c ssl=on -c fsync=off >"$work/postgres.log" 2>&1 &
-pg_pid=$! # setpriv and taskset exec, so this is the postmaster's PID
-for _ in $(seq 100); do "$bindir/pg_isready" -q -h "$work/sock" -p "$port" && break; sleep 0.1; done
-"$bindir/pg_isready" -q -h "$work/sock" -p "$port" || { cat "$work/postgres.log" >&2; exit 1; }
-echo "SELECT 1;" >"$work/select1.sql"
-
-declare -A host sslmode
-host[unix]=$work/sock; sslmode[unix]=disable
-host[tcp]=127.0.0.1;   sslmode[tcp]=disable
-host[tls]=127.0.0.1;   sslmode[tls]=require
+PIN_DEFAULT=0
+# shellcheck source=bench/lib/throwaway-cluster.sh
+source bench/lib/throwaway-cluster.sh
 
 pgbench_tps() { # TRANSPORT [-C]
     local t=$1; shift
@@ -76,7 +33,8 @@ pgbench_tps() { # TRANSPORT [-C]
 }
 
 sockbench_rate() { # TRANSPORT EXPERIMENT METRIC
-    local t=$1 url="postgres://foo@/postgres?host=${host[$1]}&port=$port&sslmode=${sslmode[$1]}"
+    local t=$1 url
+    url=$(url_of "$t")
     "${pin[@]}" "$sb" postgres --url "$t=$url" --experiments "$2" --trials 3 --json "$work/sb.json" >/dev/null
     python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['results'][0]['metrics']['$3'])" \
         "$work/sb.json"
