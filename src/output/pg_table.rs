@@ -214,7 +214,8 @@ fn connect_rows(table: &mut Table, columns: &[Option<ResultRecord>]) {
 }
 
 fn concurrent_rows(table: &mut Table, clients: u64, columns: &[Option<ResultRecord>]) {
-    let label = format!("{clients} clients: transactions/s");
+    let plural = if clients == 1 { "" } else { "s" };
+    let label = format!("{clients} client{plural}: transactions/s");
     line(table, &label, columns, Compare::HigherIsBetter, rate, |r| {
         r.metrics.tps
     });

@@ -191,7 +191,7 @@ impl Suite<'_> {
                 script: plan.script.clone(),
                 connect_per_transaction: plan.connect_per_transaction,
             };
-            let case = format!("{clients} clients");
+            let case = format!("{clients} client{}", if clients == 1 { "" } else { "s" });
             let trials =
                 self.trials_over(PgExperiment::Concurrent, &case, &targets, Some(&load))?;
             let params = Params {
