@@ -250,46 +250,20 @@ fn ctrl_c_keeps_finished_experiments_and_removes_the_cluster() {
     let tmp = tempdir();
     let scratch = scratch(tmp.path());
     let json = tmp.path().join("out.json");
-    let child = sockbench(&scratch)
-        .args([
-            "postgres",
+    let mut child = start_then_wait_for_query(
+        &scratch,
+        &json,
+        &[
             "--experiments",
             "query,connect",
             "--trials",
             "50",
-        ])
-        .args(["--queries", "500,2000", "--json", json.to_str().unwrap()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut child = KillOnDrop(child);
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let finished_query = || {
-        std::fs::read_to_string(&json)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .is_some_and(|f| !results(&f, "postgres.query").is_empty())
-    };
-    while !finished_query() {
-        assert!(Instant::now() < deadline, "query never finished");
-        assert!(
-            child.0.try_wait().unwrap().is_none(),
-            "sockbench ended early"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+            "--queries",
+            "500,2000",
+        ],
+    );
     signal(&child.0, libc::SIGINT);
-    let status = loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "sockbench did not stop after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_for_exit(&mut child, "sockbench did not stop after Ctrl-C");
     assert_eq!(status.code(), Some(130));
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(results(&file, "postgres.query").len(), 3);
@@ -305,39 +279,22 @@ fn a_server_gone_mid_run_is_an_error_naming_the_experiment_and_results_are_kept(
     let tmp = tempdir();
     let scratch = scratch(tmp.path());
     let json = tmp.path().join("out.json");
-    let child = sockbench(&scratch)
-        .args([
-            "postgres",
+    let mut child = start_then_wait_for_query(
+        &scratch,
+        &json,
+        &[
             "--experiments",
             "query,concurrent",
             "--trials",
             "1",
-        ])
-        .args([
             "--transports",
             "unix",
             "--queries",
             "500,2000",
             "--duration",
             "60s",
-        ])
-        .args(["--json", json.to_str().unwrap()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut child = KillOnDrop(child);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let finished_query = || {
-        std::fs::read_to_string(&json)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .is_some_and(|f| !results(&f, "postgres.query").is_empty())
-    };
-    while !finished_query() {
-        assert!(Instant::now() < deadline, "query never finished");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        ],
+    );
     std::thread::sleep(Duration::from_millis(1500)); // into the concurrent run
                                                      // The postmaster sockbench started: its data directory is under `scratch`.
     let marker = format!("{}/sockbench-pg-", scratch.display());
@@ -348,16 +305,7 @@ fn a_server_gone_mid_run_is_an_error_naming_the_experiment_and_results_are_kept(
         "expected one postmaster: {postmaster:?}"
     );
     unsafe { libc::kill(postmaster[0] as libc::pid_t, libc::SIGQUIT) };
-    let status = loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "sockbench did not notice the server had gone"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_for_exit(&mut child, "sockbench did not notice the server had gone");
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(1), "{stderr}");
@@ -370,4 +318,47 @@ fn a_server_gone_mid_run_is_an_error_naming_the_experiment_and_results_are_kept(
     assert_eq!(results(&file, "postgres.query").len(), 1);
     assert!(results(&file, "postgres.concurrent").is_empty());
     assert_clean(&scratch);
+}
+
+/// Starts `sockbench postgres ARGS --json JSON` in the background and returns once the
+/// query experiment's results are in the file.
+fn start_then_wait_for_query(scratch: &Path, json: &Path, args: &[&str]) -> KillOnDrop {
+    let child = sockbench(scratch)
+        .arg("postgres")
+        .args(args)
+        .arg("--json")
+        .arg(json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = KillOnDrop(child);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let finished_query = || {
+        std::fs::read_to_string(json)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|f| !results(&f, "postgres.query").is_empty())
+    };
+    while !finished_query() {
+        assert!(Instant::now() < deadline, "query never finished");
+        assert!(
+            child.0.try_wait().unwrap().is_none(),
+            "sockbench ended early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child
+}
+
+/// Waits (at most 60 s) for the background run to end.
+fn wait_for_exit(child: &mut KillOnDrop, complaint: &str) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "{complaint}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
