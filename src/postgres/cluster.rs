@@ -30,7 +30,6 @@ pub struct Cluster {
     socket_dir: PathBuf,
     abstract_name: String,
     password: String,
-    auth: AuthMethod,
     account: Option<Account>,
     // Last, so the directory goes after the server has stopped.
     dir: Option<TempDir>,
@@ -60,7 +59,6 @@ impl Cluster {
             socket_dir: base.join("sock"),
             abstract_name: format!("sockbench-{}", random_hex(8)),
             password: random_hex(24),
-            auth: AuthMethod::Trust,
             account,
             base,
             dir: Some(dir),
@@ -261,7 +259,6 @@ impl Cluster {
             &ProbeAddr::Unix(&socket),
             &ProbeAddr::Tcp(self.port),
         )?;
-        self.auth = method;
         Ok(())
     }
 

@@ -18,6 +18,9 @@ use crate::results::{Params, ResultRecord, Trial};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 
+/// One trial of an experiment on one target.
+type Work<'w> = dyn Fn(&PgTarget) -> Result<Trial> + 'w;
+
 /// What the experiments run against, and what they learn from each other.
 pub struct Suite<'a> {
     pub targets: Vec<PgTarget>,
@@ -41,7 +44,13 @@ impl Suite<'_> {
             PgExperiment::Concurrent => self.concurrent()?,
             _ => {
                 let targets = self.targets.clone();
-                let trials = self.trials_over(experiment, "", &targets, None)?;
+                let b = self.budget.clone();
+                let work = |t: &PgTarget| match experiment {
+                    PgExperiment::Query => fitted::query_trial(t, &b.queries),
+                    PgExperiment::Rows => fitted::rows_trial(t, &b.rows),
+                    _ => connect::trial(t, b.connections, b.connect_time),
+                };
+                let trials = self.trials_over(experiment, "", &targets, &work)?;
                 let params = self.params(experiment);
                 let records = targets
                     .iter()
@@ -138,8 +147,10 @@ impl Suite<'_> {
                         format!("cannot switch the throwaway cluster to {method} authentication")
                     })?;
                 }
+                let b = &self.budget;
+                let work = |t: &PgTarget| connect::trial(t, b.auth_connections, b.auth_time);
                 let one =
-                    self.one_trial(PgExperiment::Auth, method.name(), targets, trial, None)?;
+                    self.one_trial(PgExperiment::Auth, method.name(), targets, trial, &work)?;
                 for (t, result) in one.into_iter().enumerate() {
                     trials[m][t].push(result);
                 }
@@ -192,8 +203,9 @@ impl Suite<'_> {
                 connect_per_transaction: plan.connect_per_transaction,
             };
             let case = format!("{clients} client{}", if clients == 1 { "" } else { "s" });
-            let trials =
-                self.trials_over(PgExperiment::Concurrent, &case, &targets, Some(&load))?;
+            let trials = self.trials_over(PgExperiment::Concurrent, &case, &targets, &|t| {
+                concurrent::trial(t, &load)
+            })?;
             let params = Params {
                 clients: Some(u64::from(clients)),
                 threads: Some(u64::from(load.threads)),
@@ -214,12 +226,12 @@ impl Suite<'_> {
         experiment: PgExperiment,
         case: &str,
         targets: &[PgTarget],
-        load: Option<&Load>,
+        work: &Work,
     ) -> Result<Vec<Vec<Trial>>> {
         let mut all = vec![Vec::new(); targets.len()];
         for trial in 0..self.trials {
             for (t, result) in self
-                .one_trial(experiment, case, targets, trial, load)?
+                .one_trial(experiment, case, targets, trial, work)?
                 .into_iter()
                 .enumerate()
             {
@@ -237,7 +249,7 @@ impl Suite<'_> {
         case: &str,
         targets: &[PgTarget],
         trial: u32,
-        load: Option<&Load>,
+        work: &Work,
     ) -> Result<Vec<Trial>> {
         let mut results: Vec<Option<Trial>> = vec![None; targets.len()];
         for k in 0..targets.len() {
@@ -251,18 +263,7 @@ impl Suite<'_> {
                 trial + 1,
                 self.trials
             ));
-            let b = &self.budget;
-            let result = match experiment {
-                PgExperiment::Query => fitted::query_trial(target, &b.queries),
-                PgExperiment::Rows => fitted::rows_trial(target, &b.rows),
-                PgExperiment::Connect => connect::trial(target, b.connections, b.connect_time),
-                PgExperiment::Auth => connect::trial(target, b.auth_connections, b.auth_time),
-                PgExperiment::Concurrent => match load {
-                    Some(load) => concurrent::trial(target, load),
-                    None => Err(anyhow::anyhow!("no load given")),
-                },
-            }
-            .with_context(|| {
+            let result = work(target).with_context(|| {
                 format!(
                     "postgres.{experiment}{} over {} failed in trial {}",
                     if case.is_empty() {

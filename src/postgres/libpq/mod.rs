@@ -71,12 +71,7 @@ unsafe impl Sync for ConnParams {}
 
 impl Clone for ConnParams {
     fn clone(&self) -> ConnParams {
-        ConnParams::new(self.pairs.iter().map(|(k, v)| {
-            (
-                k.to_string_lossy().into_owned(),
-                v.to_string_lossy().into_owned(),
-            )
-        }))
+        self.with(&[])
     }
 }
 
@@ -104,7 +99,6 @@ impl ConnParams {
     }
 
     /// The same parameters with some keywords set (replacing any earlier value).
-    #[cfg(test)]
     pub fn with(&self, extra: &[(&str, &str)]) -> ConnParams {
         let old = self.pairs.iter().map(|(k, v)| {
             (
