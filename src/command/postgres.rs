@@ -68,7 +68,7 @@ pub fn run(args: &PostgresArgs, argv: Vec<String>) -> Result<()> {
     for &experiment in &plan.experiments {
         let records = suite.run(experiment);
         super::keep(records, &progress, &mut sink, |r| {
-            pg_table::render(experiment, r)
+            pg_table::block(experiment, r).to_terminal()
         })?;
     }
     Ok(())

@@ -46,7 +46,7 @@ pub fn run(args: &SocketsArgs, argv: Vec<String>) -> Result<()> {
     for &workload in &plan.workloads {
         let records = run_workload(&plan, workload, &targets, &tls, &progress);
         super::keep(records, &progress, &mut sink, |r| {
-            table::render(workload, r)
+            table::block(workload, r).to_terminal()
         })?;
     }
     Ok(())

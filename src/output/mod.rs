@@ -1,6 +1,8 @@
-//! What a person sees in the terminal: result tables and progress.
+//! What a person sees: result tables laid out once as blocks, and progress.
 
-mod format;
+pub mod block;
+mod columns;
+pub mod format;
 pub mod pg_table;
 pub mod progress;
 pub mod table;

@@ -1,45 +1,90 @@
-//! One terminal table per workload: a row per transport (per size where sizes vary),
-//! the median figures, their range over trials, and the extra time compared with
-//! the fastest transport.
+//! The table of one raw socket workload, laid out like the PostgreSQL ones: a column
+//! per transport, a row per measurement (per message size, write size or client
+//! count where those vary), and the extra time over the fastest transport.
 
-use super::format::{bytes_rate, duration_ns, rate, vs_fastest};
+use super::block::Block;
+use super::columns::{distinct, having, Columns, Compare, NOISY_NOTE};
+use super::format::{bytes_rate, duration_ns, rate};
 use crate::experiment::Workload;
 use crate::results::ResultRecord;
 use crate::stats::Percentiles;
 use crate::units::format_size;
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, Table};
 
-/// Renders the records of one workload, with a title line and a note on noise.
-pub fn render(workload: Workload, records: &[ResultRecord]) -> String {
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED);
-    table.set_header(header(workload));
-    for r in records {
-        table.add_row(row(workload, r));
-    }
-    for index in 1..table.column_count() {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
+/// Reads one latency figure.
+type LatencyOf = fn(&Percentiles) -> f64;
+
+const TAILS: [(&str, LatencyOf); 3] = [
+    ("  p50", |p| p.p50),
+    ("  p99", |p| p.p99),
+    ("  p99.9", |p| p.p999),
+];
+
+/// Lays out the records of one workload with its footnotes.
+pub fn block(workload: Workload, records: &[ResultRecord]) -> Block {
+    let mut table = Columns::of(records);
+    match workload {
+        Workload::Connect => {
+            let cells = table.place(&records.iter().collect::<Vec<_>>());
+            let t = &mut table;
+            t.line("connections/s", &cells, Compare::HigherIsBetter, rate, |r| {
+                r.metrics.conn_per_s
+            });
+            t.range("  range", &cells, rate);
+            for (label, get) in TAILS {
+                t.line(label, &cells, Compare::Not, duration_ns, |r| {
+                    r.metrics.latency_ns.as_ref().map(get)
+                });
+            }
+        }
+        Workload::PingPong => {
+            for size in distinct(records, |r| r.params.size) {
+                let cells = table.place(&having(records, |r| r.params.size, &size));
+                let label = format!("{}: round trip p50", format_size(size.unwrap_or(0)));
+                let rtt = |r: &ResultRecord| r.metrics.rtt_ns.map(|p| p.p50);
+                table.line(&label, &cells, Compare::LowerIsBetter, duration_ns, rtt);
+                for (label, get) in &TAILS[1..] {
+                    table.line(label, &cells, Compare::Not, duration_ns, |r| {
+                        r.metrics.rtt_ns.as_ref().map(get)
+                    });
+                }
+                table.line("  round trips/s", &cells, Compare::Not, rate, |r| {
+                    r.metrics.ops_per_s
+                });
+            }
+        }
+        Workload::Stream => {
+            for size in distinct(records, |r| r.params.write_size) {
+                let cells = table.place(&having(records, |r| r.params.write_size, &size));
+                let label = format!("{} writes: throughput", format_size(size.unwrap_or(0)));
+                table.line(&label, &cells, Compare::HigherIsBetter, bytes_rate, |r| {
+                    r.metrics.bytes_per_s
+                });
+                table.range("  range", &cells, bytes_rate);
+            }
+        }
+        Workload::Concurrent => {
+            for clients in distinct(records, |r| r.params.clients) {
+                let cells = table.place(&having(records, |r| r.params.clients, &clients));
+                let label = format!("{} clients: round trips/s", clients.unwrap_or(0));
+                table.line(&label, &cells, Compare::HigherIsBetter, rate, |r| {
+                    r.metrics.ops_per_s
+                });
+                table.range("  range", &cells, rate);
+                for (label, get) in TAILS {
+                    table.line(label, &cells, Compare::Not, duration_ns, |r| {
+                        r.metrics.rtt_ns.as_ref().map(get)
+                    });
+                }
+            }
         }
     }
-    let trials = records.first().map_or(0, |r| r.trials.len());
-    let mut text = format!(
-        "{} — {}, median of {trials} trials\n{table}\n",
-        workload,
-        what(workload)
-    );
-    if records.iter().any(|r| r.headline.noisy) {
-        text.push_str("~ marks a range over trials wider than 10% of the median: noisy\n");
+    Block {
+        header: table.header("measurement"),
+        rows: table.rows,
+        notes: notes(records),
+        ..Block::experiment(workload.experiment(), what(workload), records)
     }
-    if records
-        .iter()
-        .flat_map(|r| &r.trials)
-        .any(|t| t.port_limited)
-    {
-        text.push_str("some TCP trials stopped early to keep ephemeral ports free\n");
-    }
-    text
+
 }
 
 fn what(workload: Workload) -> &'static str {
@@ -51,98 +96,23 @@ fn what(workload: Workload) -> &'static str {
     }
 }
 
-fn header(workload: Workload) -> Vec<&'static str> {
-    match workload {
-        Workload::Connect => vec!["transport", "conn/s", "range", "p50", "p99", "vs fastest"],
-        Workload::PingPong => vec![
-            "size",
-            "transport",
-            "p50",
-            "p99",
-            "p99.9",
-            "mean",
-            "round trips/s",
-            "vs fastest",
-        ],
-        Workload::Stream => vec![
-            "write size",
-            "transport",
-            "throughput",
-            "range",
-            "vs fastest",
-        ],
-        Workload::Concurrent => vec![
-            "clients",
-            "transport",
-            "round trips/s",
-            "range",
-            "p50",
-            "p99",
-            "p99.9",
-            "vs fastest",
-        ],
+fn notes(records: &[ResultRecord]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(tls) = records.iter().find_map(|r| r.tls.as_ref()) {
+        notes.push(format!(
+            "tls: {} {}, {} certificate",
+            tls.version, tls.cipher, tls.certificate
+        ));
     }
-}
-
-fn row(workload: Workload, r: &ResultRecord) -> Vec<String> {
-    let m = &r.metrics;
-    let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or_else(|| "-".into(), f);
-    let tail = |p: Option<Percentiles>| {
-        p.map_or_else(
-            || vec!["-".into(); 3],
-            |p| vec![duration_ns(p.p50), duration_ns(p.p99), duration_ns(p.p999)],
-        )
-    };
-    let vs = vs_fastest(r.vs_fastest);
-    let transport = r.transport.clone();
-    match workload {
-        Workload::Connect => {
-            let p = m.latency_ns;
-            vec![
-                transport,
-                opt(m.conn_per_s, rate),
-                range(r, rate),
-                opt(p.map(|p| p.p50), duration_ns),
-                opt(p.map(|p| p.p99), duration_ns),
-                vs,
-            ]
-        }
-        Workload::PingPong => {
-            let mut cells = vec![size(r.params.size), transport];
-            cells.extend(tail(m.rtt_ns));
-            cells.push(opt(m.rtt_ns.map(|p| p.mean), duration_ns));
-            cells.push(opt(m.ops_per_s, rate));
-            cells.push(vs);
-            cells
-        }
-        Workload::Stream => vec![
-            size(r.params.write_size),
-            transport,
-            opt(m.bytes_per_s, bytes_rate),
-            range(r, bytes_rate),
-            vs,
-        ],
-        Workload::Concurrent => {
-            let mut cells = vec![
-                r.params.clients.map_or("-".into(), |c| c.to_string()),
-                transport,
-                opt(m.ops_per_s, rate),
-                range(r, rate),
-            ];
-            cells.extend(tail(m.rtt_ns));
-            cells.push(vs);
-            cells
-        }
+    if records.iter().any(|r| r.headline.noisy) {
+        notes.push(NOISY_NOTE.into());
     }
-}
-
-fn size(bytes: Option<u64>) -> String {
-    bytes.map_or_else(|| "-".into(), format_size)
-}
-
-/// The headline's min–max over trials, marked when noisy.
-fn range(r: &ResultRecord, f: fn(f64) -> String) -> String {
-    let s = &r.headline.spread;
-    let mark = if r.headline.noisy { " ~" } else { "" };
-    format!("{}–{}{mark}", f(s.min), f(s.max))
+    if records
+        .iter()
+        .flat_map(|r| &r.trials)
+        .any(|t| t.port_limited)
+    {
+        notes.push("some TCP trials stopped early to keep ephemeral ports free".into());
+    }
+    notes
 }
