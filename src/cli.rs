@@ -18,8 +18,13 @@ use std::path::PathBuf;
     long_about = "Measures how much a Unix domain socket saves over loopback TCP and TLS \
                   on this machine: for opening connections, for small round trips, for \
                   bulk transfer and under many clients.\n\n\
-                  With no command, runs the default sockets suite.",
+                  With no command, runs `sockbench run`: the quick sockets suite and the \
+                  quick PostgreSQL suite, a verdict, and a result file under \
+                  sockbench-results/.",
     after_help = "Examples:\n  \
+                  sockbench\n  \
+                  sockbench report sockbench-results/*.json --format html --output report.html\n  \
+                  sockbench compare laptop.json server.json --format markdown\n  \
                   sockbench sockets --quick\n  \
                   sockbench postgres --quick --json pg.json\n  \
                   sockbench sockets --transports unix,tcp --workloads pingpong --sizes 1,64,1MiB\n  \
@@ -32,12 +37,99 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Everything in about a minute: the quick sockets and PostgreSQL suites, a
+    /// verdict, and a result file (the default command).
+    Run(RunArgs),
     /// Raw transport experiments against sockbench's own server process.
     Sockets(SocketsArgs),
     /// PostgreSQL experiments on a throwaway cluster, or on servers given by URL.
     Postgres(PostgresArgs),
     /// Run the sockbench server alone, e.g. for a client on another host.
     Serve(ServeArgs),
+    /// Render saved result files as terminal tables, Markdown or one HTML page.
+    Report(ReportArgs),
+    /// Two result files side by side: system facts, then each headline figure on both
+    /// with their ratio.
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    sockbench run\n  \
+    sockbench run --json laptop.json --quiet\n\n\
+    Runs `sockets --quick` (connect, pingpong, stream over unix, tcp and tls) and, when \
+    PostgreSQL's binaries are found, `postgres --quick` on a throwaway cluster (query, \
+    connect, auth, rows, concurrent). Tables print as each experiment finishes, a short \
+    verdict at the end. The result file is rewritten after every experiment, so an \
+    interrupted run keeps what finished.")]
+pub struct RunArgs {
+    /// Write the results to FILE [default: sockbench-results/<start time>.json].
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// No progress bars (they are also hidden when stderr is not a terminal).
+    #[arg(long)]
+    pub quiet: bool,
+
+    /// Directory holding PostgreSQL's initdb and postgres [default: from pg_config, then
+    /// the newest /usr/lib/postgresql/*/bin, then PATH].
+    #[arg(long, value_name = "DIR")]
+    pub pg_bindir: Option<PathBuf>,
+}
+
+/// How `report` and `compare` render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Boxed tables for the terminal.
+    Table,
+    /// GitHub-flavoured Markdown tables.
+    Markdown,
+    /// One self-contained HTML page with SVG charts (no JavaScript, nothing fetched).
+    Html,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    sockbench report sockbench-results/2026-11-22T10-00-00Z.json\n  \
+    sockbench report run.json --format markdown --output RESULTS.md\n  \
+    sockbench report a.json b.json --format html --output report.html")]
+pub struct ReportArgs {
+    /// Result files written by sockbench (--json, or sockbench-results/).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+
+    /// Write to PATH instead of standard output.
+    #[arg(long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    sockbench compare laptop.json server.json\n  \
+    sockbench compare before.json after.json --format html --output compare.html\n\n\
+    Figures are matched by experiment, transport and parameters; the ratio is B over A \
+    for the headline figure of each (above 1 means B measured more: more time, or more \
+    per second, depending on the figure).")]
+pub struct CompareArgs {
+    /// The first result file (System A).
+    #[arg(value_name = "A.json")]
+    pub a: PathBuf,
+
+    /// The second result file (System B).
+    #[arg(value_name = "B.json")]
+    pub b: PathBuf,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+
+    /// Write to PATH instead of standard output.
+    #[arg(long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -79,6 +171,10 @@ pub struct SocketsArgs {
     /// Write the results to FILE as JSON, updated as each workload finishes.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+
+    /// No progress bars (they are also hidden when stderr is not a terminal).
+    #[arg(long)]
+    pub quiet: bool,
 
     /// Pingpong message sizes, comma-separated (B, KiB, MiB; 1 B to 1 MiB).
     #[arg(
@@ -167,6 +263,10 @@ pub struct PostgresArgs {
     /// Write the results to FILE as JSON, updated as each experiment finishes.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+
+    /// No progress bars (they are also hidden when stderr is not a terminal).
+    #[arg(long)]
+    pub quiet: bool,
 
     /// Query counts N for the query experiment, comma-separated [default: 5k,10k,20k;
     /// 1k,2k,4k with --quick].

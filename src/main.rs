@@ -12,6 +12,7 @@ mod interrupt;
 mod output;
 mod plan;
 mod postgres;
+mod report;
 mod results;
 mod server;
 mod stats;

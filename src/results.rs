@@ -9,13 +9,16 @@ use crate::transport::TlsInfo;
 use serde::{Deserialize, Serialize};
 
 /// Version of the result file format.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A whole result file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ResultFile {
     pub schema_version: u32,
     pub sockbench_version: String,
+    /// The git commit sockbench was built from (`-modified` when the checkout had
+    /// uncommitted changes), or `unknown`.
+    pub sockbench_commit: String,
     /// When the run started, UTC, RFC 3339.
     pub started_at: String,
     /// The command line that produced the file, without the program name.
@@ -263,6 +266,7 @@ impl ResultFile {
         ResultFile {
             schema_version: SCHEMA_VERSION,
             sockbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            sockbench_commit: env!("SOCKBENCH_COMMIT").to_string(),
             started_at: crate::timestamp::now_rfc3339(),
             command,
             system: System::read(),

@@ -164,7 +164,10 @@ fn check_tables(stdout: &str) {
         );
     }
     // Compared rows mark every slower transport, e.g. `74.0 µs (+3.7%)`.
-    assert!(stdout.contains("%)"), "no relative difference in:\n{stdout}");
+    assert!(
+        stdout.contains("%)"),
+        "no relative difference in:\n{stdout}"
+    );
     for transport in TRANSPORTS {
         assert!(
             stdout.contains(transport),

@@ -5,29 +5,27 @@
 //! after each and adds its records to the result file. The cluster is stopped and
 //! removed when this function returns, whichever way it returns.
 
+use super::Session;
 use crate::cli::PostgresArgs;
-use crate::export::json::JsonSink;
-use crate::interrupt;
 use crate::output::pg_table;
-use crate::output::progress::Progress;
 use crate::plan::postgres::{PgSource, PostgresPlan};
 use crate::postgres::bindir::Binaries;
 use crate::postgres::cluster::Cluster;
 use crate::postgres::experiment::PgTarget;
 use crate::postgres::suite::Suite;
 use crate::postgres::targets::{cluster_targets, redact_args, user_target};
-use crate::results::ResultFile;
 use crate::transport::Transport;
 use anyhow::Result;
 
 pub fn run(args: &PostgresArgs, argv: Vec<String>) -> Result<()> {
     let plan = PostgresPlan::from_args(args)?;
-    interrupt::install();
-    let mut sink = match &plan.json {
-        Some(path) => Some(JsonSink::create(path, ResultFile::new(redact_args(argv)))?),
-        None => None,
-    };
-    let progress = Progress::new();
+    let mut session = Session::open(plan.json.as_deref(), redact_args(argv), args.quiet)?;
+    measure(&plan, &mut session)
+}
+
+/// Runs every experiment of the plan, saving each into the session as it finishes.
+pub fn measure(plan: &PostgresPlan, session: &mut Session) -> Result<()> {
+    let progress = session.progress.clone();
     let mut cluster = None;
     let (targets, auth_targets, methods) = match &plan.source {
         PgSource::Cluster {
@@ -36,14 +34,14 @@ pub fn run(args: &PostgresArgs, argv: Vec<String>) -> Result<()> {
             methods,
         } => {
             let binaries = Binaries::find(bindir.as_deref())?;
-            progress.show("postgres: creating a throwaway cluster");
+            progress.note("postgres: creating a throwaway cluster");
             let started = Cluster::start(&binaries, transports.contains(&Transport::Tcp6))?;
             let targets = cluster_targets(&started, transports)?;
             cluster = Some(started);
             (targets, Vec::new(), methods.clone())
         }
         PgSource::Urls { urls, auth_urls } => {
-            progress.show("postgres: connecting to the servers");
+            progress.note("postgres: connecting to the servers");
             let targets = urls
                 .iter()
                 .map(|u| user_target(&u.name, &u.uri))
@@ -55,6 +53,10 @@ pub fn run(args: &PostgresArgs, argv: Vec<String>) -> Result<()> {
             (targets, auth_targets, Vec::new())
         }
     };
+    if let Some(first) = targets.first() {
+        let version = first.server.version.clone();
+        session.note_postgres_version(&version)?;
+    }
     let mut suite = Suite {
         targets,
         auth_targets,
@@ -67,9 +69,7 @@ pub fn run(args: &PostgresArgs, argv: Vec<String>) -> Result<()> {
     };
     for &experiment in &plan.experiments {
         let records = suite.run(experiment);
-        super::keep(records, &progress, &mut sink, |r| {
-            pg_table::block(experiment, r).to_terminal()
-        })?;
+        session.keep(records, |r| pg_table::block(experiment, r).to_terminal())?;
     }
     Ok(())
 }

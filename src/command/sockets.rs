@@ -5,26 +5,28 @@
 //! that goes first rotates from trial to trial, so slow drift in the machine (heat,
 //! another tenant) spreads over all transports instead of landing on one.
 
+use super::Session;
 use crate::cli::SocketsArgs;
 use crate::error::Interrupted;
 use crate::experiment::{records, Target, Workload};
-use crate::export::json::JsonSink;
 use crate::interrupt;
 use crate::output::progress::Progress;
 use crate::output::table;
 use crate::plan::{ServerSource, SocketsPlan};
-use crate::results::{ResultFile, ResultRecord, Trial};
+use crate::results::{ResultRecord, Trial};
 use crate::server::child::ServerProcess;
 use crate::units::format_size;
 use anyhow::{Context, Result};
 
 pub fn run(args: &SocketsArgs, argv: Vec<String>) -> Result<()> {
     let plan = SocketsPlan::from_args(args)?;
-    interrupt::install();
-    let mut sink = match &plan.json {
-        Some(path) => Some(JsonSink::create(path, ResultFile::new(argv))?),
-        None => None,
-    };
+    let mut session = Session::open(plan.json.as_deref(), argv, args.quiet)?;
+    measure(&plan, &mut session)
+}
+
+/// Runs every workload of the plan, saving each into the session as it finishes.
+pub fn measure(plan: &SocketsPlan, session: &mut Session) -> Result<()> {
+    session.progress.note("sockets: starting the server");
     let (_server, endpoints) = match &plan.server {
         ServerSource::Spawn(transports) => {
             let server = ServerProcess::start(transports)?;
@@ -42,12 +44,10 @@ pub fn run(args: &SocketsArgs, argv: Vec<String>) -> Result<()> {
         .map(Target::tls_info)
         .collect::<Result<_>>()?;
 
-    let progress = Progress::new();
     for &workload in &plan.workloads {
-        let records = run_workload(&plan, workload, &targets, &tls, &progress);
-        super::keep(records, &progress, &mut sink, |r| {
-            table::block(workload, r).to_terminal()
-        })?;
+        let progress = session.progress.clone();
+        let records = run_workload(plan, workload, &targets, &tls, &progress);
+        session.keep(records, |r| table::block(workload, r).to_terminal())?;
     }
     Ok(())
 }
@@ -61,6 +61,8 @@ fn run_workload(
     progress: &Progress,
 ) -> Result<Vec<ResultRecord>> {
     let cases = plan.cases(workload);
+    let steps = plan.trials as usize * cases.len() * targets.len();
+    progress.begin(workload.experiment(), steps as u64);
     // trials[case][target]
     let mut trials: Vec<Vec<Vec<Trial>>> = vec![vec![Vec::new(); targets.len()]; cases.len()];
     for trial in 0..plan.trials {
@@ -69,8 +71,8 @@ fn run_workload(
                 let t = (k + trial as usize) % targets.len();
                 let target = &targets[t];
                 interrupt::check().map_err(|e: Interrupted| anyhow::Error::new(e))?;
-                progress.show(&format!(
-                    "{workload} {}{} trial {}/{}",
+                progress.step(format!(
+                    "{}{} trial {}/{}",
                     case_label(params),
                     target.transport,
                     trial + 1,

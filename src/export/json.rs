@@ -41,6 +41,19 @@ impl JsonSink {
             .with_context(|| format!("cannot update the result file {}", self.path.display()))
     }
 
+    /// Changes something other than the results (e.g. a system fact learnt late)
+    /// and rewrites the file.
+    pub fn update(&mut self, change: impl FnOnce(&mut ResultFile)) -> Result<()> {
+        change(&mut self.file);
+        self.write()
+            .with_context(|| format!("cannot update the result file {}", self.path.display()))
+    }
+
+    /// The file as written so far.
+    pub fn file(&self) -> &ResultFile {
+        &self.file
+    }
+
     fn write(&self) -> Result<()> {
         let text = serde_json::to_string_pretty(&self.file)? + "\n";
         let name = self

@@ -109,7 +109,10 @@ impl Columns {
 }
 
 /// The distinct values of one parameter, in the order the records first show them.
-pub fn distinct<T: PartialEq>(records: &[ResultRecord], get: impl Fn(&ResultRecord) -> T) -> Vec<T> {
+pub fn distinct<T: PartialEq>(
+    records: &[ResultRecord],
+    get: impl Fn(&ResultRecord) -> T,
+) -> Vec<T> {
     let mut values = Vec::new();
     for r in records {
         let v = get(r);

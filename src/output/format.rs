@@ -45,6 +45,24 @@ pub fn vs_fastest(relative: f64) -> String {
     }
 }
 
+/// `PostgreSQL 15.18 (Debian 15.18-0+deb12u1) on x86_64-pc-linux-gnu, …` without the
+/// build details after " on ".
+pub fn short_version(version: &str) -> String {
+    version.split(" on ").next().unwrap_or(version).to_string()
+}
+
+/// A headline figure by its metric name: times (`…_ns`) as durations, bytes per
+/// second as a byte rate, anything else per second.
+pub fn headline(metric: &str, value: f64) -> String {
+    if metric.contains("_ns") {
+        duration_ns(value)
+    } else if metric == "bytes_per_s" {
+        bytes_rate(value)
+    } else {
+        rate(value)
+    }
+}
+
 fn three_digits(value: f64) -> String {
     if value >= 100.0 {
         format!("{value:.0}")

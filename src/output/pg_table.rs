@@ -4,7 +4,7 @@
 
 use super::block::Block;
 use super::columns::{distinct, having, Columns, Compare, NOISY_NOTE};
-use super::format::{duration_ns, rate};
+use super::format::{duration_ns, rate, short_version};
 use crate::postgres::experiment::PgExperiment;
 use crate::results::{Phases, ResultRecord};
 use crate::stats::median;
@@ -50,9 +50,12 @@ pub fn block(experiment: PgExperiment, records: &[ResultRecord]) -> Block {
         header: table.header("measurement"),
         rows: table.rows,
         notes: footnotes(records),
-        ..Block::experiment(&format!("postgres.{experiment}"), experiment.what(), records)
+        ..Block::experiment(
+            &format!("postgres.{experiment}"),
+            experiment.what(),
+            records,
+        )
     }
-
 }
 
 fn fitted_rows(table: &mut Columns, experiment: PgExperiment, columns: &Cells) {
@@ -112,11 +115,7 @@ fn fitted_rows(table: &mut Columns, experiment: PgExperiment, columns: &Cells) {
         |v| format!("{v:.4}"),
         |r| r.metrics.r2,
     );
-    table.range(
-        &format!("time per {singular}, range"),
-        columns,
-        duration_ns,
-    );
+    table.range(&format!("time per {singular}, range"), columns, duration_ns);
 }
 
 fn connect_rows(table: &mut Columns, columns: &Cells) {
@@ -134,10 +133,10 @@ fn connect_rows(table: &mut Columns, columns: &Cells) {
         duration_ns,
         |r| r.metrics.connect_ns.map(|p| p.p50),
     );
-    table.line( "  p99", columns, Compare::Not, duration_ns, |r| {
+    table.line("  p99", columns, Compare::Not, duration_ns, |r| {
         r.metrics.connect_ns.map(|p| p.p99)
     });
-    table.range( "  p50 range", columns, duration_ns);
+    table.range("  p50 range", columns, duration_ns);
     table.line(
         "handshake (p50 − time per query)",
         columns,
@@ -161,7 +160,7 @@ fn connect_rows(table: &mut Columns, columns: &Cells) {
         if zero {
             continue; // a phase libpq never saw apart from the next one
         }
-        table.line( label, columns, Compare::Not, duration_ns, |r| {
+        table.line(label, columns, Compare::Not, duration_ns, |r| {
             r.metrics.phases_ns.as_ref().map(get)
         });
     }
@@ -170,10 +169,10 @@ fn connect_rows(table: &mut Columns, columns: &Cells) {
 fn concurrent_rows(table: &mut Columns, clients: u64, columns: &Cells) {
     let plural = if clients == 1 { "" } else { "s" };
     let label = format!("{clients} client{plural}: transactions/s");
-    table.line( &label, columns, Compare::HigherIsBetter, rate, |r| {
+    table.line(&label, columns, Compare::HigherIsBetter, rate, |r| {
         r.metrics.tps
     });
-    table.range( "  range", columns, rate);
+    table.range("  range", columns, rate);
     let latencies: [(&str, LatencyOf); 4] = [
         ("  latency mean", |p| p.mean),
         ("  latency p50", |p| p.p50),
@@ -181,7 +180,7 @@ fn concurrent_rows(table: &mut Columns, clients: u64, columns: &Cells) {
         ("  latency p99.9", |p| p.p999),
     ];
     for (label, get) in latencies {
-        table.line( label, columns, Compare::Not, duration_ns, |r| {
+        table.line(label, columns, Compare::Not, duration_ns, |r| {
             r.metrics.latency_ns.as_ref().map(get)
         });
     }
@@ -245,12 +244,7 @@ fn footnotes(records: &[ResultRecord]) -> Vec<String> {
     }
     for r in records {
         if let Some(s) = &r.server {
-            let short: String = s
-                .version
-                .split(" on ")
-                .next()
-                .unwrap_or(&s.version)
-                .to_string();
+            let short = short_version(&s.version);
             let whose = if s.throwaway {
                 "throwaway cluster"
             } else {

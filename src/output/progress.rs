@@ -1,30 +1,65 @@
-//! A one-line progress note on stderr, redrawn between measurements (never inside a
-//! timed loop) and only when stderr is a terminal.
+//! Progress on stderr: one bar per experiment, advanced between trials and never
+//! inside a timed loop. A bar redraws only when it is advanced (no ticking thread
+//! competing with the measurement for a CPU), and nothing is drawn when stderr is
+//! not a terminal or with `--quiet`.
 
-use std::io::{IsTerminal, Write};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::cell::RefCell;
+use std::io::IsTerminal;
+use std::rc::Rc;
 
+/// A handle on the progress line; clones share it.
+#[derive(Clone)]
 pub struct Progress {
     enabled: bool,
+    bar: Rc<RefCell<Option<ProgressBar>>>,
 }
 
 impl Progress {
-    pub fn new() -> Progress {
+    pub fn new(quiet: bool) -> Progress {
         Progress {
-            enabled: std::io::stderr().is_terminal(),
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            bar: Rc::new(RefCell::new(None)),
         }
     }
 
-    /// Replaces the progress line.
-    pub fn show(&self, text: &str) {
-        if self.enabled {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K{text}");
-            let _ = err.flush();
+    /// Starts a bar for `steps` runs of one experiment.
+    pub fn begin(&self, experiment: &str, steps: u64) {
+        let template = "{prefix} [{bar:20}] {pos}/{len} {msg} ({elapsed})";
+        self.replace(steps, template, experiment);
+    }
+
+    /// Counts the run about to start and says what it is.
+    pub fn step(&self, what: String) {
+        if let Some(bar) = &*self.bar.borrow() {
+            bar.inc(1);
+            bar.set_message(what);
         }
     }
 
-    /// Removes the progress line, before a table is printed.
+    /// A line while something other than a trial happens, e.g. starting a server.
+    pub fn note(&self, text: &str) {
+        self.replace(0, "{prefix}", text);
+    }
+
+    /// Removes the bar, before a table is printed.
     pub fn clear(&self) {
-        self.show("");
+        if let Some(bar) = self.bar.borrow_mut().take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn replace(&self, steps: u64, template: &str, prefix: &str) {
+        self.clear();
+        if !self.enabled {
+            return;
+        }
+        let bar = ProgressBar::new(steps);
+        if let Ok(style) = ProgressStyle::with_template(template) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_prefix(prefix.to_string());
+        bar.tick();
+        *self.bar.borrow_mut() = Some(bar);
     }
 }

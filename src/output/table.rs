@@ -26,9 +26,13 @@ pub fn block(workload: Workload, records: &[ResultRecord]) -> Block {
         Workload::Connect => {
             let cells = table.place(&records.iter().collect::<Vec<_>>());
             let t = &mut table;
-            t.line("connections/s", &cells, Compare::HigherIsBetter, rate, |r| {
-                r.metrics.conn_per_s
-            });
+            t.line(
+                "connections/s",
+                &cells,
+                Compare::HigherIsBetter,
+                rate,
+                |r| r.metrics.conn_per_s,
+            );
             t.range("  range", &cells, rate);
             for (label, get) in TAILS {
                 t.line(label, &cells, Compare::Not, duration_ns, |r| {
@@ -84,7 +88,6 @@ pub fn block(workload: Workload, records: &[ResultRecord]) -> Block {
         notes: notes(records),
         ..Block::experiment(workload.experiment(), what(workload), records)
     }
-
 }
 
 fn what(workload: Workload) -> &'static str {

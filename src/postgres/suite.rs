@@ -39,6 +39,8 @@ pub struct Suite<'a> {
 impl Suite<'_> {
     /// Runs every trial of `experiment` and returns its ranked records.
     pub fn run(&mut self, experiment: PgExperiment) -> Result<Vec<ResultRecord>> {
+        let name = format!("postgres.{experiment}");
+        self.progress.begin(&name, self.steps(experiment));
         let mut records = match experiment {
             PgExperiment::Auth => self.auth()?,
             PgExperiment::Concurrent => self.concurrent()?,
@@ -62,6 +64,23 @@ impl Suite<'_> {
         };
         rank(&mut records);
         Ok(records)
+    }
+
+    /// How many single-target trials `experiment` takes, for the progress bar.
+    fn steps(&self, experiment: PgExperiment) -> u64 {
+        let per_trial = match (experiment, &self.cluster) {
+            (PgExperiment::Auth, Some((_, methods))) => methods
+                .iter()
+                .map(|m| {
+                    let applies = |t: &&PgTarget| !m.local_only() || t.unix_socket;
+                    self.targets.iter().filter(applies).count()
+                })
+                .sum(),
+            (PgExperiment::Auth, None) => self.auth_targets.len(),
+            (PgExperiment::Concurrent, _) => self.concurrent.clients.len() * self.targets.len(),
+            _ => self.targets.len(),
+        };
+        (per_trial as u64) * u64::from(self.trials)
     }
 
     fn params(&self, experiment: PgExperiment) -> Params {
@@ -256,8 +275,8 @@ impl Suite<'_> {
             let t = (k + trial as usize) % targets.len();
             let target = &targets[t];
             interrupt::check().map_err(|e: Interrupted| anyhow::Error::new(e))?;
-            self.progress.show(&format!(
-                "postgres {experiment} {case}{}{} trial {}/{}",
+            self.progress.step(format!(
+                "{case}{}{} trial {}/{}",
                 if case.is_empty() { "" } else { " " },
                 target.label,
                 trial + 1,

@@ -1,0 +1,81 @@
+//! `sockbench run` (and `sockbench` alone): the whole answer for this machine in
+//! about a minute. The quick sockets suite, then, when PostgreSQL's programs are
+//! found, the quick PostgreSQL suite on a throwaway cluster, both into one result
+//! file, and a verdict in plain words at the end.
+
+use super::{postgres, sockets, Session};
+use crate::cli::{PostgresArgs, RunArgs, SocketsArgs};
+use crate::plan::postgres::PostgresPlan;
+use crate::plan::SocketsPlan;
+use crate::postgres::bindir::Binaries;
+use crate::report::verdict;
+use anyhow::{Context, Result};
+use clap::{Args, FromArgMatches};
+use std::path::{Path, PathBuf};
+
+/// Where results go when `--json` is not given.
+const RESULTS_DIR: &str = "sockbench-results";
+
+pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
+    let sockets_plan = SocketsPlan::from_args(&defaults::<SocketsArgs>(&["--quick"]))?;
+    let mut pg_args = defaults::<PostgresArgs>(&["--quick"]);
+    pg_args.pg_bindir = args.pg_bindir.clone();
+    let pg_plan = PostgresPlan::from_args(&pg_args)?;
+    // An explicit --pg-bindir that is wrong is an error; PostgreSQL simply not being
+    // installed only leaves its half out.
+    let postgres_found = match Binaries::find(args.pg_bindir.as_deref()) {
+        Ok(_) => true,
+        Err(e) if args.pg_bindir.is_none() => {
+            eprintln!("postgres: skipped: {e:#}");
+            false
+        }
+        Err(e) => return Err(e),
+    };
+    let path = match &args.json {
+        Some(path) => path.clone(),
+        None => default_path()?,
+    };
+    let mut session = Session::open(Some(&path), argv, args.quiet)?;
+    sockets::measure(&sockets_plan, &mut session)?;
+    if postgres_found {
+        postgres::measure(&pg_plan, &mut session)?;
+    }
+    if let Some(file) = session.file() {
+        println!("{}", verdict::text(&verdict::lines(&file.results)));
+    }
+    println!(
+        "Results saved to {}; share it, or render it with `sockbench report {} --format html \
+         --output report.html`.",
+        path.display(),
+        path.display()
+    );
+    Ok(())
+}
+
+/// A subcommand's arguments as if typed with only `extra`.
+fn defaults<T: Args + FromArgMatches>(extra: &[&str]) -> T {
+    let command = T::augment_args(clap::Command::new("sockbench"));
+    let matches =
+        command.get_matches_from(std::iter::once("sockbench").chain(extra.iter().copied()));
+    T::from_arg_matches(&matches).expect("the built-in defaults parse")
+}
+
+/// `sockbench-results/<start time>.json`, creating the directory; never an existing
+/// file.
+fn default_path() -> Result<PathBuf> {
+    let dir = Path::new(RESULTS_DIR);
+    std::fs::create_dir_all(dir).with_context(|| {
+        format!(
+            "cannot create {}; run from a writable directory or pass --json FILE",
+            dir.display()
+        )
+    })?;
+    let stamp = crate::timestamp::now_rfc3339().replace(':', "-");
+    let mut path = dir.join(format!("{stamp}.json"));
+    let mut n = 2;
+    while path.exists() {
+        path = dir.join(format!("{stamp}-{n}.json"));
+        n += 1;
+    }
+    Ok(path)
+}

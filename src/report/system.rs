@@ -1,0 +1,86 @@
+//! The system a result was measured on, as rows of facts: shown first in a report,
+//! and side by side in a comparison.
+
+use crate::output::block::Block;
+use crate::output::format::short_version;
+use crate::results::ResultFile;
+
+/// The facts of a result file, each as (name, value); unknown facts say so.
+pub fn facts(file: &ResultFile) -> Vec<(&'static str, String)> {
+    let s = &file.system;
+    let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    let number = |v: Option<u64>| v.map_or_else(|| "unknown".into(), |n| n.to_string());
+    vec![
+        ("CPU", or_unknown(&s.cpu_model)),
+        ("logical cores", s.logical_cores.to_string()),
+        (
+            "memory",
+            s.memory_bytes.map_or_else(
+                || "unknown".into(),
+                |b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+            ),
+        ),
+        ("kernel", or_unknown(&s.kernel)),
+        ("OS", or_unknown(&s.os)),
+        (
+            "virtualization",
+            s.virtualization
+                .clone()
+                .unwrap_or_else(|| "none seen".into()),
+        ),
+        ("cpuidle driver", or_unknown(&s.cpuidle_driver)),
+        (
+            "frequency governor",
+            s.cpu_governor
+                .clone()
+                .unwrap_or_else(|| "not exposed".into()),
+        ),
+        ("net.ipv4.tcp_tw_reuse", number(s.tcp_tw_reuse)),
+        (
+            "ephemeral ports",
+            s.ephemeral_ports
+                .map_or_else(|| "unknown".into(), |[lo, hi]| format!("{lo}–{hi}")),
+        ),
+        ("net.core.somaxconn", number(s.somaxconn)),
+        (
+            "conntrack",
+            match s.conntrack_active {
+                Some(true) => "active".into(),
+                Some(false) => "not loaded".into(),
+                None => "unknown".into(),
+            },
+        ),
+        ("kernel TLS", or_unknown(&s.kernel_tls)),
+        ("OpenSSL", s.openssl_version.clone()),
+        (
+            "PostgreSQL",
+            s.postgres_version
+                .as_deref()
+                .map_or_else(|| "not measured".into(), short_version),
+        ),
+        (
+            "sockbench",
+            format!("{} ({})", file.sockbench_version, file.sockbench_commit),
+        ),
+        (
+            "command",
+            format!("sockbench {}", file.command.join(" "))
+                .trim_end()
+                .to_string(),
+        ),
+    ]
+}
+
+/// The facts as a two-column table.
+pub fn block(file: &ResultFile) -> Block {
+    Block {
+        experiment: String::new(),
+        title: "system".into(),
+        header: vec!["fact".into(), "value".into()],
+        rows: facts(file)
+            .into_iter()
+            .map(|(k, v)| vec![k.to_string(), v])
+            .collect(),
+        notes: Vec::new(),
+    }
+}

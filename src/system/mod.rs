@@ -1,0 +1,94 @@
+//! Facts about the machine, recorded with every result so figures can be explained
+//! and compared across machines.
+//!
+//! Everything is read from `/proc`, `/sys` and `/etc/os-release`; a fact that cannot
+//! be read is recorded as absent rather than guessed.
+
+mod machine;
+mod network;
+
+pub use network::{ephemeral_ports, loopback_reuses_time_wait, time_wait_count};
+
+use serde::{Deserialize, Serialize};
+
+/// The machine a result was measured on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct System {
+    pub cpu_model: Option<String>,
+    pub logical_cores: u64,
+    pub memory_bytes: Option<u64>,
+    pub kernel: Option<String>,
+    pub os: Option<String>,
+    /// What the machine runs inside, e.g. `virtual machine, container (docker)`;
+    /// absent on bare metal.
+    pub virtualization: Option<String>,
+    /// The cpuidle driver (`intel_idle`, `haltpoll`, …): how deep idle CPUs sleep,
+    /// which decides what a wake-up costs.
+    pub cpuidle_driver: Option<String>,
+    /// The frequency governor of CPU 0, when the machine exposes one.
+    pub cpu_governor: Option<String>,
+    pub openssl_version: String,
+    /// The PostgreSQL server measured, from `SELECT version()`.
+    pub postgres_version: Option<String>,
+    /// `net.ipv4.tcp_tw_reuse`: 0 off, 1 on, 2 loopback only.
+    pub tcp_tw_reuse: Option<u64>,
+    /// `net.ipv4.ip_local_port_range`, the ephemeral ports clients draw from.
+    pub ephemeral_ports: Option<[u32; 2]>,
+    /// `net.core.somaxconn`, the cap on a listening socket's backlog.
+    pub somaxconn: Option<u64>,
+    /// Whether connection tracking is loaded: it then sees every loopback TCP packet.
+    pub conntrack_active: Option<bool>,
+    /// Kernel TLS: `loaded`, `available` (a module not loaded yet) or `absent`.
+    pub kernel_tls: Option<String>,
+}
+
+impl System {
+    pub fn read() -> System {
+        System {
+            cpu_model: machine::cpu_model(),
+            logical_cores: std::thread::available_parallelism()
+                .map(|n| n.get() as u64)
+                .unwrap_or(1),
+            memory_bytes: machine::memory_bytes(),
+            kernel: read_trimmed("/proc/sys/kernel/osrelease"),
+            os: machine::os_release(),
+            virtualization: machine::virtualization(),
+            cpuidle_driver: read_trimmed("/sys/devices/system/cpu/cpuidle/current_driver"),
+            cpu_governor: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+            openssl_version: openssl::version::version().to_string(),
+            postgres_version: None,
+            tcp_tw_reuse: network::tcp_tw_reuse(),
+            ephemeral_ports: ephemeral_ports(),
+            somaxconn: read_trimmed("/proc/sys/net/core/somaxconn").and_then(|s| s.parse().ok()),
+            conntrack_active: network::conntrack_active(),
+            kernel_tls: network::kernel_tls(),
+        }
+    }
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_this_machine() {
+        let system = System::read();
+        assert!(system.logical_cores >= 1);
+        assert!(system.kernel.is_some(), "Linux always has osrelease");
+        assert!(system.openssl_version.contains("OpenSSL"));
+        let [low, high] = system.ephemeral_ports.expect("port range readable");
+        assert!(low < high);
+        assert!(system.somaxconn.is_some_and(|n| n > 0));
+        assert!(
+            system.conntrack_active.is_some(),
+            "/proc/sys/net is readable"
+        );
+    }
+}
