@@ -1,0 +1,175 @@
+//! `sockbench report` and `sockbench compare` on committed result files: the output
+//! of each format is pinned by snapshots, files that cannot be reported get one clear
+//! line, and the HTML page stands alone.
+
+mod common;
+
+use assert_cmd::Command;
+use common::{tempdir, text};
+use serde_json::Value;
+use std::path::Path;
+
+const RUN: &str = "tests/fixtures/run.json";
+const SOCKETS: &str = "tests/fixtures/sockets.json";
+
+/// sockbench run from the crate root, so file names in headings are stable.
+fn sockbench(args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("sockbench")
+        .expect("binary built")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .assert()
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = sockbench(args).success();
+    text(&out.get_output().stdout)
+}
+
+/// Runs a command that must fail; returns its stderr after checking it is one line.
+fn one_line_error(args: &[&str]) -> String {
+    let out = sockbench(args).code(2);
+    let output = out.get_output();
+    let stderr = text(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"));
+    assert!(output.stdout.is_empty(), "nothing rendered from a bad file");
+    stderr
+}
+
+#[test]
+fn markdown_report_matches_snapshot() {
+    let md = stdout(&["report", RUN, "--format", "markdown"]);
+    for experiment in ["sockets.pingpong", "postgres.query", "postgres.concurrent"] {
+        assert!(md.contains(&format!("### {experiment} — ")), "{experiment}");
+    }
+    assert!(md.contains("| measurement | unix | tcp | tls |"));
+    assert!(md.contains("| PostgreSQL | PostgreSQL 15"));
+    insta::assert_snapshot!("report.md", md);
+}
+
+#[test]
+fn html_report_matches_snapshot_and_stands_alone() {
+    let tmp = tempdir();
+    let path = tmp.path().join("report.html");
+    let out = sockbench(&[
+        "report",
+        RUN,
+        "--format",
+        "html",
+        "--output",
+        path.to_str().unwrap(),
+    ])
+    .success();
+    assert!(out.get_output().stdout.is_empty(), "--output leaves stdout empty");
+    let html = std::fs::read_to_string(&path).expect("report written");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(!html.contains("<script"), "no JavaScript");
+    for reference in ["src=", "href=", "url(", "@import"] {
+        assert!(!html.contains(reference), "fetches something: {reference}");
+    }
+    // A bar chart per experiment, and the three charts of another kind.
+    let experiments = 3 + 5;
+    assert_eq!(html.matches("<svg").count(), experiments + 4, "charts");
+    for title in [
+        "round trip p50 against message size",
+        "postgres.query: total time against N",
+        "postgres.rows: total time against N",
+        "throughput against clients",
+    ] {
+        assert!(html.contains(title), "no chart {title}");
+    }
+    insta::assert_snapshot!("report.html", html);
+}
+
+#[test]
+fn table_report_shows_every_experiment_of_every_file() {
+    let out = stdout(&["report", RUN, SOCKETS]);
+    assert!(out.contains(&format!("{RUN} — ")) && out.contains(&format!("{SOCKETS} — ")));
+    assert_eq!(out.matches("sockets.connect — ").count(), 2);
+    assert_eq!(out.matches("postgres.auth — ").count(), 1);
+    assert!(out.contains("A SELECT 1 round trip: unix "), "verdict:\n{out}");
+    insta::assert_snapshot!("report.txt", out);
+}
+
+#[test]
+fn compare_puts_both_runs_side_by_side() {
+    let md = stdout(&["compare", RUN, SOCKETS, "--format", "markdown"]);
+    assert!(md.contains("| fact | System A | System B |"));
+    assert!(md.contains("| transport | A | B | B / A |"));
+    // Figures B lacks show a dash and no ratio.
+    assert!(md.contains("| unix | 110 µs | - | - |"), "{md}");
+    insta::assert_snapshot!("compare.md", md);
+
+    let same = stdout(&["compare", RUN, RUN]);
+    let ratios: Vec<&str> = same
+        .lines()
+        .map(|l| l.trim().trim_end_matches('│').split('┆').collect::<Vec<_>>())
+        .filter(|cells| cells.len() == 4) // transport, A, B, B / A
+        .filter_map(|cells| cells.last().map(|c| c.trim()))
+        .filter(|c| c.parse::<f64>().is_ok())
+        .collect();
+    assert!(ratios.len() > 20, "{same}");
+    assert!(ratios.iter().all(|r| *r == "1.00"), "a run against itself: {same}");
+
+    let html = stdout(&["compare", RUN, SOCKETS, "--format", "html"]);
+    assert!(html.contains("<th>System A</th><th>System B</th>"));
+}
+
+/// A copy of the run fixture changed by `edit`, written into `dir`.
+fn edited(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) -> String {
+    let mut file: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_path()).unwrap()).unwrap();
+    edit(&mut file);
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn run_path() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(RUN)
+}
+
+#[test]
+fn files_that_cannot_be_reported_get_one_clear_line() {
+    let tmp = tempdir();
+    let dir = tmp.path();
+
+    // The format before system facts and the commit were added.
+    let older = edited(dir, "older.json", |f| {
+        f["schema_version"] = 1.into();
+        f.as_object_mut().unwrap().remove("sockbench_commit");
+    });
+    let e = one_line_error(&["report", &older]);
+    assert!(e.contains("result format 1") && e.contains("reads format 2"), "{e}");
+
+    let truncated = dir.join("truncated.json");
+    let full = std::fs::read_to_string(run_path()).unwrap();
+    std::fs::write(&truncated, &full[..full.len() / 2]).unwrap();
+    let e = one_line_error(&["report", truncated.to_str().unwrap()]);
+    assert!(e.contains("is not JSON"), "{e}");
+
+    let not_ours = dir.join("other.json");
+    std::fs::write(&not_ours, r#"{"name": "something else"}"#).unwrap();
+    let e = one_line_error(&["report", not_ours.to_str().unwrap(), "--format", "html"]);
+    assert!(e.contains("not a sockbench result file"), "{e}");
+
+    let missing_field = edited(dir, "missing.json", |f| {
+        f["results"][0].as_object_mut().unwrap().remove("metrics");
+    });
+    let e = one_line_error(&["compare", RUN, &missing_field]);
+    assert!(e.contains("not a valid sockbench result file") && e.contains("metrics"), "{e}");
+
+    let unknown = edited(dir, "unknown.json", |f| {
+        f["results"][0]["experiment"] = "sockets.teleport".into();
+    });
+    let e = one_line_error(&["report", &unknown]);
+    assert!(e.contains("sockets.teleport"), "{e}");
+
+    let e = one_line_error(&["report", "no/such/file.json"]);
+    assert!(e.contains("cannot read no/such/file.json"), "{e}");
+
+    let e = one_line_error(&["report", RUN, "--output", "/proc/not-writable.md"]);
+    assert!(e.contains("--output"), "{e}");
+}
