@@ -8,53 +8,9 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const TRANSPORTS: [&str; 3] = ["unix", "tcp", "tls"];
-
-/// True when PostgreSQL's server programs are installed; otherwise says why the test
-/// is skipped.
-fn postgres_installed(test: &str) -> bool {
-    let found = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|v| v.path().join("bin/initdb").exists())
-        || std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("initdb").exists()));
-    if !found {
-        eprintln!("SKIPPED {test}: PostgreSQL's initdb is not installed");
-    }
-    found
-}
-
-/// A scratch TMPDIR the server account (not root) can pass through.
-fn scratch(tmp: &Path) -> PathBuf {
-    let dir = tmp.join("scratch");
-    std::fs::create_dir(&dir).unwrap();
-    for d in [tmp, dir.as_path()] {
-        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    dir
-}
-
-/// Nothing of the run is left: no process mentions the scratch directory (the
-/// cluster's data directory lives there) and the directory is empty.
-fn assert_clean(scratch: &Path) {
-    let marker = scratch.to_string_lossy().into_owned();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_mentioning(&marker).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(
-        processes_mentioning(&marker),
-        Vec::<u32>::new(),
-        "postgres left running"
-    );
-    assert_eq!(leftovers(scratch), Vec::<PathBuf>::new(), "left behind");
-}
 
 fn results<'a>(file: &'a Value, experiment: &str) -> Vec<&'a Value> {
     file["results"]
@@ -250,10 +206,12 @@ fn ctrl_c_keeps_finished_experiments_and_removes_the_cluster() {
     let tmp = tempdir();
     let scratch = scratch(tmp.path());
     let json = tmp.path().join("out.json");
-    let mut child = start_then_wait_for_query(
+    let mut child = start_then_wait_for(
         &scratch,
         &json,
+        "postgres.query",
         &[
+            "postgres",
             "--experiments",
             "query,connect",
             "--trials",
@@ -279,10 +237,12 @@ fn a_server_gone_mid_run_is_an_error_naming_the_experiment_and_results_are_kept(
     let tmp = tempdir();
     let scratch = scratch(tmp.path());
     let json = tmp.path().join("out.json");
-    let mut child = start_then_wait_for_query(
+    let mut child = start_then_wait_for(
         &scratch,
         &json,
+        "postgres.query",
         &[
+            "postgres",
             "--experiments",
             "query,concurrent",
             "--trials",
@@ -318,47 +278,4 @@ fn a_server_gone_mid_run_is_an_error_naming_the_experiment_and_results_are_kept(
     assert_eq!(results(&file, "postgres.query").len(), 1);
     assert!(results(&file, "postgres.concurrent").is_empty());
     assert_clean(&scratch);
-}
-
-/// Starts `sockbench postgres ARGS --json JSON` in the background and returns once the
-/// query experiment's results are in the file.
-fn start_then_wait_for_query(scratch: &Path, json: &Path, args: &[&str]) -> KillOnDrop {
-    let child = sockbench(scratch)
-        .arg("postgres")
-        .args(args)
-        .arg("--json")
-        .arg(json)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut child = KillOnDrop(child);
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let finished_query = || {
-        std::fs::read_to_string(json)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .is_some_and(|f| !results(&f, "postgres.query").is_empty())
-    };
-    while !finished_query() {
-        assert!(Instant::now() < deadline, "query never finished");
-        assert!(
-            child.0.try_wait().unwrap().is_none(),
-            "sockbench ended early"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child
-}
-
-/// Waits (at most 60 s) for the background run to end.
-fn wait_for_exit(child: &mut KillOnDrop, complaint: &str) -> std::process::ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "{complaint}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }

@@ -62,7 +62,10 @@ fn html_report_matches_snapshot_and_stands_alone() {
         path.to_str().unwrap(),
     ])
     .success();
-    assert!(out.get_output().stdout.is_empty(), "--output leaves stdout empty");
+    assert!(
+        out.get_output().stdout.is_empty(),
+        "--output leaves stdout empty"
+    );
     let html = std::fs::read_to_string(&path).expect("report written");
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(!html.contains("<script"), "no JavaScript");
@@ -89,7 +92,10 @@ fn table_report_shows_every_experiment_of_every_file() {
     assert!(out.contains(&format!("{RUN} — ")) && out.contains(&format!("{SOCKETS} — ")));
     assert_eq!(out.matches("sockets.connect — ").count(), 2);
     assert_eq!(out.matches("postgres.auth — ").count(), 1);
-    assert!(out.contains("A SELECT 1 round trip: unix "), "verdict:\n{out}");
+    assert!(
+        out.contains("A SELECT 1 round trip: unix "),
+        "verdict:\n{out}"
+    );
     insta::assert_snapshot!("report.txt", out);
 }
 
@@ -105,13 +111,21 @@ fn compare_puts_both_runs_side_by_side() {
     let same = stdout(&["compare", RUN, RUN]);
     let ratios: Vec<&str> = same
         .lines()
-        .map(|l| l.trim().trim_end_matches('│').split('┆').collect::<Vec<_>>())
+        .map(|l| {
+            l.trim()
+                .trim_end_matches('│')
+                .split('┆')
+                .collect::<Vec<_>>()
+        })
         .filter(|cells| cells.len() == 4) // transport, A, B, B / A
         .filter_map(|cells| cells.last().map(|c| c.trim()))
         .filter(|c| c.parse::<f64>().is_ok())
         .collect();
     assert!(ratios.len() > 20, "{same}");
-    assert!(ratios.iter().all(|r| *r == "1.00"), "a run against itself: {same}");
+    assert!(
+        ratios.iter().all(|r| *r == "1.00"),
+        "a run against itself: {same}"
+    );
 
     let html = stdout(&["compare", RUN, SOCKETS, "--format", "html"]);
     assert!(html.contains("<th>System A</th><th>System B</th>"));
@@ -142,7 +156,10 @@ fn files_that_cannot_be_reported_get_one_clear_line() {
         f.as_object_mut().unwrap().remove("sockbench_commit");
     });
     let e = one_line_error(&["report", &older]);
-    assert!(e.contains("result format 1") && e.contains("reads format 2"), "{e}");
+    assert!(
+        e.contains("result format 1") && e.contains("reads format 2"),
+        "{e}"
+    );
 
     let truncated = dir.join("truncated.json");
     let full = std::fs::read_to_string(run_path()).unwrap();
@@ -159,7 +176,10 @@ fn files_that_cannot_be_reported_get_one_clear_line() {
         f["results"][0].as_object_mut().unwrap().remove("metrics");
     });
     let e = one_line_error(&["compare", RUN, &missing_field]);
-    assert!(e.contains("not a valid sockbench result file") && e.contains("metrics"), "{e}");
+    assert!(
+        e.contains("not a valid sockbench result file") && e.contains("metrics"),
+        "{e}"
+    );
 
     let unknown = edited(dir, "unknown.json", |f| {
         f["results"][0]["experiment"] = "sockets.teleport".into();

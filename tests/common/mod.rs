@@ -4,8 +4,10 @@
 #![allow(dead_code)]
 
 use assert_cmd::cargo::CommandCargoExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The sockbench binary, with TMPDIR pointing into `tmp` so that everything it
 /// creates there can be checked and cleaned up.
@@ -99,4 +101,97 @@ pub fn schema_errors(instance: &serde_json::Value) -> Vec<String> {
         .iter_errors(instance)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect()
+}
+
+/// True when PostgreSQL's server programs are installed; otherwise says why the test
+/// is skipped.
+pub fn postgres_installed(test: &str) -> bool {
+    let found = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|v| v.path().join("bin/initdb").exists())
+        || std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("initdb").exists()));
+    if !found {
+        eprintln!("SKIPPED {test}: PostgreSQL's initdb is not installed");
+    }
+    found
+}
+
+/// A scratch TMPDIR the server account (not root) can pass through.
+pub fn scratch(tmp: &Path) -> PathBuf {
+    let dir = tmp.join("scratch");
+    std::fs::create_dir(&dir).unwrap();
+    for d in [tmp, dir.as_path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+/// Nothing of the run is left: no process mentions the scratch directory (the
+/// cluster's data directory lives there) and the directory is empty.
+pub fn assert_clean(scratch: &Path) {
+    let marker = scratch.to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_mentioning(&marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        processes_mentioning(&marker),
+        Vec::<u32>::new(),
+        "postgres left running"
+    );
+    assert_eq!(leftovers(scratch), Vec::<PathBuf>::new(), "left behind");
+}
+
+/// Starts `sockbench ARGS --json JSON` in the background and returns once records of
+/// `experiment` are in the file.
+pub fn start_then_wait_for(
+    scratch: &Path,
+    json: &Path,
+    experiment: &str,
+    args: &[&str],
+) -> KillOnDrop {
+    let child = sockbench(scratch)
+        .args(args)
+        .arg("--json")
+        .arg(json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = KillOnDrop(child);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let finished = || {
+        std::fs::read_to_string(json)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .is_some_and(|f| {
+                f["results"]
+                    .as_array()
+                    .is_some_and(|rs| rs.iter().any(|r| r["experiment"] == experiment))
+            })
+    };
+    while !finished() {
+        assert!(Instant::now() < deadline, "{experiment} never finished");
+        assert!(
+            child.0.try_wait().unwrap().is_none(),
+            "sockbench ended early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child
+}
+
+/// Waits (at most 60 s) for the background run to end.
+pub fn wait_for_exit(child: &mut KillOnDrop, complaint: &str) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "{complaint}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -1,0 +1,105 @@
+//! `sockbench run`, the default command: both suites into one result file under
+//! sockbench-results/, a verdict at the end, and an interrupted run keeps what
+//! finished. Without PostgreSQL installed the PostgreSQL half cannot be checked, and
+//! the test says so.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn experiments(file: &Value) -> Vec<String> {
+    let mut names: Vec<String> = file["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["experiment"].as_str().unwrap().to_string())
+        .collect();
+    names.dedup();
+    names
+}
+
+#[test]
+fn run_measures_both_suites_into_a_result_file_and_gives_a_verdict() {
+    if !postgres_installed("run_measures_both_suites") {
+        return;
+    }
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let workdir = tmp.path().join("work");
+    std::fs::create_dir(&workdir).unwrap();
+    let out = assert_cmd::Command::from_std(sockbench(&scratch))
+        .current_dir(&workdir)
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .expect("sockbench runs");
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let dir = workdir.join("sockbench-results");
+    let files = leftovers(&dir);
+    assert_eq!(files.len(), 1, "one result file in {files:?}");
+    let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.len() == "2026-11-22T18-40-05Z.json".len() && name.ends_with("Z.json"),
+        "{name}"
+    );
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(schema_errors(&file), Vec::<String>::new());
+    assert_eq!(
+        experiments(&file),
+        [
+            "sockets.connect",
+            "sockets.pingpong",
+            "sockets.stream",
+            "postgres.query",
+            "postgres.connect",
+            "postgres.auth",
+            "postgres.rows",
+            "postgres.concurrent"
+        ]
+    );
+    let system = &file["system"];
+    assert!(system["postgres_version"]
+        .as_str()
+        .is_some_and(|v| v.starts_with("PostgreSQL ")));
+    assert!(file["sockbench_commit"]
+        .as_str()
+        .is_some_and(|c| !c.is_empty()));
+
+    for line in [
+        "Verdict, on this machine:",
+        "A SELECT 1 round trip: unix ",
+        "A new connection (connect, SELECT 1, close): unix ",
+        "A 64 B socket round trip: unix ",
+        "A row of a bulk result: unix ",
+    ] {
+        assert!(stdout.contains(line), "no '{line}' in:\n{stdout}");
+    }
+    assert!(stdout.contains(&format!("Results saved to sockbench-results/{name}")));
+    assert_clean(&scratch);
+
+    // The file it wrote is one `report` and `compare` read.
+    for format in ["markdown", "html"] {
+        let out = run(
+            &scratch,
+            &["report", files[0].to_str().unwrap(), "--format", format],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+}
+
+#[test]
+fn an_interrupted_run_keeps_the_experiments_that_finished() {
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let json = tmp.path().join("run.json");
+    let mut child = start_then_wait_for(&scratch, &json, "sockets.connect", &["run", "--quiet"]);
+    signal(&child.0, libc::SIGINT);
+    let status = wait_for_exit(&mut child, "sockbench run did not stop after Ctrl-C");
+    assert_eq!(status.code(), Some(130));
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(experiments(&file), ["sockets.connect"]);
+    assert_eq!(schema_errors(&file), Vec::<String>::new());
+    assert_clean(&scratch);
+}
