@@ -215,3 +215,23 @@ fn postgres_concurrent_options() {
         "meta-commands such as '\\set' are not supported",
     );
 }
+
+#[test]
+fn run_with_a_pg_bindir_that_is_not_there() {
+    assert_rejected(&["run", "--pg-bindir", "/nonexistent/bin"], "--pg-bindir");
+}
+
+#[test]
+fn run_with_an_unwritable_result_file() {
+    assert_rejected(&["run", "--json", "/proc/sockbench.json"], "--json");
+}
+
+#[test]
+fn report_and_compare_need_their_files_and_a_known_format() {
+    assert_rejected(&["report"], "FILE");
+    assert_rejected(&["compare", "tests/fixtures/run.json"], "B.json");
+    assert_rejected(
+        &["report", "tests/fixtures/run.json", "--format", "pdf"],
+        "invalid value 'pdf'",
+    );
+}
