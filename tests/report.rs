@@ -11,6 +11,8 @@ use std::path::Path;
 
 const RUN: &str = "tests/fixtures/run.json";
 const SOCKETS: &str = "tests/fixtures/sockets.json";
+/// PostgreSQL concurrent clients at 1, 2 and 4.
+const SWEEP: &str = "tests/fixtures/sweep.json";
 
 /// sockbench run from the crate root, so file names in headings are stable.
 fn sockbench(args: &[&str]) -> assert_cmd::assert::Assert {
@@ -72,18 +74,23 @@ fn html_report_matches_snapshot_and_stands_alone() {
     for reference in ["src=", "href=", "url(", "@import"] {
         assert!(!html.contains(reference), "fetches something: {reference}");
     }
-    // A bar chart per experiment, and the three charts of another kind.
+    // A bar chart per experiment, and the charts of another kind (one client
+    // count only: no line against clients).
     let experiments = 3 + 5;
-    assert_eq!(html.matches("<svg").count(), experiments + 4, "charts");
+    assert_eq!(html.matches("<svg").count(), experiments + 3, "charts");
     for title in [
         "round trip p50 against message size",
         "postgres.query: total time against N",
         "postgres.rows: total time against N",
-        "throughput against clients",
     ] {
         assert!(html.contains(title), "no chart {title}");
     }
+    assert!(!html.contains("throughput against clients"));
     insta::assert_snapshot!("report.html", html);
+
+    let sweep = stdout(&["report", SWEEP, "--format", "html"]);
+    assert_eq!(sweep.matches("<svg").count(), 2, "bars and the line");
+    assert!(sweep.contains("throughput against clients"));
 }
 
 #[test]

@@ -25,8 +25,11 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
     // installed only leaves its half out.
     let postgres_found = match Binaries::find(args.pg_bindir.as_deref()) {
         Ok(_) => true,
-        Err(e) if args.pg_bindir.is_none() => {
-            eprintln!("postgres: skipped: {e:#}");
+        Err(_) if args.pg_bindir.is_none() => {
+            eprintln!(
+                "postgres: skipped, PostgreSQL's initdb and postgres were not found; install \
+                 PostgreSQL (Debian/Ubuntu: apt-get install postgresql) or pass --pg-bindir DIR"
+            );
             false
         }
         Err(e) => return Err(e),

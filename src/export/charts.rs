@@ -26,8 +26,13 @@ const PALETTE: [RGBColor; 6] = [
 /// The charts of one experiment's records, as SVG documents.
 pub fn for_experiment(experiment: &str, records: &[ResultRecord]) -> Vec<Result<String, String>> {
     let mut charts = vec![bars(experiment, records)];
+    // A line needs at least two x values to say anything.
+    let varies = |x: fn(&ResultRecord) -> Option<u64>| {
+        let first = records.first().and_then(x);
+        records.iter().any(|r| x(r) != first)
+    };
     match experiment {
-        "sockets.pingpong" => charts.push(lines(
+        "sockets.pingpong" if varies(|r| r.params.size) => charts.push(lines(
             records,
             "round trip p50 against message size",
             "message size (bytes, log scale)",
@@ -36,7 +41,7 @@ pub fn for_experiment(experiment: &str, records: &[ResultRecord]) -> Vec<Result<
             true,
         )),
         "postgres.query" | "postgres.rows" => charts.push(fitted(experiment, records)),
-        "sockets.concurrent" | "postgres.concurrent" => {
+        "sockets.concurrent" | "postgres.concurrent" if varies(|r| r.params.clients) => {
             let per_s = |r: &ResultRecord| r.metrics.tps.or(r.metrics.ops_per_s);
             charts.push(lines(
                 records,

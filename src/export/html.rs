@@ -15,7 +15,7 @@ border-bottom:1px solid #ccc;padding-bottom:.2rem;margin-top:2.5rem}h3{font-size
 margin:1.8rem 0 .5rem}table{border-collapse:collapse;font-size:.9rem;margin:.3rem 0}\
 th,td{border:1px solid #ddd;padding:.25rem .6rem}th{background:#f3f3f3}\
 td:not(:first-child),th:not(:first-child){text-align:right;font-variant-numeric:tabular-nums}\
-table.facts td{text-align:left}td.sub{padding-left:1.6rem;color:#555}p.note{font-size:.85rem;color:#555;margin:.2rem 0}\
+table.facts td,table.facts th{text-align:left}td.sub{padding-left:1.6rem;color:#555}p.note{font-size:.85rem;color:#555;margin:.2rem 0}\
 ul.verdict{background:#f6f8fa;border-left:4px solid #1f77b4;padding:.6rem 1rem .6rem 2rem}\
 figure{margin:.8rem 0}svg{max-width:100%;height:auto}";
 
