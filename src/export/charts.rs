@@ -8,7 +8,8 @@
 //! - concurrent: throughput against the number of clients.
 
 use crate::results::ResultRecord;
-use plotters::coord::ranged1d::SegmentValue;
+use plotters::coord::ranged1d::{SegmentValue, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 const WIDTH: u32 = 720;
@@ -222,42 +223,27 @@ fn lines(
             .x_label_area_size(36)
             .y_label_area_size(60);
         let y_range = 0f64..(y_max / unit * 1.1).max(1e-9);
+        let axes = Axes {
+            x_desc,
+            y_desc: &unit_name,
+            unit,
+        };
         if log_x {
-            let mut chart = builder
-                .build_cartesian_2d((x_min.max(1.0)..x_max.max(2.0) * 1.5).log_scale(), y_range)
-                .map_err(text)?;
-            chart
-                .configure_mesh()
-                .label_style(LABELS)
-                .axis_desc_style(LABELS)
-                .max_light_lines(1)
-                .x_desc(x_desc)
-                .y_desc(unit_name.clone())
-                .x_label_formatter(&|v| decimal_bytes(*v))
-                .draw()
-                .map_err(text)?;
-            for (name, colour, pts) in &series {
-                plot_line(&mut chart, name, *colour, pts, unit)?;
-            }
-            legend(&mut chart)
+            let x_range = (x_min.max(1.0)..x_max.max(2.0) * 1.5).log_scale();
+            let chart = builder.build_cartesian_2d(x_range, y_range).map_err(text)?;
+            axes.draw(chart, &series, decimal_bytes)
         } else {
             let pad = (x_max - x_min.min(x_max)).max(1.0) * 0.05;
-            let mut chart = builder
-                .build_cartesian_2d((x_min.min(x_max) - pad).max(0.0)..x_max + pad, y_range)
-                .map_err(text)?;
-            chart
-                .configure_mesh()
-                .label_style(LABELS)
-                .axis_desc_style(LABELS)
-                .max_light_lines(1)
-                .x_desc(x_desc)
-                .y_desc(unit_name.clone())
-                .draw()
-                .map_err(text)?;
-            for (name, colour, pts) in &series {
-                plot_line(&mut chart, name, *colour, pts, unit)?;
-            }
-            legend(&mut chart)
+            let x_range = (x_min.min(x_max) - pad).max(0.0)..x_max + pad;
+            let chart = builder.build_cartesian_2d(x_range, y_range).map_err(text)?;
+            // Client counts are whole: no label between them.
+            axes.draw(chart, &series, |v| {
+                if v.fract() == 0.0 {
+                    format!("{v}")
+                } else {
+                    String::new()
+                }
+            })
         }
     })
 }
@@ -329,6 +315,41 @@ fn fitted(experiment: &str, records: &[ResultRecord]) -> Result<String, String> 
         }
         legend(&mut chart)
     })
+}
+
+/// How a line chart's axes are labelled and its values scaled.
+struct Axes<'t> {
+    x_desc: &'t str,
+    y_desc: &'t str,
+    unit: f64,
+}
+
+impl Axes<'_> {
+    /// Labels the axes of a built chart and draws a line per series with a legend.
+    fn draw<'a, X>(
+        &self,
+        mut chart: ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, RangedCoordf64>>,
+        series: &[Series],
+        x_label: fn(f64) -> String,
+    ) -> Result<(), String>
+    where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        chart
+            .configure_mesh()
+            .label_style(LABELS)
+            .axis_desc_style(LABELS)
+            .max_light_lines(1)
+            .x_desc(self.x_desc)
+            .y_desc(self.y_desc)
+            .x_label_formatter(&|v| x_label(*v))
+            .draw()
+            .map_err(text)?;
+        for (name, colour, pts) in series {
+            plot_line(&mut chart, name, *colour, pts, self.unit)?;
+        }
+        legend(&mut chart)
+    }
 }
 
 fn plot_line<'a, X, Y>(
