@@ -1,0 +1,129 @@
+//! SVG charts for the HTML report, drawn with plotters' SVG backend (text is left
+//! to the browser, so no font files are needed):
+//! - every experiment: its headline figure per transport (and per case), a bar at
+//!   the median with a whisker from the fastest to the slowest trial;
+//! - pingpong: round trip against message size, a line per transport;
+//! - query and rows: total time of every timed batch against N, with the fitted
+//!   line through them;
+//! - concurrent: throughput against the number of clients.
+
+mod bars;
+mod lines;
+
+use crate::results::ResultRecord;
+use bars::bars;
+use lines::{fitted, lines};
+use plotters::prelude::*;
+
+pub(super) const WIDTH: u32 = 720;
+pub(super) const LABELS: (&str, u32) = ("sans-serif", 13);
+pub(super) const TITLE: (&str, u32) = ("sans-serif", 17);
+pub(super) const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+/// The charts of one experiment's records, as SVG documents.
+pub fn for_experiment(experiment: &str, records: &[ResultRecord]) -> Vec<Result<String, String>> {
+    let mut charts = vec![bars(experiment, records)];
+    // A line needs at least two x values to say anything.
+    let varies = |x: fn(&ResultRecord) -> Option<u64>| {
+        let first = records.first().and_then(x);
+        records.iter().any(|r| x(r) != first)
+    };
+    match experiment {
+        "sockets.pingpong" if varies(|r| r.params.size) => charts.push(lines(
+            records,
+            "round trip p50 against message size",
+            "message size (bytes, log scale)",
+            "rtt_ns",
+            |r| Some((r.params.size? as f64, r.metrics.rtt_ns?.p50)),
+            true,
+        )),
+        "postgres.query" | "postgres.rows" => charts.push(fitted(experiment, records)),
+        "sockets.concurrent" | "postgres.concurrent" if varies(|r| r.params.clients) => {
+            let per_s = |r: &ResultRecord| r.metrics.tps.or(r.metrics.ops_per_s);
+            charts.push(lines(
+                records,
+                "throughput against clients",
+                "clients",
+                "per_s",
+                move |r| Some((r.params.clients? as f64, per_s(r)?)),
+                false,
+            ))
+        }
+        _ => {}
+    }
+    charts
+}
+
+/// A transport's name, colour and points.
+pub(super) type Series = (String, RGBColor, Vec<(f64, f64)>);
+
+/// Transports in the order the records first name them, with their colour.
+pub(super) fn transports(records: &[ResultRecord]) -> Vec<(String, RGBColor)> {
+    let mut names: Vec<String> = Vec::new();
+    for r in records {
+        if !names.contains(&r.transport) {
+            names.push(r.transport.clone());
+        }
+    }
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| (n, PALETTE[i % PALETTE.len()]))
+        .collect()
+}
+
+/// A unit that keeps axis numbers short: nanoseconds shown as µs or ms, rates as k/s.
+pub(super) fn scale(metric: &str, largest: f64) -> (f64, String) {
+    if metric.contains("_ns") {
+        match largest {
+            v if v >= 1e6 => (1e6, "ms".into()),
+            v if v >= 1e3 => (1e3, "µs".into()),
+            _ => (1.0, "ns".into()),
+        }
+    } else if metric == "bytes_per_s" {
+        (1e9, "GB/s".into())
+    } else if largest >= 1e3 {
+        (1e3, "thousand/s".into())
+    } else {
+        (1.0, "per second".into())
+    }
+}
+
+pub(super) fn legend<'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .label_font(LABELS)
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .draw()
+        .map_err(text)
+}
+
+/// Draws on a fresh SVG of `height` and returns its text.
+pub(super) fn draw(
+    height: u32,
+    paint: impl FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), String>,
+) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(text)?;
+        paint(&root)?;
+        root.present().map_err(text)?;
+    }
+    Ok(svg)
+}
+
+pub(super) fn text(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
