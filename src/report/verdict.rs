@@ -165,8 +165,8 @@ pub fn sentences(lines: &[Line]) -> Vec<String> {
         .collect();
     if !out.is_empty() {
         out.push(
-            "Percentages are extra time over the fastest transport; under 10% is within what \
-             this kind of machine varies from run to run."
+            "Percentages are extra time over the fastest transport; differences under 10% \
+             are within the run-to-run noise of a shared virtual machine."
                 .into(),
         );
     }
