@@ -77,7 +77,19 @@ pub struct RunArgs {
     pub pg_bindir: Option<PathBuf>,
 }
 
-/// How `report` and `compare` render.
+/// How `report` and `compare` render, and where to.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+
+    /// Write to PATH instead of standard output.
+    #[arg(long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+/// The formats of `report` and `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// Boxed tables for the terminal.
@@ -98,13 +110,8 @@ pub struct ReportArgs {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
-
-    /// Write to PATH instead of standard output.
-    #[arg(long, value_name = "PATH")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub render: RenderArgs,
 }
 
 #[derive(Debug, Args)]
@@ -123,13 +130,8 @@ pub struct CompareArgs {
     #[arg(value_name = "B.json")]
     pub b: PathBuf,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
-
-    /// Write to PATH instead of standard output.
-    #[arg(long, value_name = "PATH")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub render: RenderArgs,
 }
 
 #[derive(Debug, Args)]

@@ -10,7 +10,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     let (a, b) = (report::load(&args.a)?, report::load(&args.b)?);
     let document = compare::document((&a_name, &a), (&b_name, &b));
     super::emit(
-        &exporter(args.format).render(&document),
-        args.output.as_deref(),
+        &exporter(args.render.format).render(&document),
+        args.render.output.as_deref(),
     )
 }

@@ -11,6 +11,6 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         .iter()
         .map(|path| Ok((path.display().to_string(), report::load(path)?)))
         .collect::<Result<Vec<_>>>()?;
-    let text = exporter(args.format).render(&report::document(&files));
-    super::emit(&text, args.output.as_deref())
+    let text = exporter(args.render.format).render(&report::document(&files));
+    super::emit(&text, args.render.output.as_deref())
 }
