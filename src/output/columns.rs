@@ -22,14 +22,8 @@ pub struct Columns {
 impl Columns {
     /// One column per transport, in the order the records first name them.
     pub fn of(records: &[ResultRecord]) -> Columns {
-        let mut labels: Vec<String> = Vec::new();
-        for r in records {
-            if !labels.contains(&r.transport) {
-                labels.push(r.transport.clone());
-            }
-        }
         Columns {
-            labels,
+            labels: distinct(records, |r| r.transport.clone()),
             rows: Vec::new(),
         }
     }
@@ -63,27 +57,14 @@ impl Columns {
         if values.iter().all(Option::is_none) {
             return;
         }
-        let costs: Vec<Option<f64>> = values
-            .iter()
-            .map(|v| match compare {
-                Compare::HigherIsBetter => v.filter(|x| *x > 0.0).map(|x| 1.0 / x),
-                _ => v.filter(|x| *x > 0.0),
-            })
-            .collect();
-        let compared = compare != Compare::Not && costs.iter().flatten().count() > 1;
-        let best = costs
-            .iter()
-            .flatten()
-            .copied()
-            .fold(f64::INFINITY, f64::min);
+        let extras = extra_over_fastest(&values, compare == Compare::HigherIsBetter);
+        let compared = compare != Compare::Not && extras.iter().flatten().count() > 1;
         let mut row = vec![label.to_string()];
-        for (value, cost) in values.iter().zip(&costs) {
-            row.push(match (value, cost) {
-                (None, _) => "-".into(),
-                (Some(v), Some(c)) if compared && c / best - 1.0 >= 0.0005 => {
-                    format!("{} ({})", format(*v), vs_fastest(c / best - 1.0))
-                }
-                (Some(v), _) => format(*v),
+        for (value, extra) in values.iter().zip(extras) {
+            row.push(match value {
+                None => "-".into(),
+                Some(v) if compared => with_extra(format(*v), extra),
+                Some(v) => format(*v),
             });
         }
         self.rows.push(row);
@@ -108,9 +89,35 @@ impl Columns {
     }
 }
 
+/// Each figure's extra time over the best of them (0 for the best), where rates
+/// count as time per operation (1 / rate); `None` where there is no positive figure.
+pub fn extra_over_fastest(values: &[Option<f64>], higher_is_better: bool) -> Vec<Option<f64>> {
+    let costs: Vec<Option<f64>> = values
+        .iter()
+        .map(|v| {
+            v.filter(|x| *x > 0.0)
+                .map(|x| if higher_is_better { 1.0 / x } else { x })
+        })
+        .collect();
+    let best = costs
+        .iter()
+        .flatten()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    costs.iter().map(|c| c.map(|c| c / best - 1.0)).collect()
+}
+
+/// `value (+x%)`, or the value alone for the fastest (and where nothing compares).
+pub fn with_extra(value: String, extra: Option<f64>) -> String {
+    match extra {
+        Some(e) if e >= 0.0005 => format!("{value} ({})", vs_fastest(e)),
+        _ => value,
+    }
+}
+
 /// The distinct values of one parameter, in the order the records first show them.
-pub fn distinct<T: PartialEq>(
-    records: &[ResultRecord],
+pub fn distinct<'r, T: PartialEq>(
+    records: impl IntoIterator<Item = &'r ResultRecord>,
     get: impl Fn(&ResultRecord) -> T,
 ) -> Vec<T> {
     let mut values = Vec::new();
@@ -134,3 +141,23 @@ pub fn having<'r, T: PartialEq>(
 
 /// The note every table carries when a range was wide.
 pub const NOISY_NOTE: &str = "~ marks a range over trials wider than 10% of the median: noisy";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extra_time_over_the_fastest() {
+        let times = [Some(100.0), Some(150.0), None, Some(0.0)];
+        assert_eq!(
+            extra_over_fastest(&times, false),
+            [Some(0.0), Some(0.5), None, None]
+        );
+        // 200/s takes twice the time per operation of 400/s.
+        let rates = [Some(200.0), Some(400.0)];
+        assert_eq!(extra_over_fastest(&rates, true), [Some(1.0), Some(0.0)]);
+        assert_eq!(with_extra("10 µs".into(), Some(0.57)), "10 µs (+57%)");
+        assert_eq!(with_extra("10 µs".into(), Some(0.0)), "10 µs");
+        assert_eq!(with_extra("10 µs".into(), None), "10 µs");
+    }
+}

@@ -1,7 +1,7 @@
 //! What a person sees: result tables laid out once as blocks, and progress.
 
 pub mod block;
-mod columns;
+pub mod columns;
 pub mod format;
 pub mod pg_table;
 pub mod progress;

@@ -7,6 +7,7 @@
 use super::system::facts;
 use super::{Document, Section};
 use crate::output::block::Block;
+use crate::output::columns::distinct;
 use crate::output::format::headline;
 use crate::results::{Params, ResultFile, ResultRecord};
 use crate::units::format_size;
@@ -50,13 +51,7 @@ fn system_block(a: &ResultFile, b: &ResultFile) -> Block {
 
 /// One block per experiment (in A's order, then any only B has).
 fn experiment_blocks(a: &[ResultRecord], b: &[ResultRecord]) -> Vec<Block> {
-    let mut experiments: Vec<&str> = Vec::new();
-    for r in a.iter().chain(b) {
-        if !experiments.contains(&r.experiment.as_str()) {
-            experiments.push(&r.experiment);
-        }
-    }
-    experiments
+    distinct(a.iter().chain(b), |r| r.experiment.clone())
         .into_iter()
         .map(|experiment| {
             let mut rows = Vec::new();

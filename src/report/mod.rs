@@ -8,6 +8,7 @@ pub mod verdict;
 use crate::error::usage;
 use crate::experiment::Workload;
 use crate::output::block::Block;
+use crate::output::columns::distinct;
 use crate::output::{pg_table, table};
 use crate::postgres::experiment::PgExperiment;
 use crate::results::{ResultFile, ResultRecord, SCHEMA_VERSION};
@@ -102,13 +103,7 @@ pub fn document(files: &[(String, ResultFile)]) -> Document {
 
 /// One table per experiment, in the order the records name them.
 pub fn blocks(records: &[ResultRecord]) -> Vec<Block> {
-    let mut experiments: Vec<&str> = Vec::new();
-    for r in records {
-        if !experiments.contains(&r.experiment.as_str()) {
-            experiments.push(&r.experiment);
-        }
-    }
-    experiments
+    distinct(records, |r| r.experiment.clone())
         .into_iter()
         .filter_map(|name| {
             let of: Vec<ResultRecord> = records
@@ -116,7 +111,7 @@ pub fn blocks(records: &[ResultRecord]) -> Vec<Block> {
                 .filter(|r| r.experiment == name)
                 .cloned()
                 .collect();
-            block(name, &of)
+            block(&name, &of)
         })
         .collect()
 }

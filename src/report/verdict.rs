@@ -5,7 +5,8 @@
 //! Every line is built from the records present; a run without PostgreSQL simply
 //! has fewer lines.
 
-use crate::output::format::{bytes_rate, duration_ns, rate, vs_fastest};
+use crate::output::columns::{extra_over_fastest, with_extra};
+use crate::output::format::{bytes_rate, duration_ns, rate};
 use crate::results::ResultRecord;
 use crate::units::format_size;
 
@@ -121,23 +122,13 @@ fn line(what: String, rs: &[&ResultRecord], get: Getter, bulk: bool) -> Option<L
     if values.len() < 2 {
         return None;
     }
-    let cost = |v: f64| if lower { v } else { 1.0 / v };
-    let best = values
-        .iter()
-        .map(|(_, v)| cost(*v))
-        .fold(f64::INFINITY, f64::min);
-    let mut widest: f64 = 0.0;
+    let figures: Vec<Option<f64>> = values.iter().map(|(_, v)| Some(*v)).collect();
+    let extras = extra_over_fastest(&figures, !lower);
+    let widest = extras.iter().flatten().copied().fold(0.0, f64::max);
     let cells = values
         .iter()
-        .map(|(label, v)| {
-            let extra = cost(*v) / best - 1.0;
-            widest = widest.max(extra);
-            if extra < 0.0005 {
-                format!("{label} {}", format(*v))
-            } else {
-                format!("{label} {} ({})", format(*v), vs_fastest(extra))
-            }
-        })
+        .zip(extras)
+        .map(|((label, v), extra)| with_extra(format!("{label} {}", format(*v)), extra))
         .collect();
     Some(Line {
         what,

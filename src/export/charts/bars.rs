@@ -2,7 +2,7 @@
 //! case) as a horizontal bar at the median, with a whisker from the lowest to the
 //! highest trial.
 
-use super::{draw, scale, text, transports, LABELS, PALETTE, TITLE};
+use super::{draw, mesh, scale, text, transports, PALETTE, TITLE};
 use crate::results::ResultRecord;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
@@ -56,11 +56,7 @@ pub fn bars(experiment: &str, records: &[ResultRecord]) -> Result<String, String
                 (0..n).into_segmented(),
             )
             .map_err(text)?;
-        chart
-            .configure_mesh()
-            .label_style(LABELS)
-            .axis_desc_style(LABELS)
-            .max_light_lines(1)
+        mesh(&mut chart.configure_mesh())
             .disable_y_mesh()
             .y_labels(records.len())
             .y_label_formatter(&|v| match v {

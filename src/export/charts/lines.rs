@@ -1,7 +1,7 @@
 //! Line charts: round trip against message size, throughput against clients, and
 //! the total time of every timed batch against N with the least-squares line.
 
-use super::{draw, legend, scale, text, transports, Series, LABELS, TITLE};
+use super::{draw, legend, mesh, scale, text, transports, Series, TITLE};
 use crate::results::ResultRecord;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
@@ -101,11 +101,7 @@ pub fn fitted(experiment: &str, records: &[ResultRecord]) -> Result<String, Stri
                 0f64..(y_max / unit * 1.1).max(1e-9),
             )
             .map_err(text)?;
-        chart
-            .configure_mesh()
-            .label_style(LABELS)
-            .axis_desc_style(LABELS)
-            .max_light_lines(1)
+        mesh(&mut chart.configure_mesh())
             .x_desc(format!("N ({what})"))
             .y_desc(format!("total time ({unit_name})"))
             .x_label_formatter(&|v| crate::units::format_count(*v as u64))
@@ -156,11 +152,7 @@ impl Axes<'_> {
     where
         X: Ranged<ValueType = f64> + ValueFormatter<f64>,
     {
-        chart
-            .configure_mesh()
-            .label_style(LABELS)
-            .axis_desc_style(LABELS)
-            .max_light_lines(1)
+        mesh(&mut chart.configure_mesh())
             .x_desc(self.x_desc)
             .y_desc(self.y_desc)
             .x_label_formatter(&|v| x_label(*v))

@@ -10,13 +10,15 @@
 mod bars;
 mod lines;
 
+use crate::output::columns::distinct;
 use crate::results::ResultRecord;
 use bars::bars;
 use lines::{fitted, lines};
+use plotters::chart::MeshStyle;
 use plotters::prelude::*;
 
 pub(super) const WIDTH: u32 = 720;
-pub(super) const LABELS: (&str, u32) = ("sans-serif", 13);
+const LABELS: (&str, u32) = ("sans-serif", 13);
 pub(super) const TITLE: (&str, u32) = ("sans-serif", 17);
 pub(super) const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
@@ -66,13 +68,7 @@ pub(super) type Series = (String, RGBColor, Vec<(f64, f64)>);
 
 /// Transports in the order the records first name them, with their colour.
 pub(super) fn transports(records: &[ResultRecord]) -> Vec<(String, RGBColor)> {
-    let mut names: Vec<String> = Vec::new();
-    for r in records {
-        if !names.contains(&r.transport) {
-            names.push(r.transport.clone());
-        }
-    }
-    names
+    distinct(records, |r| r.transport.clone())
         .into_iter()
         .enumerate()
         .map(|(i, n)| (n, PALETTE[i % PALETTE.len()]))
@@ -107,6 +103,22 @@ pub(super) fn legend<'a, X: Ranged, Y: Ranged>(
         .border_style(BLACK.mix(0.4))
         .draw()
         .map_err(text)
+}
+
+/// The axes every chart shares: readable label sizes, one light line between bold
+/// ones.
+pub(super) fn mesh<'m, 'a, 'b, X, Y, DB>(
+    style: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged,
+    Y: Ranged,
+    DB: DrawingBackend,
+{
+    style
+        .label_style(LABELS)
+        .axis_desc_style(LABELS)
+        .max_light_lines(1)
 }
 
 /// Draws on a fresh SVG of `height` and returns its text.
