@@ -25,7 +25,7 @@ source bench/lib/throwaway-cluster.sh
 pgbench_tps() { # TRANSPORT
     PGSSLMODE=${sslmode[$1]} PGGSSENCMODE=disable "${pin[@]}" "$bindir/pgbench" -n \
         -c "$clients" -j "$threads" -T "$seconds" -f "$work/select1.sql" \
-        -h "${host[$1]}" -p "$port" -U foo postgres 2>/dev/null |
+        -h "${host[$1]}" -p "$port" -U foo foo 2>/dev/null |
         sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
 

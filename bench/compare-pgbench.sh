@@ -28,7 +28,7 @@ source bench/lib/throwaway-cluster.sh
 pgbench_tps() { # TRANSPORT [-C]
     local t=$1; shift
     PGSSLMODE=${sslmode[$t]} PGGSSENCMODE=disable "${pin[@]}" "$bindir/pgbench" -n "$@" -c 1 -T "$seconds" \
-        -f "$work/select1.sql" -h "${host[$t]}" -p "$port" -U foo postgres 2>/dev/null |
+        -f "$work/select1.sql" -h "${host[$t]}" -p "$port" -U foo foo 2>/dev/null |
         sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
 

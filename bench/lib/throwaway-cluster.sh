@@ -1,6 +1,9 @@
 # Shared by the pgbench comparisons: builds sockbench and starts one throwaway
-# PostgreSQL cluster (trust authentication, TLS on with an ECDSA P-256 certificate) in
-# a temporary directory removed on exit, with the server stopped by its PID.
+# PostgreSQL cluster (TLS on with an ECDSA P-256 certificate) in a temporary directory
+# removed on exit, with the server stopped by its PID. Loopback and the socket admit
+# only the unprivileged role foo (trust, database foo); the superuser, named after the
+# server's OS account, is admitted by peer authentication alone, so no other local
+# user can become it while the benchmark runs.
 # Source it after setting PIN_DEFAULT (a CPU number, or none).
 # Sets: bindir, sb, pin (command prefix), work, port, host[T], sslmode[T].
 
@@ -14,8 +17,10 @@ pin_cpu=${PIN_CPU:-$PIN_DEFAULT}
 pin=()
 if [ "$pin_cpu" != none ]; then pin=(taskset -c "$pin_cpu"); fi
 as_server=("${pin[@]}")
+admin=$(id -un)
 if [ "$(id -u)" = 0 ]; then
     as_server+=(setpriv --reuid=postgres --regid=postgres --clear-groups)
+    admin=postgres
 fi
 
 work=$(mktemp -d /tmp/sockbench-pgbench-XXXXXX)
@@ -33,7 +38,13 @@ trap cleanup EXIT
 
 mkdir "$work/sock"
 [ ${#as_server[@]} -gt 0 ] && chown postgres: "$work" "$work/sock"
-"${as_server[@]}" "$bindir/initdb" -D "$work/data" -U foo -A trust --no-sync >"$work/initdb.log" 2>&1
+"${as_server[@]}" "$bindir/initdb" -D "$work/data" -U "$admin" --auth-local=peer --auth-host=reject \
+    --no-sync >"$work/initdb.log" 2>&1
+cat >"$work/data/pg_hba.conf" <<HBA
+local all $admin peer
+local foo foo trust
+host foo foo 127.0.0.1/32 trust
+HBA
 openssl req -new -x509 -nodes -days 1 -subj /CN=localhost \
     -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
     -keyout "$work/data/server.key" -out "$work/data/server.crt" 2>/dev/null
@@ -46,6 +57,8 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 pg_pid=$! # setpriv and taskset exec, so this is the postmaster's PID
 for _ in $(seq 100); do "$bindir/pg_isready" -q -h "$work/sock" -p "$port" && break; sleep 0.1; done
 "$bindir/pg_isready" -q -h "$work/sock" -p "$port" || { cat "$work/postgres.log" >&2; exit 1; }
+"${as_server[@]}" "$bindir/psql" -X -q -h "$work/sock" -p "$port" -U "$admin" -d postgres \
+    -c "CREATE ROLE foo LOGIN" -c "CREATE DATABASE foo OWNER foo" >/dev/null
 echo "SELECT 1;" >"$work/select1.sql"
 
 declare -A host sslmode
@@ -55,5 +68,5 @@ host[tls]=127.0.0.1;   sslmode[tls]=require
 
 # The URL sockbench gets for a transport.
 url_of() {
-    echo "postgres://foo@/postgres?host=${host[$1]}&port=$port&sslmode=${sslmode[$1]}"
+    echo "postgres://foo@/foo?host=${host[$1]}&port=$port&sslmode=${sslmode[$1]}"
 }

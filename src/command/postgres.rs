@@ -14,7 +14,6 @@ use crate::postgres::cluster::Cluster;
 use crate::postgres::experiment::PgTarget;
 use crate::postgres::suite::Suite;
 use crate::postgres::targets::{cluster_targets, redact_args, user_target};
-use crate::transport::Transport;
 use anyhow::Result;
 
 pub fn run(args: &PostgresArgs, argv: Vec<String>) -> Result<()> {
@@ -35,7 +34,7 @@ pub fn measure(plan: &PostgresPlan, session: &mut Session) -> Result<()> {
         } => {
             let binaries = Binaries::find(bindir.as_deref())?;
             progress.note("postgres: creating a throwaway cluster");
-            let started = Cluster::start(&binaries, transports.contains(&Transport::Tcp6))?;
+            let started = Cluster::start(&binaries, transports)?;
             let targets = cluster_targets(&started, transports)?;
             cluster = Some(started);
             (targets, Vec::new(), methods.clone())

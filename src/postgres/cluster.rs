@@ -2,11 +2,17 @@
 //! as a child process, switched between authentication methods, and stopped and
 //! removed on every way out (success, error, Ctrl-C, or a panic in a test).
 //!
-//! The server listens on 127.0.0.1 (and ::1 when asked) on a free port, and on a Unix
-//! socket in a 0700 directory; `ssl = on` with a fresh ECDSA P-256 certificate. Role and
-//! database `foo`, with a random password, are the experiments' setup. The postmaster
-//! runs in its own process group (a Ctrl-C meant for sockbench must not reach it) and
-//! gets SIGQUIT if sockbench dies without cleaning up.
+//! The server listens on 127.0.0.1 (and ::1 when asked) on a free port, on a Unix
+//! socket in a 0700 directory, and on an abstract socket only when `unix-abstract` is
+//! measured; `ssl = on` with a fresh ECDSA P-256 certificate. Role and database `foo`,
+//! with a random password, are the experiments' setup.
+//!
+//! Other local users can reach the loopback port and the abstract socket while it
+//! runs, so the superuser is admitted only by peer authentication on the private
+//! socket directory, for the OS account sockbench runs as (see `hba.rs`); what anyone
+//! else can reach is the unprivileged role `foo`. The postmaster runs in its own
+//! process group (a Ctrl-C meant for sockbench must not reach it) and gets SIGQUIT if
+//! sockbench dies without cleaning up.
 
 use super::account::{self, Account};
 use super::bindir::Binaries;
@@ -28,7 +34,7 @@ pub struct Cluster {
     port: u16,
     base: PathBuf,
     socket_dir: PathBuf,
-    abstract_name: String,
+    abstract_name: Option<String>,
     password: String,
     account: Option<Account>,
     // Last, so the directory goes after the server has stopped.
@@ -36,8 +42,8 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Creates and starts a cluster; `tcp6` also listens on ::1.
-    pub fn start(binaries: &Binaries, tcp6: bool) -> Result<Cluster> {
+    /// Creates and starts a cluster listening for the `transports` to be measured.
+    pub fn start(binaries: &Binaries, transports: &[Transport]) -> Result<Cluster> {
         let account = account::server_account()?;
         let dir = tempfile::Builder::new().prefix("sockbench-pg-").tempdir()?;
         let base = dir.path().to_path_buf();
@@ -57,14 +63,16 @@ impl Cluster {
             server: None,
             port: 0,
             socket_dir: base.join("sock"),
-            abstract_name: format!("sockbench-{}", random_hex(8)),
+            abstract_name: transports
+                .contains(&Transport::UnixAbstract)
+                .then(|| format!("sockbench-{}", random_hex(8))),
             password: random_hex(24),
             account,
             base,
             dir: Some(dir),
         };
         cluster.init(binaries)?;
-        cluster.launch(binaries, tcp6)?;
+        cluster.launch(binaries, transports.contains(&Transport::Tcp6))?;
         cluster.create_role()?;
         Ok(cluster)
     }
@@ -76,8 +84,8 @@ impl Cluster {
             data.display().to_string(),
             "-U".into(),
             ADMIN_ROLE.into(),
-            "-A".into(),
-            "trust".into(),
+            "--auth-local=peer".into(),
+            "--auth-host=reject".into(),
             "-E".into(),
             "UTF8".into(),
             "--no-sync".into(),
@@ -138,11 +146,7 @@ impl Cluster {
             let settings = [
                 format!("listen_addresses={listen}"),
                 format!("port={}", self.port),
-                format!(
-                    "unix_socket_directories={},@{}",
-                    self.socket_dir.display(),
-                    self.abstract_name
-                ),
+                format!("unix_socket_directories={}", self.socket_directories()),
                 "ssl=on".into(),
                 "max_connections=200".into(),
                 "fsync=off".into(),
@@ -219,7 +223,10 @@ impl Cluster {
     pub fn params(&self, transport: Transport) -> Result<ConnParams> {
         let host = match transport {
             Transport::Unix => self.socket_dir.display().to_string(),
-            Transport::UnixAbstract => format!("@{}", self.abstract_name),
+            Transport::UnixAbstract => match &self.abstract_name {
+                Some(name) => format!("@{name}"),
+                None => bail!("the cluster was started without unix-abstract"),
+            },
             Transport::Tcp | Transport::Tls => "127.0.0.1".into(),
             Transport::Tcp6 => "::1".into(),
         };
@@ -266,6 +273,26 @@ impl Cluster {
     #[cfg(test)]
     pub fn pid(&self) -> Option<u32> {
         self.server.as_ref().map(Spawned::pid)
+    }
+
+    /// The socket directory, and the abstract socket when it is measured.
+    fn socket_directories(&self) -> String {
+        match &self.abstract_name {
+            Some(name) => format!("{},@{name}", self.socket_dir.display()),
+            None => self.socket_dir.display().to_string(),
+        }
+    }
+
+    /// The name of the abstract socket (without `@`), when there is one.
+    #[cfg(test)]
+    pub fn abstract_name(&self) -> Option<&str> {
+        self.abstract_name.as_deref()
+    }
+
+    /// The private directory of the Unix socket.
+    #[cfg(test)]
+    pub fn socket_dir(&self) -> &Path {
+        &self.socket_dir
     }
 
     /// The TCP port the server listens on.

@@ -28,7 +28,11 @@ fn auth_switch_really_switches_and_cleanup_is_complete() {
     let Some(binaries) = binaries_or_skip("auth_switch_really_switches") else {
         return;
     };
-    let mut cluster = Cluster::start(&binaries, false).expect("cluster starts");
+    let mut cluster = Cluster::start(
+        &binaries,
+        &[Transport::Unix, Transport::Tcp, Transport::Tls],
+    )
+    .expect("cluster starts");
     let (pid, dir) = (cluster.pid().unwrap(), cluster.dir().to_path_buf());
     assert!(process_alive(pid));
 
@@ -91,7 +95,11 @@ fn user_urls_are_measured_and_their_passwords_never_written() {
     let Some(binaries) = binaries_or_skip("user_urls_are_measured") else {
         return;
     };
-    let cluster = Cluster::start(&binaries, false).expect("cluster starts");
+    let cluster = Cluster::start(
+        &binaries,
+        &[Transport::Unix, Transport::Tcp, Transport::Tls],
+    )
+    .expect("cluster starts");
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("mine.json");
     let url = |sslmode: &str| {
@@ -183,7 +191,11 @@ fn connect_per_transaction_opens_one_connection_per_transaction() {
     let Some(binaries) = binaries_or_skip("connect_per_transaction") else {
         return;
     };
-    let cluster = Cluster::start(&binaries, false).expect("cluster starts");
+    let cluster = Cluster::start(
+        &binaries,
+        &[Transport::Unix, Transport::Tcp, Transport::Tls],
+    )
+    .expect("cluster starts");
     let targets = super::targets::cluster_targets(&cluster, &[Transport::Unix]).unwrap();
     let mut load = Load {
         clients: 2,

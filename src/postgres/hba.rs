@@ -12,13 +12,18 @@ use std::io::{Read, Write};
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-/// The superuser sockbench administers its cluster with (trusted on the Unix socket
-/// only; the experiments use role `foo`).
+/// The superuser sockbench administers its cluster with. Only peer authentication
+/// admits it, and only for the OS account sockbench runs as: no password, TCP line or
+/// trust line ever names it, so another local user cannot become it.
 pub const ADMIN_ROLE: &str = "sockbench";
-/// The role and database of the experiments.
+/// The role and database of the experiments: not a superuser, with no way to run
+/// programs or read server files. It is all that loopback TCP and the abstract socket
+/// (which has no file permissions) admit.
 pub const ROLE: &str = "foo";
-/// The pg_ident.conf map peer authentication uses.
+/// The pg_ident.conf map the `peer` experiment uses (OS account to `foo`).
 const PEER_MAP: &str = "sockbench";
+/// The pg_ident.conf map that admits the administrator (OS account to `sockbench`).
+const ADMIN_MAP: &str = "sockbench-admin";
 
 /// How a client proves who it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +87,8 @@ impl FromStr for AuthMethod {
     }
 }
 
-/// The whole `pg_hba.conf` for a method.
+/// The whole `pg_hba.conf` for a method. Every line names its role and database: the
+/// administrator on the Unix socket by peer only, the benchmark role by `method`.
 pub fn hba_conf(method: AuthMethod) -> String {
     let local = match method {
         AuthMethod::Peer => format!("peer map={PEER_MAP}"),
@@ -95,16 +101,19 @@ pub fn hba_conf(method: AuthMethod) -> String {
     };
     format!(
         "# Written by sockbench for a throwaway cluster.\n\
-         local all {ADMIN_ROLE} trust\n\
-         local all all {local}\n\
-         host all all 127.0.0.1/32 {host}\n\
-         host all all ::1/128 {host}\n"
+         local all {ADMIN_ROLE} peer map={ADMIN_MAP}\n\
+         local {ROLE} {ROLE} {local}\n\
+         host {ROLE} {ROLE} 127.0.0.1/32 {host}\n\
+         host {ROLE} {ROLE} ::1/128 {host}\n"
     )
 }
 
-/// The `pg_ident.conf` that lets the OS account sockbench runs as log in as `foo`.
+/// The `pg_ident.conf` that lets the OS account sockbench runs as, and no other, log
+/// in as the administrator, and as `foo` under peer authentication.
 pub fn ident_conf(os_user: &str) -> String {
-    format!("# Written by sockbench.\n{PEER_MAP} {os_user} {ROLE}\n")
+    format!(
+        "# Written by sockbench.\n{ADMIN_MAP} {os_user} {ADMIN_ROLE}\n{PEER_MAP} {os_user} {ROLE}\n"
+    )
 }
 
 /// What the server answered to a bare startup message.
@@ -203,9 +212,33 @@ mod tests {
     #[test]
     fn hba_never_uses_peer_on_host_lines() {
         let text = hba_conf(AuthMethod::Peer);
-        assert!(text.contains("local all all peer map=sockbench"));
-        assert!(text.contains("host all all 127.0.0.1/32 reject"));
-        assert!(hba_conf(AuthMethod::Md5).contains("host all all 127.0.0.1/32 md5"));
+        assert!(text.contains("local foo foo peer map=sockbench\n"));
+        assert!(text.contains("host foo foo 127.0.0.1/32 reject"));
+        assert!(hba_conf(AuthMethod::Md5).contains("host foo foo 127.0.0.1/32 md5"));
+    }
+
+    #[test]
+    fn the_administrator_is_admitted_by_peer_only_and_never_over_tcp() {
+        for method in AuthMethod::ALL {
+            let text = hba_conf(method);
+            let admin: Vec<&str> = text
+                .lines()
+                .filter(|l| l.split_whitespace().nth(2) == Some(ADMIN_ROLE))
+                .collect();
+            assert_eq!(
+                admin,
+                ["local all sockbench peer map=sockbench-admin"],
+                "{method}"
+            );
+            for line in text.lines().filter(|l| !l.starts_with('#')) {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                assert_ne!(fields[2], "all", "{method}: a line for every role: {line}");
+            }
+        }
+        assert_eq!(
+            ident_conf("alice"),
+            "# Written by sockbench.\nsockbench-admin alice sockbench\nsockbench alice foo\n"
+        );
     }
 
     #[test]

@@ -11,5 +11,7 @@ pub mod hba;
 pub mod libpq;
 mod process;
 pub mod script;
+#[cfg(test)]
+mod security_tests;
 pub mod suite;
 pub mod targets;

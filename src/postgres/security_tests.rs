@@ -1,0 +1,193 @@
+//! A throwaway cluster on a shared machine: while it runs, another local account must
+//! not become its superuser, nor run programs or read files as the server account,
+//! whichever authentication method the auth experiment has switched to.
+//!
+//! The hostile client is `psql` run as `nobody`, which knows no password and has no
+//! access to the private socket directory; it tries every way in the cluster offers
+//! (TCP, TCP with TLS, the abstract socket, the socket directory) as the
+//! administering role, as `postgres`, and as the benchmark role.
+
+use super::cluster::Cluster;
+use super::cluster_tests::binaries_or_skip;
+use super::hba::{AuthMethod, ADMIN_ROLE, ROLE};
+use crate::transport::Transport;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+
+/// What one connection attempt as another account got.
+#[derive(Debug)]
+enum Outcome {
+    Refused,
+    /// Connected; `is_superuser` as the server reports it.
+    Connected {
+        superuser: String,
+    },
+}
+
+struct Stranger {
+    psql: std::path::PathBuf,
+    uid: u32,
+    gid: u32,
+}
+
+impl Stranger {
+    fn psql(&self, conninfo: &str, sql: &str) -> std::process::Output {
+        Command::new(&self.psql)
+            .args(["-X", "-At", "-d", conninfo, "-c", sql])
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", "/nonexistent")
+            .env("PGPASSFILE", "/nonexistent")
+            .env("PGCONNECT_TIMEOUT", "5")
+            .current_dir("/")
+            .uid(self.uid)
+            .gid(self.gid)
+            .output()
+            .expect("psql runs")
+    }
+
+    /// Connects as `conninfo` says; when that works, also tries to run a program that
+    /// would create `marker`.
+    fn attempt(&self, conninfo: &str, marker: &Path) -> Outcome {
+        let first = self.psql(conninfo, "SELECT current_setting('is_superuser')");
+        if !first.status.success() {
+            return Outcome::Refused;
+        }
+        let program = format!("COPY (SELECT 1) TO PROGRAM 'touch {}'", marker.display());
+        let _ = self.psql(conninfo, &program);
+        let _ = self.psql(conninfo, "SELECT pg_read_file('postgresql.conf', 0, 10)");
+        Outcome::Connected {
+            superuser: String::from_utf8_lossy(&first.stdout).trim().to_string(),
+        }
+    }
+}
+
+fn nobody() -> Option<(u32, u32)> {
+    let name = std::ffi::CString::new("nobody").unwrap();
+    // SAFETY: getpwnam returns NULL or a pointer to a static entry, read at once.
+    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
+    if entry.is_null() {
+        return None;
+    }
+    // SAFETY: non-null, as checked above.
+    Some(unsafe { ((*entry).pw_uid, (*entry).pw_gid) })
+}
+
+#[test]
+fn another_local_account_never_becomes_superuser() {
+    let Some(binaries) = binaries_or_skip("another_local_account_never_becomes_superuser") else {
+        return;
+    };
+    // SAFETY: a plain syscall.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!(
+            "SKIPPED another_local_account_never_becomes_superuser: needs root to act as 'nobody'"
+        );
+        return;
+    }
+    let (uid, gid) = nobody().expect("a 'nobody' account");
+    let stranger = Stranger {
+        psql: binaries.dir.join("psql"),
+        uid,
+        gid,
+    };
+    assert!(
+        stranger.psql.exists(),
+        "{} missing",
+        stranger.psql.display()
+    );
+    let marks = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(marks.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let marker = marks.path().join("ran-a-program");
+
+    let mut cluster = Cluster::start(
+        &binaries,
+        &[
+            Transport::Unix,
+            Transport::UnixAbstract,
+            Transport::Tcp,
+            Transport::Tls,
+        ],
+    )
+    .expect("cluster starts");
+    let port = cluster.port();
+    let ways = [
+        ("tcp", format!("host=127.0.0.1 port={port} sslmode=disable")),
+        ("tls", format!("host=127.0.0.1 port={port} sslmode=require")),
+        (
+            "unix-abstract",
+            format!("host=@{} port={port}", cluster.abstract_name().unwrap()),
+        ),
+        (
+            "unix",
+            format!("host={} port={port}", cluster.socket_dir().display()),
+        ),
+    ];
+    let mut benchmark_role_admitted = false;
+    for method in AuthMethod::ALL {
+        cluster.set_auth(method).unwrap();
+        for (way, base) in &ways {
+            for role in [ADMIN_ROLE, "postgres", ROLE] {
+                let conninfo = format!("{base} user={role} dbname={ROLE}");
+                let outcome = stranger.attempt(&conninfo, &marker);
+                match (&outcome, role == ROLE) {
+                    (Outcome::Refused, _) => {}
+                    (Outcome::Connected { superuser }, true) => {
+                        assert_eq!(superuser, "off", "{method} {way}: {ROLE} is a superuser");
+                        benchmark_role_admitted = true;
+                    }
+                    (Outcome::Connected { superuser }, false) => panic!(
+                        "{method} over {way}: 'nobody' logged in as {role} (superuser: {superuser})"
+                    ),
+                }
+                assert!(
+                    !marker.exists(),
+                    "{method} over {way} as {role}: 'nobody' ran a program as the server account"
+                );
+            }
+        }
+    }
+    // The attempts really reach the server: under trust the benchmark role is let in
+    // over TCP (what loopback admits is meant to be that unprivileged role).
+    assert!(
+        benchmark_role_admitted,
+        "no attempt ever connected; the test proves nothing"
+    );
+}
+
+/// Abstract sockets (`@…` in /proc/net/unix) of the server listening on `port`.
+fn abstract_sockets_of(port: u16) -> Vec<String> {
+    let suffix = format!("/.s.PGSQL.{port}");
+    std::fs::read_to_string("/proc/net/unix")
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(7))
+        .filter(|path| path.starts_with('@') && path.ends_with(&suffix))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_abstract_socket_exists_only_when_measured() {
+    let Some(binaries) = binaries_or_skip("the_abstract_socket_exists_only_when_measured") else {
+        return;
+    };
+    let without = Cluster::start(&binaries, &[Transport::Unix, Transport::Tcp]).unwrap();
+    assert_eq!(
+        abstract_sockets_of(without.port()),
+        Vec::<String>::new(),
+        "an abstract socket although unix-abstract is not measured"
+    );
+    drop(without);
+    let with = Cluster::start(&binaries, &[Transport::UnixAbstract]).unwrap();
+    let name = with
+        .abstract_name()
+        .expect("a name when measured")
+        .to_string();
+    assert_eq!(
+        abstract_sockets_of(with.port()),
+        [format!("@{name}/.s.PGSQL.{}", with.port())]
+    );
+}
