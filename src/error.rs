@@ -8,14 +8,25 @@
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-/// The run was interrupted (Ctrl-C or SIGTERM).
+/// The run was interrupted (Ctrl-C, SIGTERM or SIGHUP); `kept` says what was saved.
+#[derive(Debug, Default, thiserror::Error)]
+#[error("interrupted{}", .kept.as_deref().map(|k| format!("; {k}")).unwrap_or_default())]
+pub struct Interrupted {
+    pub kept: Option<String>,
+}
+
+/// Standard output was closed by its reader (e.g. `| head`): the command ends
+/// quietly, with success, having saved what it finished.
 #[derive(Debug, thiserror::Error)]
-#[error("interrupted; results of the workloads that finished are kept")]
-pub struct Interrupted;
+#[error("standard output was closed")]
+pub struct StdoutClosed;
 
 /// The process exit code for an error.
 pub fn exit_code(error: &anyhow::Error) -> u8 {
     for cause in error.chain() {
+        if cause.is::<StdoutClosed>() {
+            return 0;
+        }
         if cause.is::<UsageError>() {
             return 2;
         }

@@ -1,12 +1,15 @@
-//! Ctrl-C and SIGTERM: noted in a flag that long runs check between measurements,
-//! so an interrupted run stops cleanly, keeps what finished and leaves no server or
-//! temporary directory behind.
+//! Ctrl-C, SIGTERM and SIGHUP: the first is noted in a flag that every long loop
+//! checks (between trials, and about once a second inside the longer ones), so an
+//! interrupted run stops within a second, keeps what finished and leaves no server
+//! or temporary directory behind. A second signal ends the process at once: the
+//! servers it started die with it (they are tied to it, see `subprocess.rs`), and
+//! what they leave in the temporary directory is removed by the next run.
 
 use crate::error::Interrupted;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Once;
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
 static INSTALL: Once = Once::new();
 
 /// Installs the handler (once per process).
@@ -14,18 +17,24 @@ pub fn install() {
     INSTALL.call_once(|| {
         // Without a handler the default action still ends the process, so failing
         // to install one only loses the clean stop.
-        let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+        let _ = ctrlc::set_handler(|| {
+            // The handler runs on its own thread, not in signal context.
+            if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
+                eprintln!("error: interrupted again; stopping at once");
+                std::process::exit(130);
+            }
+        });
     });
 }
 
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+    SIGNALS.load(Ordering::Relaxed) > 0
 }
 
 /// `Err(Interrupted)` once a signal has arrived.
-pub fn check() -> Result<(), Interrupted> {
+pub fn check() -> anyhow::Result<()> {
     if interrupted() {
-        Err(Interrupted)
+        Err(Interrupted::default().into())
     } else {
         Ok(())
     }

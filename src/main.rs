@@ -9,6 +9,7 @@ mod error;
 mod experiment;
 mod export;
 mod interrupt;
+mod leftovers;
 mod output;
 mod plan;
 mod postgres;
@@ -41,8 +42,11 @@ fn main() -> ExitCode {
     match command::dispatch(cli, argv) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(error::exit_code(&e))
+            let code = error::exit_code(&e);
+            if code != 0 {
+                eprintln!("error: {e:#}");
+            }
+            ExitCode::from(code)
         }
     }
 }

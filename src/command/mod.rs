@@ -8,9 +8,11 @@ mod serve;
 mod sockets;
 
 use crate::cli::{Cli, Command, RunArgs};
-use crate::export::json::JsonSink;
+use crate::error::Interrupted;
+use crate::export::json::{Claim, JsonSink};
 use crate::interrupt;
 use crate::output::progress::Progress;
+use crate::output::stdout;
 use crate::results::{ResultFile, ResultRecord};
 use anyhow::Result;
 use std::path::Path;
@@ -44,13 +46,7 @@ fn emit(text: &str, output: Option<&Path>) -> Result<()> {
                 path.display()
             ))
         }),
-        None => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            // A closed pipe (e.g. `| head`) is not an error worth a message.
-            let _ = out.write_all(text.as_bytes());
-            Ok(())
-        }
+        None => stdout::print(text),
     }
 }
 
@@ -62,12 +58,16 @@ pub struct Session {
 }
 
 impl Session {
-    /// Starts the result file at `json` (written at once, so a bad path fails before
-    /// any measuring) and installs the Ctrl-C handler.
-    pub fn open(json: Option<&Path>, command: Vec<String>, quiet: bool) -> Result<Session> {
+    /// Checks that the result file can be written at `json` (so a bad path fails
+    /// before any measuring) and installs the signal handler.
+    pub fn open(
+        json: Option<(&Path, Claim)>,
+        command: Vec<String>,
+        quiet: bool,
+    ) -> Result<Session> {
         interrupt::install();
         let sink = match json {
-            Some(path) => Some(JsonSink::create(path, ResultFile::new(command))?),
+            Some((path, claim)) => Some(JsonSink::create(path, claim, ResultFile::new(command))?),
             None => None,
         };
         Ok(Session {
@@ -76,8 +76,9 @@ impl Session {
         })
     }
 
-    /// Ends one experiment: clears the progress bar, turns a failure after Ctrl-C into
-    /// the interruption it is, prints the table and saves the records.
+    /// Ends one experiment: clears the progress bar, turns a failure after a signal
+    /// into the interruption it is, saves the records and then prints the table (so
+    /// a closed or full standard output loses nothing).
     fn keep(
         &mut self,
         records: Result<Vec<ResultRecord>>,
@@ -85,14 +86,13 @@ impl Session {
     ) -> Result<()> {
         self.progress.clear();
         let records = records.map_err(|e| match interrupt::check() {
-            Err(interrupted) => anyhow::Error::new(interrupted),
+            Err(interrupted) => interrupted,
             Ok(()) => e,
         })?;
-        println!("{}", table(&records));
         if let Some(sink) = &mut self.sink {
             sink.push(&records)?;
         }
-        Ok(())
+        stdout::print(&format!("{}\n", table(&records)))
     }
 
     /// Records the PostgreSQL server's version among the system facts.
@@ -103,8 +103,30 @@ impl Session {
         }
     }
 
-    /// The result file as written so far.
+    /// The results measured so far.
     fn file(&self) -> Option<&ResultFile> {
         self.sink.as_ref().map(JsonSink::file)
+    }
+
+    /// Where the results were saved, once at least one experiment was.
+    fn saved_to(&self) -> Option<&Path> {
+        self.sink.as_ref().and_then(JsonSink::written_to)
+    }
+
+    /// Ends the session: an interruption says what was kept.
+    pub fn finish(self, outcome: Result<()>) -> Result<()> {
+        let Err(e) = outcome else { return Ok(()) };
+        if e.chain().all(|c| !c.is::<Interrupted>()) {
+            return Err(e);
+        }
+        let kept = match (&self.sink, self.saved_to()) {
+            (_, Some(path)) => Some(format!(
+                "the experiments that finished are saved in {}",
+                path.display()
+            )),
+            (Some(_), None) => Some("no experiment had finished; no result file was written".into()),
+            (None, None) => None,
+        };
+        Err(Interrupted { kept }.into())
     }
 }

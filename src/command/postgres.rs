@@ -6,6 +6,7 @@
 //! removed when this function returns, whichever way it returns.
 
 use super::Session;
+use crate::export::json::Claim;
 use crate::cli::PostgresArgs;
 use crate::output::pg_table;
 use crate::plan::postgres::{PgSource, PostgresPlan};
@@ -18,8 +19,10 @@ use anyhow::Result;
 
 pub fn run(args: &PostgresArgs, argv: Vec<String>) -> Result<()> {
     let plan = PostgresPlan::from_args(args)?;
-    let mut session = Session::open(plan.json.as_deref(), redact_args(argv), args.quiet)?;
-    measure(&plan, &mut session)
+    let json = plan.json.as_deref().map(|p| (p, Claim::Replace));
+    let mut session = Session::open(json, redact_args(argv), args.quiet)?;
+    let outcome = measure(&plan, &mut session);
+    session.finish(outcome)
 }
 
 /// Runs every experiment of the plan, saving each into the session as it finishes.

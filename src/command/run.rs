@@ -5,6 +5,8 @@
 
 use super::{postgres, sockets, Session};
 use crate::cli::{PostgresArgs, RunArgs, SocketsArgs};
+use crate::export::json::Claim;
+use crate::output::stdout;
 use crate::plan::postgres::PostgresPlan;
 use crate::plan::SocketsPlan;
 use crate::postgres::bindir::Binaries;
@@ -34,24 +36,38 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
         }
         Err(e) => return Err(e),
     };
-    let path = match &args.json {
-        Some(path) => path.clone(),
-        None => default_path()?,
+    let json = match &args.json {
+        Some(path) => (path.clone(), Claim::Replace),
+        None => (default_path()?, Claim::New),
     };
-    let mut session = Session::open(Some(&path), argv, args.quiet)?;
-    sockets::measure(&sockets_plan, &mut session)?;
-    if postgres_found {
-        postgres::measure(&pg_plan, &mut session)?;
-    }
-    if let Some(file) = session.file() {
-        println!("{}", verdict::text(&verdict::lines(&file.results)));
-    }
-    println!(
+    let mut session = Session::open(Some((&json.0, json.1)), argv, args.quiet)?;
+    let outcome = measure(&sockets_plan, postgres_found.then_some(&pg_plan), &mut session);
+    let saved = session.saved_to().map(Path::to_path_buf);
+    session.finish(outcome)?;
+    let Some(path) = saved else {
+        return Ok(());
+    };
+    stdout::print(&format!(
         "Results saved to {}; share it, or render it with `sockbench report {} --format html \
-         --output report.html`.",
+         --output report.html`.\n",
         path.display(),
         path.display()
-    );
+    ))
+}
+
+/// Both suites, then the verdict.
+fn measure(
+    sockets_plan: &SocketsPlan,
+    pg_plan: Option<&PostgresPlan>,
+    session: &mut Session,
+) -> Result<()> {
+    sockets::measure(sockets_plan, session)?;
+    if let Some(plan) = pg_plan {
+        postgres::measure(plan, session)?;
+    }
+    if let Some(file) = session.file() {
+        stdout::print(&format!("{}\n", verdict::text(&verdict::lines(&file.results))))?;
+    }
     Ok(())
 }
 
@@ -63,8 +79,8 @@ fn defaults<T: Args + FromArgMatches>(extra: &[&str]) -> T {
     T::from_arg_matches(&matches).expect("the built-in defaults parse")
 }
 
-/// `sockbench-results/<start time>.json`, creating the directory; never an existing
-/// file.
+/// `sockbench-results/<start time>.json`, creating the directory. The file itself is
+/// claimed without replacing anything when the first experiment is saved.
 fn default_path() -> Result<PathBuf> {
     let dir = Path::new(RESULTS_DIR);
     std::fs::create_dir_all(dir).with_context(|| {
@@ -74,11 +90,5 @@ fn default_path() -> Result<PathBuf> {
         )
     })?;
     let stamp = crate::timestamp::now_rfc3339().replace(':', "-");
-    let mut path = dir.join(format!("{stamp}.json"));
-    let mut n = 2;
-    while path.exists() {
-        path = dir.join(format!("{stamp}-{n}.json"));
-        n += 1;
-    }
-    Ok(path)
+    Ok(dir.join(format!("{stamp}.json")))
 }

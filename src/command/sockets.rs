@@ -6,8 +6,8 @@
 //! another tenant) spreads over all transports instead of landing on one.
 
 use super::Session;
+use crate::export::json::Claim;
 use crate::cli::SocketsArgs;
-use crate::error::Interrupted;
 use crate::experiment::{records, Target, Workload};
 use crate::interrupt;
 use crate::output::progress::Progress;
@@ -20,8 +20,10 @@ use anyhow::{Context, Result};
 
 pub fn run(args: &SocketsArgs, argv: Vec<String>) -> Result<()> {
     let plan = SocketsPlan::from_args(args)?;
-    let mut session = Session::open(plan.json.as_deref(), argv, args.quiet)?;
-    measure(&plan, &mut session)
+    let json = plan.json.as_deref().map(|p| (p, Claim::Replace));
+    let mut session = Session::open(json, argv, args.quiet)?;
+    let outcome = measure(&plan, &mut session);
+    session.finish(outcome)
 }
 
 /// Runs every workload of the plan, saving each into the session as it finishes.
@@ -70,7 +72,7 @@ fn run_workload(
             for k in 0..targets.len() {
                 let t = (k + trial as usize) % targets.len();
                 let target = &targets[t];
-                interrupt::check().map_err(|e: Interrupted| anyhow::Error::new(e))?;
+                interrupt::check()?;
                 progress.step(format!(
                     "{}{} trial {}/{}",
                     case_label(params),
@@ -88,6 +90,8 @@ fn run_workload(
                             trial + 1
                         )
                     })?;
+                // A signal during the last trial must not pass for a finished one.
+                interrupt::check()?;
                 trials[c][t].push(result);
             }
         }

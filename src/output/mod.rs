@@ -5,4 +5,5 @@ pub mod columns;
 pub mod format;
 pub mod pg_table;
 pub mod progress;
+pub mod stdout;
 pub mod table;

@@ -28,6 +28,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
+/// The longest path a Unix socket address holds (sun_path less its final NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
 /// A running throwaway cluster.
 pub struct Cluster {
     server: Option<Spawned>,
@@ -45,8 +48,18 @@ impl Cluster {
     /// Creates and starts a cluster listening for the `transports` to be measured.
     pub fn start(binaries: &Binaries, transports: &[Transport]) -> Result<Cluster> {
         let account = account::server_account()?;
-        let dir = tempfile::Builder::new().prefix("sockbench-pg-").tempdir()?;
+        let dir = crate::leftovers::private_dir(crate::leftovers::CLUSTER)?;
         let base = dir.path().to_path_buf();
+        let socket = base.join("sock").join(".s.PGSQL.65535");
+        if socket.as_os_str().len() > MAX_SOCKET_PATH {
+            return Err(usage(format!(
+                "the temporary directory {} is too long for the server's Unix socket path \
+                 ({} bytes, at most {MAX_SOCKET_PATH}); set TMPDIR to a shorter directory \
+                 such as /tmp",
+                std::env::temp_dir().display(),
+                socket.as_os_str().len()
+            )));
+        }
         if let Some(a) = &account {
             if !account::can_reach(a, &base) {
                 return Err(usage(format!(
@@ -160,7 +173,15 @@ impl Cluster {
                 args.push(s);
             }
             let log = self.base.join("postgres.log");
-            let server = Spawned::start(&binaries.postgres(), &args, self.account.as_ref(), &log)?;
+            // SIGQUIT if sockbench dies: the postmaster's immediate shutdown, which
+            // also ends its backends.
+            let server = Spawned::start(
+                &binaries.postgres(),
+                &args,
+                self.account.as_ref(),
+                &log,
+                libc::SIGQUIT,
+            )?;
             self.server = Some(server);
             match self.wait_ready() {
                 Ok(()) => return Ok(()),
@@ -181,6 +202,7 @@ impl Cluster {
         let admin = self.admin_params();
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
+            crate::interrupt::check()?;
             if let Some(server) = &mut self.server {
                 server.check_running()?;
             }

@@ -18,12 +18,14 @@ pub struct Spawned {
 }
 
 impl Spawned {
-    /// Starts `program args…` as `account`, stdout and stderr into `log`.
+    /// Starts `program args…` as `account`, stdout and stderr into `log`; it gets
+    /// `death_signal` if sockbench dies first.
     pub fn start(
         program: &Path,
         args: &[String],
         account: Option<&Account>,
         log: &Path,
+        death_signal: libc::c_int,
     ) -> Result<Spawned> {
         let line = command_line(program, args);
         let out = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
@@ -38,7 +40,7 @@ impl Spawned {
         if let Some(a) = account {
             command.uid(a.uid).gid(a.gid); // std drops root's supplementary groups
         }
-        crate::subprocess::tie_to_parent(&mut command, libc::SIGQUIT);
+        crate::subprocess::tie_to_parent(&mut command, death_signal);
         let child = command
             .spawn()
             .with_context(|| format!("cannot start {line}"))?;
@@ -66,6 +68,10 @@ impl Spawned {
     pub fn finish(mut self, limit: Duration) -> Result<()> {
         let deadline = Instant::now() + limit;
         loop {
+            if crate::interrupt::interrupted() {
+                self.stop(&[]);
+                return crate::interrupt::check();
+            }
             if let Some(status) = self.child.try_wait()? {
                 if status.success() {
                     return Ok(());
@@ -88,7 +94,9 @@ impl Spawned {
     }
 }
 
-/// Runs a program to its end (at most `limit`).
+/// Runs a program to its end (at most `limit`, or until a signal arrives). It is
+/// killed outright if sockbench dies: `initdb` would otherwise only note a gentler
+/// signal and carry on.
 pub fn run_to_end(
     program: &Path,
     args: &[String],
@@ -96,7 +104,7 @@ pub fn run_to_end(
     log: &Path,
     limit: Duration,
 ) -> Result<()> {
-    Spawned::start(program, args, account, log)?.finish(limit)
+    Spawned::start(program, args, account, log, libc::SIGKILL)?.finish(limit)
 }
 
 /// The program and its arguments as one would type them.

@@ -9,7 +9,6 @@ use super::cluster::Cluster;
 use super::experiment::concurrent::{self, Load};
 use super::experiment::{connect, fitted, PgBudget, PgExperiment, PgTarget};
 use super::hba::AuthMethod;
-use crate::error::Interrupted;
 use crate::experiment::records::{rank, record};
 use crate::interrupt;
 use crate::output::progress::Progress;
@@ -274,7 +273,7 @@ impl Suite<'_> {
         for k in 0..targets.len() {
             let t = (k + trial as usize) % targets.len();
             let target = &targets[t];
-            interrupt::check().map_err(|e: Interrupted| anyhow::Error::new(e))?;
+            interrupt::check()?;
             self.progress.step(format!(
                 "{case}{}{} trial {}/{}",
                 if case.is_empty() { "" } else { " " },
@@ -294,6 +293,8 @@ impl Suite<'_> {
                     trial + 1
                 )
             })?;
+            // A signal during the last trial must not pass for a finished experiment.
+            interrupt::check()?;
             results[t] = Some(result);
         }
         Ok(results.into_iter().flatten().collect())

@@ -29,10 +29,7 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts a server listening on a fresh local address for each transport.
     pub fn start(transports: &[Transport]) -> Result<ServerProcess> {
-        let dir = tempfile::Builder::new()
-            .prefix("sockbench-")
-            .tempdir()
-            .context("cannot create a private temporary directory for the server socket")?;
+        let dir = crate::leftovers::private_dir(crate::leftovers::SERVER)?;
         let unique = format!("{}-{}", std::process::id(), unique_suffix());
         let asked: Vec<Endpoint> = transports
             .iter()

@@ -1,29 +1,9 @@
 //! What the server does for each request once the greeting is sent.
 
-use super::protocol::{Request, HEADER_LEN};
+use super::protocol::Request;
 use crate::transport::Conn;
 use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// What reading the request header found.
-pub enum Opening {
-    /// The client closed right after the greeting: one connect-experiment connection.
-    Closed,
-    Request(Request),
-}
-
-/// Reads the request header; a clean close before its first byte is [`Opening::Closed`].
-pub fn read_opening(conn: &mut Conn) -> io::Result<Opening> {
-    let mut header = [0u8; HEADER_LEN];
-    let first = conn.read(&mut header)?;
-    if first == 0 {
-        return Ok(Opening::Closed);
-    }
-    conn.read_exact(&mut header[first..])?;
-    Request::decode(&header)
-        .map(Opening::Request)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
-}
 
 /// Serves one request to its end. Errors mean the client went away, which is how
 /// every session ends, so they are not reported.

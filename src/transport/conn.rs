@@ -30,6 +30,25 @@ impl Conn {
         }
     }
 
+    /// Switches between blocking and non-blocking reads and writes.
+    pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Conn::Unix(s) => s.set_nonblocking(on),
+            Conn::Tcp(s) => s.set_nonblocking(on),
+            Conn::Tls(s) => s.get_ref().set_nonblocking(on),
+        }
+    }
+
+    /// The socket, to wait on.
+    pub fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Conn::Unix(s) => s.as_raw_fd(),
+            Conn::Tcp(s) => s.as_raw_fd(),
+            Conn::Tls(s) => s.get_ref().as_raw_fd(),
+        }
+    }
+
     /// The negotiated TLS version and cipher, for TLS connections.
     pub fn tls_info(&self) -> Option<TlsInfo> {
         match self {

@@ -3,9 +3,10 @@
 use super::tls;
 use super::{Conn, Endpoint};
 use anyhow::Result;
-use openssl::ssl::SslAcceptor;
+use openssl::ssl::{HandshakeError, MidHandshakeSslStream, SslAcceptor, SslStream};
 use std::io;
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
 use std::path::Path;
@@ -66,25 +67,79 @@ impl Listener {
         }
     }
 
-    /// Accepts one connection; for TLS this includes the server's half of the
-    /// handshake. TCP connections get `TCP_NODELAY`.
-    pub fn accept(&self) -> io::Result<Conn> {
+    /// Makes `accept` return `WouldBlock` instead of waiting for a client.
+    pub fn set_nonblocking(&self) -> io::Result<()> {
         match self {
-            Listener::Unix(l) => l.accept().map(|(s, _)| Conn::Unix(s)),
+            Listener::Unix(l) => l.set_nonblocking(true),
+            Listener::Tcp(l) | Listener::Tls(l, _) => l.set_nonblocking(true),
+        }
+    }
+
+    /// The listening socket, to wait on.
+    pub fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Listener::Unix(l) => l.as_raw_fd(),
+            Listener::Tcp(l) | Listener::Tls(l, _) => l.as_raw_fd(),
+        }
+    }
+
+    /// Accepts one connection, non-blocking, with `TCP_NODELAY` on TCP. A TLS
+    /// connection comes back with its handshake started, to be driven by
+    /// [`Accepted::advance`] whenever its socket is ready.
+    pub fn accept(&self) -> io::Result<Accepted> {
+        match self {
+            Listener::Unix(l) => {
+                let (stream, _) = l.accept()?;
+                stream.set_nonblocking(true)?;
+                Ok(Accepted::Open(Conn::Unix(stream)))
+            }
             Listener::Tcp(l) => {
                 let (stream, _) = l.accept()?;
+                stream.set_nonblocking(true)?;
                 stream.set_nodelay(true)?;
-                Ok(Conn::Tcp(stream))
+                Ok(Accepted::Open(Conn::Tcp(stream)))
             }
             Listener::Tls(l, acceptor) => {
                 let (stream, _) = l.accept()?;
+                stream.set_nonblocking(true)?;
                 stream.set_nodelay(true)?;
-                stream.set_read_timeout(Some(crate::server::HANDSHAKE_TIMEOUT))?;
-                acceptor
-                    .accept(stream)
-                    .map(|s| Conn::Tls(Box::new(s)))
-                    .map_err(io::Error::other)
+                Accepted::handshake(acceptor.accept(stream))
             }
+        }
+    }
+}
+
+/// A connection just accepted: open, or still in its TLS handshake.
+pub enum Accepted {
+    Open(Conn),
+    Handshake(MidHandshakeSslStream<TcpStream>),
+}
+
+impl Accepted {
+    /// The socket, to wait on.
+    pub fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Accepted::Open(conn) => conn.as_raw_fd(),
+            Accepted::Handshake(mid) => mid.get_ref().as_raw_fd(),
+        }
+    }
+
+    /// Drives a TLS handshake as far as the socket allows; an open connection is
+    /// returned as it is. An error means the client is gone or spoke no TLS.
+    pub fn advance(self) -> io::Result<Accepted> {
+        match self {
+            Accepted::Handshake(mid) => Accepted::handshake(mid.handshake()),
+            open => Ok(open),
+        }
+    }
+
+    fn handshake(
+        step: Result<SslStream<TcpStream>, HandshakeError<TcpStream>>,
+    ) -> io::Result<Accepted> {
+        match step {
+            Ok(stream) => Ok(Accepted::Open(Conn::Tls(Box::new(stream)))),
+            Err(HandshakeError::WouldBlock(mid)) => Ok(Accepted::Handshake(mid)),
+            Err(e) => Err(io::Error::other(e.to_string())),
         }
     }
 }

@@ -13,7 +13,7 @@ mod tls;
 
 pub use address::Endpoint;
 pub use conn::{Conn, Connector};
-pub use listen::{BindError, Listener};
+pub use listen::{Accepted, BindError, Listener};
 pub use tls::{TlsInfo, TlsVersion, CERTIFICATE_KIND};
 
 use std::fmt;

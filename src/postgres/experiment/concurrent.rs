@@ -144,7 +144,8 @@ fn drive(
     std::thread::sleep(start.saturating_duration_since(Instant::now()));
     loop {
         let now = Instant::now();
-        if now >= end {
+        // Checked once per wake-up (at most a second apart), never per transaction.
+        if now >= end || crate::interrupt::interrupted() {
             break;
         }
         for c in all.iter_mut().filter(|c| c.state == State::Idle) {

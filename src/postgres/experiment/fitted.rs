@@ -24,8 +24,11 @@ pub fn query_trial(target: &PgTarget, counts: &[u64]) -> Result<Trial> {
         let deadline = Instant::now() + BATCH_LIMIT;
         for i in 0..n {
             conn.exec(SELECT_1)?;
-            if i % 1024 == 1023 && Instant::now() > deadline {
-                bail!("{n} queries took longer than {BATCH_LIMIT:?}");
+            if i % 1024 == 1023 {
+                crate::interrupt::check()?;
+                if Instant::now() > deadline {
+                    bail!("{n} queries took longer than {BATCH_LIMIT:?}");
+                }
             }
         }
         Ok(())

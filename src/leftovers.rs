@@ -1,0 +1,142 @@
+//! Private temporary directories that a killed run cannot leave behind for good.
+//!
+//! A run killed with SIGKILL cannot remove its directories (a cluster's is about
+//! 40 MB), so each one carries an owner file naming the sockbench process that made
+//! it (PID and start time, so a reused PID does not count). Before making a new
+//! one, sockbench removes those of either kind in the same temporary directory whose
+//! owner is gone, whose files belong to the account running now, and in which no
+//! PostgreSQL server is still running.
+
+use anyhow::{Context, Result};
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use tempfile::TempDir;
+
+/// The file in each directory that names its owner.
+const OWNER_FILE: &str = "sockbench.owner";
+/// The prefixes of sockbench's directories: a throwaway cluster's, and the socket
+/// server's. Any run removes the abandoned ones of every kind.
+pub const CLUSTER: &str = "sockbench-pg-";
+pub const SERVER: &str = "sockbench-srv-";
+const KINDS: [&str; 2] = [CLUSTER, SERVER];
+
+/// Makes a private (0700) temporary directory named `prefix…` (one of the kinds
+/// above), after removing abandoned ones.
+pub fn private_dir(prefix: &str) -> Result<TempDir> {
+    let parent = std::env::temp_dir();
+    for kind in KINDS {
+        sweep(&parent, kind);
+    }
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(&parent)
+        .with_context(|| {
+            format!(
+                "cannot create a private directory in {} (from TMPDIR); set TMPDIR to a \
+                 writable directory",
+                parent.display()
+            )
+        })?;
+    fs::write(dir.path().join(OWNER_FILE), owner_line(std::process::id()))
+        .with_context(|| format!("cannot write into {}", dir.path().display()))?;
+    Ok(dir)
+}
+
+/// Removes the abandoned directories named `prefix…` in `parent`; returns how many.
+pub fn sweep(parent: &Path, prefix: &str) -> usize {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let named = entry.file_name().to_string_lossy().starts_with(prefix);
+        if named && abandoned(&dir) && fs::remove_dir_all(&dir).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+fn abandoned(dir: &Path) -> bool {
+    let owner = dir.join(OWNER_FILE);
+    let Ok(meta) = fs::symlink_metadata(&owner) else {
+        return false; // not made by sockbench, or still being made
+    };
+    // SAFETY: a plain syscall.
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_file() || meta.uid() != me {
+        return false;
+    }
+    let Ok(text) = fs::read_to_string(&owner) else {
+        return false;
+    };
+    let Some(pid) = text.split_whitespace().next().and_then(|p| p.parse().ok()) else {
+        return false;
+    };
+    !alive_as(pid, &text) && !server_running(&dir.join("data"))
+}
+
+/// `PID START\n`, START being the process's start time in clock ticks since boot.
+fn owner_line(pid: u32) -> String {
+    format!("{pid} {}\n", start_time(pid).unwrap_or(0))
+}
+
+/// True when process `pid` runs and is the one `line` was written for.
+fn alive_as(pid: u32, line: &str) -> bool {
+    start_time(pid).is_some_and(|_| owner_line(pid) == line)
+}
+
+/// Field 22 of /proc/PID/stat, read after the command name (which may hold spaces).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// True when a PostgreSQL server still runs on the data directory `data`.
+fn server_running(data: &Path) -> bool {
+    let Ok(text) = fs::read_to_string(data.join("postmaster.pid")) else {
+        return false;
+    };
+    let Some(pid) = text.lines().next().and_then(|l| l.trim().parse::<u32>().ok()) else {
+        return false;
+    };
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_directories_of_a_gone_owner_are_removed() {
+        let parent = tempfile::tempdir().unwrap();
+        let make = |name: &str, owner: Option<String>| {
+            let dir = parent.path().join(name);
+            fs::create_dir(&dir).unwrap();
+            fs::write(dir.join("data"), "x").unwrap();
+            if let Some(line) = owner {
+                fs::write(dir.join(OWNER_FILE), line).unwrap();
+            }
+            dir
+        };
+        // A PID that cannot exist (above the kernel's pid_max limit).
+        let gone = make("sockbench-x-gone", Some("4194305 1\n".into()));
+        let reused = make("sockbench-x-reused", Some(format!("{} 1\n", std::process::id())));
+        let mine = make("sockbench-x-mine", Some(owner_line(std::process::id())));
+        let foreign = make("sockbench-x-foreign", None);
+        let other_kind = make("other-gone", Some("4194305 1\n".into()));
+        assert_eq!(sweep(parent.path(), "sockbench-x-"), 2);
+        assert!(!gone.exists() && !reused.exists());
+        assert!(mine.exists() && foreign.exists() && other_kind.exists());
+    }
+
+    #[test]
+    fn the_owner_line_names_this_process() {
+        let line = owner_line(std::process::id());
+        assert!(alive_as(std::process::id(), &line), "{line}");
+        assert!(start_time(std::process::id()).unwrap() > 0);
+    }
+}

@@ -1,0 +1,187 @@
+//! The accept stage: accept, greet and read each client's request header without
+//! ever waiting on one client.
+//!
+//! One thread per listener runs an epoll loop over the listener and every
+//! connection still in its opening (TLS handshake, greeting, header). A client that
+//! connects and then says nothing holds only its own entry, which is dropped after
+//! [`HANDSHAKE_TIMEOUT`]; everyone else is served meanwhile. A connect-experiment
+//! client costs the server accept, write, one wait, read and close, about what a
+//! blocking server pays. Once a header is complete the connection leaves the loop,
+//! blocking again, for a session thread of its own.
+
+use super::poller::{Poller, ANY_CHANGE, READABLE};
+use super::protocol::{Request, GREETING, HEADER_LEN};
+use super::{session, HANDSHAKE_TIMEOUT};
+use crate::transport::{Accepted, Conn, Listener};
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A connection in its opening.
+struct Opening {
+    stage: Option<Accepted>,
+    greeted: usize,
+    header: [u8; HEADER_LEN],
+    got: usize,
+    since: Instant,
+}
+
+/// What driving an opening came to.
+enum Step {
+    /// Waiting for the client.
+    Waiting,
+    /// The client closed right after the greeting: one connect-experiment connection.
+    Closed,
+    /// A whole request header.
+    Request(Conn, Request),
+}
+
+/// Serves `listener` until the process exits.
+pub fn accept_loop(listener: Listener) {
+    let Ok(mut poller) = Poller::new() else {
+        return;
+    };
+    if listener.set_nonblocking().is_err() || poller.add(listener.as_raw_fd(), READABLE).is_err()
+    {
+        return;
+    }
+    let closed_after_greeting = Arc::new(AtomicU64::new(0));
+    let mut open: HashMap<RawFd, Opening> = HashMap::new();
+    loop {
+        let Ok(ready) = poller.wait(Duration::from_secs(1)) else {
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        };
+        for fd in ready {
+            if fd == listener.as_raw_fd() {
+                accept_all(&listener, &poller, &mut open);
+            } else {
+                drive(fd, &poller, &mut open, &closed_after_greeting);
+            }
+        }
+        let now = Instant::now();
+        open.retain(|_, o| now.duration_since(o.since) < HANDSHAKE_TIMEOUT);
+    }
+}
+
+/// Accepts every waiting client, greets it and watches it.
+fn accept_all(listener: &Listener, poller: &Poller, open: &mut HashMap<RawFd, Opening>) {
+    loop {
+        let accepted = match listener.accept() {
+            Ok(a) => a,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => continue,
+            Err(_) => {
+                // Out of descriptors or memory: give closing clients a moment.
+                std::thread::sleep(Duration::from_millis(1));
+                return;
+            }
+        };
+        let fd = accepted.as_raw_fd();
+        if poller.add(fd, ANY_CHANGE).is_ok() {
+            open.insert(
+                fd,
+                Opening {
+                    stage: Some(accepted),
+                    greeted: 0,
+                    header: [0; HEADER_LEN],
+                    got: 0,
+                    since: Instant::now(),
+                },
+            );
+        }
+    }
+}
+
+/// Advances the opening on `fd`; a finished one leaves the loop.
+fn drive(
+    fd: RawFd,
+    poller: &Poller,
+    open: &mut HashMap<RawFd, Opening>,
+    closed_after_greeting: &Arc<AtomicU64>,
+) {
+    let Some(opening) = open.get_mut(&fd) else {
+        return;
+    };
+    match advance(opening) {
+        Ok(Step::Waiting) => {}
+        Ok(Step::Closed) => {
+            open.remove(&fd);
+            closed_after_greeting.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(Step::Request(conn, request)) => {
+            open.remove(&fd);
+            if poller.remove(fd).is_err() || conn.set_nonblocking(false).is_err() {
+                return;
+            }
+            if request == Request::Count {
+                // Every connect-experiment client closed before asking for the count;
+                // see those closes before answering.
+                let fds: Vec<RawFd> = open.keys().copied().collect();
+                for other in fds {
+                    drive(other, poller, open, closed_after_greeting);
+                }
+            }
+            let counter = Arc::clone(closed_after_greeting);
+            let _ = std::thread::Builder::new()
+                .name("session".into())
+                .spawn(move || session::serve(conn, request, &counter));
+        }
+        Err(_) => {
+            open.remove(&fd);
+        }
+    }
+}
+
+/// Goes as far as the socket allows: handshake, greeting, header.
+fn advance(opening: &mut Opening) -> io::Result<Step> {
+    let stage = opening.stage.take().ok_or(io::ErrorKind::NotConnected)?;
+    let mut conn = match stage.advance()? {
+        Accepted::Open(conn) => conn,
+        handshaking => {
+            opening.stage = Some(handshaking);
+            return Ok(Step::Waiting);
+        }
+    };
+    match greet_and_read(&mut conn, opening)? {
+        Progress::Header(request) => Ok(Step::Request(conn, request)),
+        Progress::Closed => Ok(Step::Closed),
+        Progress::Waiting => {
+            opening.stage = Some(Accepted::Open(conn));
+            Ok(Step::Waiting)
+        }
+    }
+}
+
+enum Progress {
+    Waiting,
+    Closed,
+    Header(Request),
+}
+
+/// Writes what is left of the greeting and reads what has come of the header. A
+/// clean close before the header's first byte is [`Progress::Closed`].
+fn greet_and_read(conn: &mut Conn, o: &mut Opening) -> io::Result<Progress> {
+    while o.greeted < GREETING.len() {
+        match conn.write(&GREETING[o.greeted..]) {
+            Ok(n) => o.greeted += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Waiting),
+            Err(e) => return Err(e),
+        }
+    }
+    while o.got < HEADER_LEN {
+        match conn.read(&mut o.header[o.got..]) {
+            Ok(0) if o.got == 0 => return Ok(Progress::Closed),
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => o.got += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Waiting),
+            Err(e) => return Err(e),
+        }
+    }
+    Request::decode(&o.header)
+        .map(Progress::Header)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}

@@ -1,0 +1,81 @@
+//! A minimal safe wrapper over Linux `epoll`, for the server's accept stage.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+/// Readable (or closed), for the listener: level-triggered.
+pub const READABLE: u32 = libc::EPOLLIN as u32;
+/// Any change on a connection, reported once per change (edge-triggered): the owner
+/// drives it until it would block.
+pub const ANY_CHANGE: u32 =
+    (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
+
+pub struct Poller {
+    epoll: OwnedFd,
+    events: Vec<libc::epoll_event>,
+}
+
+impl Poller {
+    pub fn new() -> io::Result<Poller> {
+        // SAFETY: a plain syscall; the result is checked before it is owned.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Poller {
+            // SAFETY: `fd` is a new descriptor nothing else owns.
+            epoll: unsafe { OwnedFd::from_raw_fd(fd) },
+            events: vec![libc::epoll_event { events: 0, u64: 0 }; 256],
+        })
+    }
+
+    /// Watches `fd` for `interest`; its events carry `fd` as their token.
+    pub fn add(&self, fd: RawFd, interest: u32) -> io::Result<()> {
+        self.control(libc::EPOLL_CTL_ADD, fd, interest)
+    }
+
+    /// Stops watching `fd` (needed before handing it on without closing it).
+    pub fn remove(&self, fd: RawFd) -> io::Result<()> {
+        self.control(libc::EPOLL_CTL_DEL, fd, 0)
+    }
+
+    fn control(&self, op: libc::c_int, fd: RawFd, interest: u32) -> io::Result<()> {
+        let mut event = libc::epoll_event {
+            events: interest,
+            u64: fd as u64,
+        };
+        // SAFETY: `event` outlives the call; the kernel checks both descriptors.
+        let rc = unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), op, fd, &mut event) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout` and returns the descriptors that are ready.
+    pub fn wait(&mut self, timeout: Duration) -> io::Result<Vec<RawFd>> {
+        let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: the buffer holds `len` events and outlives the call.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.epoll.as_raw_fd(),
+                self.events.as_mut_ptr(),
+                self.events.len() as libc::c_int,
+                ms,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted {
+                Ok(Vec::new())
+            } else {
+                Err(e)
+            };
+        }
+        Ok(self.events[..n as usize]
+            .iter()
+            .map(|e| e.u64 as RawFd)
+            .collect())
+    }
+}
