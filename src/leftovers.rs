@@ -100,7 +100,11 @@ fn server_running(data: &Path) -> bool {
     let Ok(text) = fs::read_to_string(data.join("postmaster.pid")) else {
         return false;
     };
-    let Some(pid) = text.lines().next().and_then(|l| l.trim().parse::<u32>().ok()) else {
+    let Some(pid) = text
+        .lines()
+        .next()
+        .and_then(|l| l.trim().parse::<u32>().ok())
+    else {
         return false;
     };
     Path::new(&format!("/proc/{pid}")).exists()
@@ -124,7 +128,10 @@ mod tests {
         };
         // A PID that cannot exist (above the kernel's pid_max limit).
         let gone = make("sockbench-x-gone", Some("4194305 1\n".into()));
-        let reused = make("sockbench-x-reused", Some(format!("{} 1\n", std::process::id())));
+        let reused = make(
+            "sockbench-x-reused",
+            Some(format!("{} 1\n", std::process::id())),
+        );
         let mine = make("sockbench-x-mine", Some(owner_line(std::process::id())));
         let foreign = make("sockbench-x-foreign", None);
         let other_kind = make("other-gone", Some("4194305 1\n".into()));

@@ -5,35 +5,11 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-/// Starts `sockbench serve` and returns it with the addresses it reported.
-fn start_serve(tmp: &Path, listen: &[String]) -> (KillOnDrop, Vec<String>) {
-    let mut cmd = sockbench(tmp);
-    cmd.arg("serve");
-    for addr in listen {
-        cmd.arg("--listen").arg(addr);
-    }
-    let mut child = KillOnDrop(cmd.stdout(Stdio::piped()).spawn().unwrap());
-    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
-    let mut addrs = Vec::new();
-    loop {
-        let line = lines.next().expect("serve said ready").unwrap();
-        if line == "ready" {
-            break;
-        }
-        addrs.push(
-            line.strip_prefix("listening ")
-                .expect("listening line")
-                .to_string(),
-        );
-    }
-    (child, addrs)
-}
 
 #[test]
 fn serve_greets_and_cleans_up_its_socket_on_sigterm() {

@@ -124,7 +124,9 @@ impl Session {
                 "the experiments that finished are saved in {}",
                 path.display()
             )),
-            (Some(_), None) => Some("no experiment had finished; no result file was written".into()),
+            (Some(_), None) => {
+                Some("no experiment had finished; no result file was written".into())
+            }
             (None, None) => None,
         };
         Err(Interrupted { kept }.into())

@@ -6,8 +6,8 @@
 //! removed when this function returns, whichever way it returns.
 
 use super::Session;
-use crate::export::json::Claim;
 use crate::cli::PostgresArgs;
+use crate::export::json::Claim;
 use crate::output::pg_table;
 use crate::plan::postgres::{PgSource, PostgresPlan};
 use crate::postgres::bindir::Binaries;

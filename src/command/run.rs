@@ -41,7 +41,11 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
         None => (default_path()?, Claim::New),
     };
     let mut session = Session::open(Some((&json.0, json.1)), argv, args.quiet)?;
-    let outcome = measure(&sockets_plan, postgres_found.then_some(&pg_plan), &mut session);
+    let outcome = measure(
+        &sockets_plan,
+        postgres_found.then_some(&pg_plan),
+        &mut session,
+    );
     let saved = session.saved_to().map(Path::to_path_buf);
     session.finish(outcome)?;
     let Some(path) = saved else {
@@ -66,7 +70,10 @@ fn measure(
         postgres::measure(plan, session)?;
     }
     if let Some(file) = session.file() {
-        stdout::print(&format!("{}\n", verdict::text(&verdict::lines(&file.results))))?;
+        stdout::print(&format!(
+            "{}\n",
+            verdict::text(&verdict::lines(&file.results))
+        ))?;
     }
     Ok(())
 }

@@ -6,9 +6,9 @@
 //! another tenant) spreads over all transports instead of landing on one.
 
 use super::Session;
-use crate::export::json::Claim;
 use crate::cli::SocketsArgs;
 use crate::experiment::{records, Target, Workload};
+use crate::export::json::Claim;
 use crate::interrupt;
 use crate::output::progress::Progress;
 use crate::output::table;

@@ -201,14 +201,28 @@ mod tests {
         fs::write(&target, "theirs").unwrap();
         let link = dir.path().join("link.json");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        for path in [Path::new("/dev/null"), Path::new("/dev/full"), &link, dir.path()] {
+        for path in [
+            Path::new("/dev/null"),
+            Path::new("/dev/full"),
+            &link,
+            dir.path(),
+        ] {
             let e = sink(path, Claim::Replace).err().expect("refused");
             assert_eq!(crate::error::exit_code(&e), 2);
             let text = format!("{e:#}");
-            assert!(text.contains("not a regular file") && !text.contains('\n'), "{text}");
+            assert!(
+                text.contains("not a regular file") && !text.contains('\n'),
+                "{text}"
+            );
         }
-        assert!(fs::symlink_metadata("/dev/null").unwrap().file_type().is_char_device());
-        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(fs::symlink_metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device());
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         assert_eq!(fs::read_to_string(&target).unwrap(), "theirs");
     }
 
@@ -221,11 +235,21 @@ mod tests {
         fs::write(&path, "old").unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
         let mut s = sink(&path, Claim::Replace).unwrap();
-        assert_eq!(fs::read_to_string(&path).unwrap(), "old", "written before a result");
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "old",
+            "written before a result"
+        );
         s.push(&[]).unwrap();
-        assert!(fs::read_to_string(&path).unwrap().contains("schema_version"));
+        assert!(fs::read_to_string(&path)
+            .unwrap()
+            .contains("schema_version"));
         assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temp file left"
+        );
     }
 
     #[test]
@@ -238,7 +262,10 @@ mod tests {
         first.push(&[]).unwrap();
         second.push(&[]).unwrap();
         assert_eq!(first.written_to(), Some(path.as_path()));
-        assert_eq!(second.written_to(), Some(dir.path().join("run-2.json").as_path()));
+        assert_eq!(
+            second.written_to(),
+            Some(dir.path().join("run-2.json").as_path())
+        );
         second.push(&[]).unwrap();
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
     }

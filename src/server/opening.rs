@@ -44,8 +44,7 @@ pub fn accept_loop(listener: Listener) {
     let Ok(mut poller) = Poller::new() else {
         return;
     };
-    if listener.set_nonblocking().is_err() || poller.add(listener.as_raw_fd(), READABLE).is_err()
-    {
+    if listener.set_nonblocking().is_err() || poller.add(listener.as_raw_fd(), READABLE).is_err() {
         return;
     }
     let closed_after_greeting = Arc::new(AtomicU64::new(0));

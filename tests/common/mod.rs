@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use assert_cmd::cargo::CommandCargoExt;
+use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -194,4 +195,28 @@ pub fn wait_for_exit(child: &mut KillOnDrop, complaint: &str) -> std::process::E
         assert!(Instant::now() < deadline, "{complaint}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Starts `sockbench serve` and returns it with the addresses it reported.
+pub fn start_serve(tmp: &Path, listen: &[String]) -> (KillOnDrop, Vec<String>) {
+    let mut cmd = sockbench(tmp);
+    cmd.arg("serve");
+    for addr in listen {
+        cmd.arg("--listen").arg(addr);
+    }
+    let mut child = KillOnDrop(cmd.stdout(Stdio::piped()).spawn().unwrap());
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let mut addrs = Vec::new();
+    loop {
+        let line = lines.next().expect("serve said ready").unwrap();
+        if line == "ready" {
+            break;
+        }
+        addrs.push(
+            line.strip_prefix("listening ")
+                .expect("listening line")
+                .to_string(),
+        );
+    }
+    (child, addrs)
 }
