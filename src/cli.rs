@@ -230,8 +230,12 @@ pub struct ServeArgs {
     sockbench postgres --experiments query,rows --transports unix,tcp,tls,tcp6\n  \
     sockbench postgres --url unix='postgres://foo@?host=/var/run/postgresql&port=5432'\n  \
     sockbench postgres --url tls=postgres://foo@127.0.0.1:5432/foo?sslmode=require\n  \
-    sockbench postgres --auth-url trust=postgres://foo@127.0.0.1/foo \\\n      \
-    --auth-url scram-sha-256=postgres://foo:secret@127.0.0.1/foo\n\n\
+    PGPASSWORD=… sockbench postgres --auth-url trust=postgres://foo@127.0.0.1/foo \\\n      \
+    --auth-url scram-sha-256=postgres://foo@127.0.0.1/foo?passfile=/home/me/.pgpass-bench\n\n\
+    Passwords: keep them out of the URL. A command line is visible to every local user \
+    (ps, /proc) while it runs; libpq, as psql does, takes the password from PGPASSWORD, \
+    from ~/.pgpass, or from the file PGPASSFILE (or passfile=FILE in the URI) names. A \
+    password given in a URL anyway is hidden from the result file and from messages.\n\n\
     Without --url, sockbench creates a throwaway cluster (initdb into a private temporary \
     directory, as the 'postgres' or 'nobody' account when run as root), listening on \
     127.0.0.1 and a Unix socket with TLS on, and removes it when done. Role and database \

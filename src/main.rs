@@ -35,16 +35,20 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("{}", one_line(&e.render().to_string()));
+            let message = one_line(&e.render().to_string());
+            eprintln!("{}", postgres::redact::message(&message, &argv));
             return ExitCode::from(2);
         }
     };
-    match command::dispatch(cli, argv) {
+    match command::dispatch(cli, argv.clone()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let code = error::exit_code(&e);
             if code != 0 {
-                eprintln!("error: {e:#}");
+                eprintln!(
+                    "error: {}",
+                    postgres::redact::message(&format!("{e:#}"), &argv)
+                );
             }
             ExitCode::from(code)
         }

@@ -235,3 +235,42 @@ fn report_and_compare_need_their_files_and_a_known_format() {
         "invalid value 'pdf'",
     );
 }
+
+#[test]
+fn passwords_are_never_echoed() {
+    for args in [
+        &[
+            "postgres",
+            "--url",
+            "postgres://u:Hunter2Secret@127.0.0.1:1/db?sslmode=disable",
+        ][..],
+        &[
+            "postgres",
+            "--url",
+            "x=host=127.0.0.1 port=1 password = Hunter2Secret",
+        ],
+        &[
+            "postgres",
+            "--url",
+            "x=host=127.0.0.1 port=1 password='open Hunter2Secret'",
+        ],
+        &[
+            "postgres",
+            "--url=x=postgres://u:Hunter2&Secret@127.0.0.1:1/db",
+        ],
+        &["postgres", "postgres://u:Hunter2Secret@127.0.0.1:1/db"],
+        &[
+            "postgres",
+            "--auth-url",
+            "scram=host=127.0.0.1 port=1 password=Hunter2Secret",
+        ],
+    ] {
+        let tmp = tempdir();
+        let out = run(tmp.path(), args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(!stderr.contains("Hunter2"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Secret"), "{args:?}: {stderr}");
+    }
+}

@@ -13,14 +13,15 @@ use crate::plan::postgres::{PgSource, PostgresPlan};
 use crate::postgres::bindir::Binaries;
 use crate::postgres::cluster::Cluster;
 use crate::postgres::experiment::PgTarget;
+use crate::postgres::redact;
 use crate::postgres::suite::Suite;
-use crate::postgres::targets::{cluster_targets, redact_args, user_target};
+use crate::postgres::targets::{cluster_targets, user_target};
 use anyhow::Result;
 
 pub fn run(args: &PostgresArgs, argv: Vec<String>) -> Result<()> {
     let plan = PostgresPlan::from_args(args)?;
     let json = plan.json.as_deref().map(|p| (p, Claim::Replace));
-    let mut session = Session::open(json, redact_args(argv), args.quiet)?;
+    let mut session = Session::open(json, redact::arguments(argv), args.quiet)?;
     let outcome = measure(&plan, &mut session);
     session.finish(outcome)
 }

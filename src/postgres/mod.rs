@@ -10,6 +10,7 @@ pub mod experiment;
 pub mod hba;
 pub mod libpq;
 mod process;
+pub mod redact;
 pub mod script;
 #[cfg(test)]
 mod security_tests;

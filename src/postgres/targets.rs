@@ -6,6 +6,7 @@
 use super::cluster::Cluster;
 use super::experiment::PgTarget;
 use super::libpq::{parse_conninfo, Conn, ConnParams, PgError};
+use super::redact;
 use crate::error::usage;
 use crate::results::ServerInfo;
 use crate::transport::{TlsInfo, Transport, CERTIFICATE_KIND};
@@ -23,18 +24,26 @@ impl FromStr for NamedUrl {
     type Err = String;
     fn from_str(s: &str) -> Result<NamedUrl, String> {
         match s.split_once('=') {
-            Some((name, uri)) if !name.is_empty() && !uri.is_empty() && !name.contains(' ') => {
-                Ok(NamedUrl {
-                    name: name.to_string(),
-                    uri: uri.to_string(),
-                })
-            }
+            Some((name, uri)) if is_name(name) && !uri.is_empty() => Ok(NamedUrl {
+                name: name.to_string(),
+                uri: uri.to_string(),
+            }),
             _ => Err(format!(
-                "expected NAME=URI, e.g. unix=postgres://foo@?host=/tmp, got '{}'",
-                redact_text(s)
+                "expected NAME=URI with a plain NAME (letters, digits, '-', '_', '.'), e.g. \
+                 tcp=postgres://foo@127.0.0.1/foo, got '{}'",
+                redact::argument(s)
             )),
         }
     }
+}
+
+/// A name for results: short, and no part of a URI (so a bare URI with a query
+/// string is not split at its first `=` into a "name").
+fn is_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// The cluster's targets, one per transport.
@@ -67,7 +76,7 @@ pub fn user_target(label: &str, uri: &str) -> Result<PgTarget> {
     ];
     all.extend(pairs.iter().cloned());
     let params = ConnParams::new(all);
-    let shown = redacted(&pairs);
+    let shown = redact::keywords(&pairs);
     let conn = Conn::connect(&params).map_err(|e| {
         let hint = if e.is_auth_failure() {
             "check the user and password"
@@ -116,44 +125,6 @@ pub fn server_kind(version: &str) -> &'static str {
     }
 }
 
-/// Connection parameters as `key=value …`, without the password.
-fn redacted(pairs: &[(String, String)]) -> String {
-    pairs
-        .iter()
-        .filter(|(k, _)| k != "password")
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Command-line arguments with every password replaced by `***`, for the result file.
-pub fn redact_args(args: Vec<String>) -> Vec<String> {
-    args.iter().map(|a| redact_text(a)).collect()
-}
-
-/// Text that may hold a connection string, with its passwords replaced: the one in a
-/// URI's `user:password@` and any `password=` value (URI parameter or keyword).
-pub fn redact_text(s: &str) -> String {
-    let mut text = s.to_string();
-    if let (Some(scheme), Some(at)) = (text.find("://"), text.rfind('@')) {
-        if at > scheme {
-            if let Some(colon) = text[scheme + 3..at].find(':') {
-                text.replace_range(scheme + 3 + colon + 1..at, "***");
-            }
-        }
-    }
-    let mut from = 0;
-    while let Some(found) = text[from..].find("password=") {
-        let start = from + found + "password=".len();
-        let end = text[start..]
-            .find(|c: char| c == '&' || c.is_whitespace())
-            .map_or(text.len(), |e| start + e);
-        text.replace_range(start..end, "***");
-        from = start + 3;
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,21 +143,21 @@ mod tests {
     }
 
     #[test]
-    fn passwords_never_shown() {
-        let pairs =
-            parse_conninfo("postgres://foo:secret@127.0.0.1:5432/foo?sslmode=require").unwrap();
-        let shown = redacted(&pairs);
-        assert!(!shown.contains("secret"), "{shown}");
-        assert!(
-            shown.contains("host=127.0.0.1") && shown.contains("sslmode=require"),
-            "{shown}"
-        );
+    fn names_are_plain_and_errors_hide_passwords() {
+        let named: NamedUrl = "tls=postgres://foo@h/db?sslmode=require".parse().unwrap();
         assert_eq!(
-            redact_text("x=postgres://foo:secret@h/db"),
-            "x=postgres://foo:***@h/db"
+            (named.name.as_str(), named.uri.as_str()),
+            ("tls", "postgres://foo@h/db?sslmode=require")
         );
-        let e = "postgres://foo:secret@h".parse::<NamedUrl>().err().unwrap();
-        assert!(!e.contains("secret"), "{e}");
+        for bad in [
+            "postgres://foo:secret@h/db?sslmode=require",
+            "postgres://foo:secret@h",
+            "=postgres://foo:secret@h",
+            "a b=host=h password=secret",
+        ] {
+            let e = bad.parse::<NamedUrl>().expect_err(bad);
+            assert!(!e.contains("secret"), "{e}");
+        }
     }
 
     #[test]
