@@ -8,6 +8,7 @@ mod command;
 mod error;
 mod experiment;
 mod export;
+mod input;
 mod interrupt;
 mod leftovers;
 mod output;

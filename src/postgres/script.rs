@@ -8,12 +8,15 @@ use anyhow::Result;
 use std::ffi::CString;
 use std::path::Path;
 
+/// Far larger than any transaction script a benchmark runs.
+const MAX_SCRIPT_BYTES: u64 = 1 << 20;
+
 /// The default transaction, the `select1.sql` of pgbench comparisons.
 pub const DEFAULT: &str = "SELECT 1";
 
 /// The commands of a script file.
 pub fn load(path: &Path) -> Result<Vec<CString>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::input::read_text(path, MAX_SCRIPT_BYTES).map_err(|e| {
         usage(format!(
             "--script {}: {e}; give a readable file of SQL commands",
             path.display()

@@ -37,7 +37,7 @@ impl Listener {
             io::ErrorKind::AddrInUse => BindError::InUse(endpoint.clone()),
             _ => BindError::Other(endpoint.clone(), e),
         };
-        Ok(match endpoint {
+        let listener = match endpoint {
             Endpoint::Unix(path) => {
                 remove_stale_socket(path);
                 Listener::Unix(UnixListener::bind(path).map_err(wrap)?)
@@ -51,7 +51,22 @@ impl Listener {
                 let acceptor = tls::acceptor().map_err(|e| BindError::Tls(endpoint.clone(), e))?;
                 Listener::Tls(TcpListener::bind(addr).map_err(wrap)?, Box::new(acceptor))
             }
-        })
+        };
+        listener.widen_backlog().map_err(wrap)?;
+        Ok(listener)
+    }
+
+    /// Lets as many connections wait to be accepted as the kernel allows
+    /// (`net.core.somaxconn`) instead of the standard library's 128: with a
+    /// thousand clients connecting at once, a full TCP accept queue drops their
+    /// handshakes, and they wait for retransmissions seconds apart.
+    fn widen_backlog(&self) -> io::Result<()> {
+        // SAFETY: listen on a socket this listener owns; calling it again on a
+        // listening socket only changes the backlog (capped by somaxconn).
+        if unsafe { libc::listen(self.as_raw_fd(), libc::c_int::MAX) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
     }
 
     /// The address actually bound, with the real port when port 0 was asked for.
