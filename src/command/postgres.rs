@@ -12,7 +12,9 @@ use crate::output::pg_table;
 use crate::plan::postgres::{PgSource, PostgresPlan};
 use crate::postgres::bindir::Binaries;
 use crate::postgres::cluster::Cluster;
+use crate::postgres::experiment::PgExperiment;
 use crate::postgres::experiment::PgTarget;
+use crate::postgres::preflight;
 use crate::postgres::redact;
 use crate::postgres::suite::Suite;
 use crate::postgres::targets::{cluster_targets, user_target};
@@ -38,7 +40,7 @@ pub fn measure(plan: &PostgresPlan, session: &mut Session) -> Result<()> {
         } => {
             let binaries = Binaries::find(bindir.as_deref())?;
             progress.note("postgres: creating a throwaway cluster");
-            let started = Cluster::start(&binaries, transports)?;
+            let started = Cluster::start(&binaries, transports, connections_needed(plan))?;
             let targets = cluster_targets(&started, transports)?;
             cluster = Some(started);
             (targets, Vec::new(), methods.clone())
@@ -51,14 +53,26 @@ pub fn measure(plan: &PostgresPlan, session: &mut Session) -> Result<()> {
                 .collect::<Result<Vec<_>>>()?;
             let auth_targets = auth_urls
                 .iter()
-                .map(|(m, uri)| Ok((*m, relabel(user_target(&format!("--auth-url {m}"), uri)?))))
+                .map(|(m, uri)| {
+                    let target = relabel(user_target(&format!("--auth-url {m}"), uri)?);
+                    preflight::auth_is(&target, *m)?;
+                    Ok((*m, target))
+                })
                 .collect::<Result<Vec<_>>>()?;
+            if plan.experiments.contains(&PgExperiment::Concurrent) {
+                for target in &targets {
+                    preflight::slots_for(target, connections_needed(plan))?;
+                }
+            }
             (targets, auth_targets, Vec::new())
         }
     };
     if let Some(first) = targets.first() {
         let version = first.server.version.clone();
         session.note_postgres_version(&version)?;
+        if plan.experiments.contains(&PgExperiment::Concurrent) {
+            preflight::script_runs(first, &plan.concurrent.script)?;
+        }
     }
     let mut suite = Suite {
         targets,
@@ -75,6 +89,11 @@ pub fn measure(plan: &PostgresPlan, session: &mut Session) -> Result<()> {
         session.keep(records, |r| pg_table::block(experiment, r).to_terminal())?;
     }
     Ok(())
+}
+
+/// The most connections the plan opens at once: the largest client count.
+fn connections_needed(plan: &PostgresPlan) -> u32 {
+    plan.concurrent.clients.iter().copied().max().unwrap_or(1)
 }
 
 /// Names an auth target after the transport it really uses.

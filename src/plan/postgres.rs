@@ -117,6 +117,12 @@ impl PostgresPlan {
                 }
             }
         }
+        if experiments.contains(&PgExperiment::Rows) {
+            check_rows_fit(&budget.rows)?;
+        }
+        if experiments.contains(&PgExperiment::Auth) {
+            check_auth_applies(&source, args.auth_methods.is_some())?;
+        }
         Ok(PostgresPlan {
             source,
             experiments,
@@ -159,6 +165,52 @@ fn user_source(args: &PostgresArgs) -> Result<PgSource> {
         urls: args.urls.clone(),
         auth_urls,
     })
+}
+
+/// What holding one row of `generate_series` costs libpq (measured: about 36 B).
+const BYTES_PER_ROW: u64 = 40;
+
+/// The largest `--rows` count fits in half the memory free now: libpq holds the
+/// whole result before the first row is read.
+fn check_rows_fit(rows: &[u64]) -> Result<()> {
+    let most = rows.iter().copied().max().unwrap_or(0);
+    let Some(free) = crate::system::available_memory_bytes() else {
+        return Ok(());
+    };
+    if most.saturating_mul(BYTES_PER_ROW) > free / 2 {
+        let fits = free / 2 / BYTES_PER_ROW;
+        return Err(usage(format!(
+            "--rows {most}: the result would take about {} in memory, more than half of the \
+             {} free now; use at most {fits} rows",
+            crate::units::format_size(most.saturating_mul(BYTES_PER_ROW)),
+            crate::units::format_size(free)
+        )));
+    }
+    Ok(())
+}
+
+/// On the throwaway cluster, `auth` has a method that applies to some transport:
+/// `peer` needs a Unix socket.
+fn check_auth_applies(source: &PgSource, methods_given: bool) -> Result<()> {
+    let PgSource::Cluster {
+        transports,
+        methods,
+        ..
+    } = source
+    else {
+        return Ok(());
+    };
+    let unix = transports
+        .iter()
+        .any(|t| matches!(t, Transport::Unix | Transport::UnixAbstract));
+    let peer_given = methods_given && methods.contains(&AuthMethod::Peer);
+    if !unix && (peer_given || methods.iter().all(|m| m.local_only())) {
+        return Err(usage(
+            "peer authentication works only over a Unix socket; add unix to --transports or \
+             leave peer out of --auth-methods",
+        ));
+    }
+    Ok(())
 }
 
 /// At least two different counts, so a line can be fitted.

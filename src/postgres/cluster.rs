@@ -28,6 +28,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
+/// Connections beyond the clients: the administrator's, the startup probes', and
+/// the superuser reserve.
+const CONNECTION_MARGIN: u32 = 20;
+
 /// The longest path a Unix socket address holds (sun_path less its final NUL).
 const MAX_SOCKET_PATH: usize = 107;
 
@@ -45,8 +49,9 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Creates and starts a cluster listening for the `transports` to be measured.
-    pub fn start(binaries: &Binaries, transports: &[Transport]) -> Result<Cluster> {
+    /// Creates and starts a cluster listening for the `transports` to be measured,
+    /// with room for `clients` connections at once besides sockbench's own.
+    pub fn start(binaries: &Binaries, transports: &[Transport], clients: u32) -> Result<Cluster> {
         let account = account::server_account()?;
         let dir = crate::leftovers::private_dir(crate::leftovers::CLUSTER)?;
         let base = dir.path().to_path_buf();
@@ -85,7 +90,12 @@ impl Cluster {
             dir: Some(dir),
         };
         cluster.init(binaries)?;
-        cluster.launch(binaries, transports.contains(&Transport::Tcp6))?;
+        let max_connections = clients.saturating_add(CONNECTION_MARGIN).max(200);
+        cluster.launch(
+            binaries,
+            transports.contains(&Transport::Tcp6),
+            max_connections,
+        )?;
         cluster.create_role()?;
         Ok(cluster)
     }
@@ -151,7 +161,7 @@ impl Cluster {
 
     /// Starts the postmaster on a free port (a few tries, in case another program
     /// takes the port first) and waits until it accepts connections.
-    fn launch(&mut self, binaries: &Binaries, tcp6: bool) -> Result<()> {
+    fn launch(&mut self, binaries: &Binaries, tcp6: bool, max_connections: u32) -> Result<()> {
         let mut last_error = None;
         for _ in 0..3 {
             self.port = free_port()?;
@@ -161,7 +171,7 @@ impl Cluster {
                 format!("port={}", self.port),
                 format!("unix_socket_directories={}", self.socket_directories()),
                 "ssl=on".into(),
-                "max_connections=200".into(),
+                format!("max_connections={max_connections}"),
                 "fsync=off".into(),
             ];
             let mut args = vec![

@@ -31,6 +31,7 @@ fn auth_switch_really_switches_and_cleanup_is_complete() {
     let mut cluster = Cluster::start(
         &binaries,
         &[Transport::Unix, Transport::Tcp, Transport::Tls],
+        1,
     )
     .expect("cluster starts");
     let (pid, dir) = (cluster.pid().unwrap(), cluster.dir().to_path_buf());
@@ -98,6 +99,7 @@ fn user_urls_are_measured_and_their_passwords_never_written() {
     let cluster = Cluster::start(
         &binaries,
         &[Transport::Unix, Transport::Tcp, Transport::Tls],
+        1,
     )
     .expect("cluster starts");
     let out = tempfile::tempdir().unwrap();
@@ -194,6 +196,7 @@ fn connect_per_transaction_opens_one_connection_per_transaction() {
     let cluster = Cluster::start(
         &binaries,
         &[Transport::Unix, Transport::Tcp, Transport::Tls],
+        1,
     )
     .expect("cluster starts");
     let targets = super::targets::cluster_targets(&cluster, &[Transport::Unix]).unwrap();
@@ -229,4 +232,33 @@ fn connect_per_transaction_opens_one_connection_per_transaction() {
             assert!(result.count > 10);
         }
     }
+}
+
+#[test]
+fn an_auth_url_is_checked_against_what_the_server_asks() {
+    use super::preflight::auth_is;
+    let Some(binaries) = binaries_or_skip("an_auth_url_is_checked") else {
+        return;
+    };
+    let mut cluster = Cluster::start(&binaries, &[Transport::Tcp], 1).expect("cluster starts");
+    cluster.set_auth(AuthMethod::Scram).unwrap();
+    let url = format!(
+        "postgres://foo:{}@127.0.0.1:{}/foo?sslmode=disable",
+        cluster.password(),
+        cluster.port()
+    );
+    let target = super::targets::user_target("tcp", &url).unwrap();
+    auth_is(&target, AuthMethod::Scram).expect("scram is what the server asks");
+    for (named, says) in [
+        (AuthMethod::Trust, "asked for a password"),
+        (AuthMethod::Md5, "SCRAM"),
+        (AuthMethod::Password, "SCRAM"),
+    ] {
+        let e = auth_is(&target, named).expect_err("a mismatch");
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains(says), "{named}: {e}");
+    }
+    cluster.set_auth(AuthMethod::Trust).unwrap();
+    let e = auth_is(&target, AuthMethod::Scram).expect_err("trust is no scram");
+    assert!(e.to_string().contains("did not ask for a password"), "{e}");
 }

@@ -142,11 +142,19 @@ impl AuthMethod {
 /// Where to send a probe.
 pub enum ProbeAddr<'a> {
     Unix(&'a std::path::Path),
+    /// A port on 127.0.0.1.
     Tcp(u16),
+    /// A host name or address and port.
+    Host(&'a str, u16),
 }
 
 /// Sends a startup message for role `foo` and reads the first answer.
 pub fn probe(addr: &ProbeAddr) -> Result<Answer> {
+    probe_as(addr, ROLE, ROLE)
+}
+
+/// Sends a startup message for `user` and `database` and reads the first answer.
+pub fn probe_as(addr: &ProbeAddr, user: &str, database: &str) -> Result<Answer> {
     let timeout = Some(Duration::from_secs(5));
     let mut stream: Box<dyn ReadWrite> = match addr {
         ProbeAddr::Unix(path) => {
@@ -159,9 +167,14 @@ pub fn probe(addr: &ProbeAddr) -> Result<Answer> {
             s.set_read_timeout(timeout)?;
             Box::new(s)
         }
+        ProbeAddr::Host(host, port) => {
+            let s = std::net::TcpStream::connect((*host, *port))?;
+            s.set_read_timeout(timeout)?;
+            Box::new(s)
+        }
     };
     let mut body = 196_608i32.to_be_bytes().to_vec(); // protocol 3.0
-    for field in ["user", ROLE, "database", ROLE] {
+    for field in ["user", user, "database", database] {
         body.extend_from_slice(field.as_bytes());
         body.push(0);
     }

@@ -9,6 +9,7 @@ pub mod cluster_tests;
 pub mod experiment;
 pub mod hba;
 pub mod libpq;
+pub mod preflight;
 mod process;
 pub mod redact;
 pub mod script;

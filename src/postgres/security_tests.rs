@@ -110,6 +110,7 @@ fn another_local_account_never_becomes_superuser() {
             Transport::Tcp,
             Transport::Tls,
         ],
+        1,
     )
     .expect("cluster starts");
     let port = cluster.port();
@@ -174,14 +175,14 @@ fn the_abstract_socket_exists_only_when_measured() {
     let Some(binaries) = binaries_or_skip("the_abstract_socket_exists_only_when_measured") else {
         return;
     };
-    let without = Cluster::start(&binaries, &[Transport::Unix, Transport::Tcp]).unwrap();
+    let without = Cluster::start(&binaries, &[Transport::Unix, Transport::Tcp], 1).unwrap();
     assert_eq!(
         abstract_sockets_of(without.port()),
         Vec::<String>::new(),
         "an abstract socket although unix-abstract is not measured"
     );
     drop(without);
-    let with = Cluster::start(&binaries, &[Transport::UnixAbstract]).unwrap();
+    let with = Cluster::start(&binaries, &[Transport::UnixAbstract], 1).unwrap();
     let name = with
         .abstract_name()
         .expect("a name when measured")

@@ -13,8 +13,17 @@ pub fn cpu_model() -> Option<String> {
 }
 
 pub fn memory_bytes() -> Option<u64> {
+    meminfo("MemTotal:")
+}
+
+/// Memory the kernel could give a new program now without swapping.
+pub fn available_memory_bytes() -> Option<u64> {
+    meminfo("MemAvailable:")
+}
+
+fn meminfo(key: &str) -> Option<u64> {
     let info = fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let line = info.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }

@@ -5,6 +5,7 @@
 //! be read is recorded as absent rather than guessed.
 
 mod machine;
+pub use machine::available_memory_bytes;
 mod network;
 
 pub use network::{ephemeral_ports, loopback_reuses_time_wait, time_wait_count};

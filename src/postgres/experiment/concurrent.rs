@@ -85,6 +85,9 @@ pub fn trial(target: &PgTarget, load: &Load) -> Result<Trial> {
         connections += tally.connections;
     }
     let count = merged.len();
+    if count == 0 && failed > 0 {
+        bail!("every transaction failed ({failed} of them); check the script against the server");
+    }
     let elapsed_ns = nanos(load.duration);
     let q = |q: f64| merged.value_at_quantile(q) as f64;
     Ok(Trial {

@@ -110,6 +110,14 @@ impl ConnParams {
         ConnParams::new(old.chain(new))
     }
 
+    /// The value set for `key`, if any.
+    pub fn get(&self, key: &str) -> Option<String> {
+        self.pairs
+            .iter()
+            .find(|(k, _)| k.as_bytes() == key.as_bytes())
+            .map(|(_, v)| v.to_string_lossy().into_owned())
+    }
+
     /// Whether a server answers and accepts connections now (`PQpingParams`).
     pub fn ping(&self) -> bool {
         let answer = unsafe { pq::PQpingParams(self.keywords.as_ptr(), self.values.as_ptr(), 0) };
@@ -284,6 +292,13 @@ impl Conn {
                 pq::PQresultErrorMessage(raw.as_ptr())
             }))),
         }
+    }
+
+    /// True when the server asked for a password and one was sent (so not trust,
+    /// peer or a certificate).
+    pub fn used_password(&self) -> bool {
+        // SAFETY: `raw` is an open connection for as long as `self` lives.
+        unsafe { pq::PQconnectionUsedPassword(self.raw.as_ptr()) == 1 }
     }
 
     /// The first value of a one-value query, as text.
