@@ -47,7 +47,13 @@ fn peer_without_a_unix_socket_and_rows_beyond_memory() {
     );
     refused(
         tmp.path(),
-        &["postgres", "--experiments", "rows", "--rows", "500000M,1000000M"],
+        &[
+            "postgres",
+            "--experiments",
+            "rows",
+            "--rows",
+            "500000M,1000000M",
+        ],
         "--rows 1000000000000",
         quick,
     );

@@ -200,3 +200,33 @@ fn files_that_cannot_be_reported_get_one_clear_line() {
     let e = one_line_error(&["report", RUN, "--output", "/proc/not-writable.md"]);
     assert!(e.contains("--output"), "{e}");
 }
+
+#[test]
+fn what_a_result_file_brings_is_shown_not_obeyed() {
+    let tmp = tempdir();
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(SOCKETS).unwrap()).unwrap();
+    let hostile = "tcp\u{1b}]0;owned\u{7}\u{1b}[2J<script>alert(1)</script>";
+    for record in file["results"].as_array_mut().unwrap() {
+        if record["transport"] == "tcp" {
+            record["transport"] = Value::from(hostile);
+        }
+    }
+    file["system"]["kernel"] = Value::from("6.1\u{1b}[31m<img src=x onerror=alert(1)>");
+    let path = tmp.path().join("hostile.json");
+    std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
+    let path = path.to_str().unwrap();
+    for format in ["table", "markdown", "html"] {
+        let shown = stdout(&["report", path, "--format", format]);
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{format}: raw escape"
+        );
+        if format != "table" {
+            assert!(
+                !shown.contains("<script>") && !shown.contains("<img"),
+                "{format}: raw HTML"
+            );
+        }
+        assert!(shown.contains("owned"), "{format}: the name is still shown");
+    }
+}

@@ -5,6 +5,7 @@
 use super::charts;
 use super::Exporter;
 use crate::output::block::Block;
+use crate::output::printable::printable;
 use crate::report::{Document, Section};
 
 pub struct Html;
@@ -114,7 +115,8 @@ fn strip_declaration(svg: &str) -> &str {
 }
 
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
+    printable(text)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")

@@ -4,13 +4,14 @@
 
 use super::Exporter;
 use crate::output::block::Block;
+use crate::output::printable::printable;
 use crate::report::Document;
 
 pub struct Markdown;
 
 impl Exporter for Markdown {
     fn render(&self, document: &Document) -> String {
-        let mut out = format!("# {}\n", document.title);
+        let mut out = format!("# {}\n", escape(&document.title));
         for section in &document.sections {
             out.push_str(&format!("\n## {}\n", escape(&section.heading)));
             if !section.summary.is_empty() {
@@ -59,7 +60,15 @@ fn table(block: &Block) -> String {
     out
 }
 
-/// Keeps table cells intact: a `|` would end the cell, a `~` could start strikeout.
+/// Text from a result file as Markdown shows it, never as markup: HTML (a
+/// `<script>` would run where the Markdown is rendered to a page) becomes entities,
+/// a `|` would end the cell, a `~` could start strikeout, and control characters
+/// are shown as escapes.
 fn escape(text: &str) -> String {
-    text.replace('|', "\\|").replace('~', "\\~")
+    printable(text)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+        .replace('~', "\\~")
 }

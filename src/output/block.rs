@@ -4,6 +4,7 @@
 //! renderers only decide how a block looks, so the three always show the same
 //! figures.
 
+use super::printable::printable;
 use crate::results::ResultRecord;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
@@ -35,22 +36,26 @@ impl Block {
         }
     }
 
-    /// The block as the terminal shows it: title, a boxed table, footnotes.
+    /// The block as the terminal shows it: title, a boxed table, footnotes; every
+    /// text made printable (it may come from a result file).
     pub fn to_terminal(&self) -> String {
+        let shown = |cells: &[String]| -> Vec<String> {
+            cells.iter().map(|c| printable(c).into_owned()).collect()
+        };
         let mut table = Table::new();
         table.load_preset(UTF8_FULL_CONDENSED);
-        table.set_header(self.header.clone());
+        table.set_header(shown(&self.header));
         for row in &self.rows {
-            table.add_row(row.clone());
+            table.add_row(shown(row));
         }
         for index in 1..table.column_count() {
             if let Some(column) = table.column_mut(index) {
                 column.set_cell_alignment(CellAlignment::Right);
             }
         }
-        let mut text = format!("{}\n{table}\n", self.title);
+        let mut text = format!("{}\n{table}\n", printable(&self.title));
         for note in &self.notes {
-            text.push_str(note);
+            text.push_str(&printable(note));
             text.push('\n');
         }
         text

@@ -4,6 +4,7 @@ pub mod block;
 pub mod columns;
 pub mod format;
 pub mod pg_table;
+pub mod printable;
 pub mod progress;
 pub mod stdout;
 pub mod table;

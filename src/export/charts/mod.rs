@@ -133,7 +133,8 @@ pub(super) fn draw(
         paint(&root)?;
         root.present().map_err(text)?;
     }
-    Ok(svg)
+    // Labels come from the result file: no control character reaches the page.
+    Ok(crate::output::printable::printable_lines(&svg).into_owned())
 }
 
 pub(super) fn text(e: impl std::fmt::Display) -> String {
