@@ -9,7 +9,7 @@ use std::borrow::Cow;
 /// `text` with every control character (newlines too: this is for one line or one
 /// cell) shown as a Rust-style escape such as `\u{1b}`.
 pub fn printable(text: &str) -> Cow<'_, str> {
-    shown(text, |c| hidden(c))
+    shown(text, hidden)
 }
 
 /// The same for a multi-line document (an SVG chart), whose newlines stay.
