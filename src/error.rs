@@ -33,7 +33,10 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
         if cause.is::<Interrupted>() {
             return 130;
         }
-        if let Some(crate::transport::BindError::InUse(_)) = cause.downcast_ref() {
+        if let Some(
+            crate::transport::BindError::InUse(_) | crate::transport::BindError::NotSocket(_),
+        ) = cause.downcast_ref()
+        {
             return 2;
         }
     }

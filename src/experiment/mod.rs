@@ -178,6 +178,7 @@ impl Target {
         conn.set_read_timeout(Some(IO_TIMEOUT))?;
         let mut greeting = [0u8; GREETING.len()];
         conn.read_exact(&mut greeting)
+            .map_err(named_timeout)
             .with_context(|| format!("no greeting from {}", self.endpoint))?;
         if &greeting != GREETING {
             bail!(
@@ -200,6 +201,7 @@ impl Target {
         let mut conn = self.session(Request::Count)?;
         let mut count = [0u8; 8];
         conn.read_exact(&mut count)
+            .map_err(named_timeout)
             .with_context(|| format!("{} did not report its count", self.endpoint))?;
         Ok(u64::from_le_bytes(count))
     }
@@ -216,6 +218,18 @@ impl Target {
 /// A read on a benchmark connection that takes longer than this means the server
 /// is gone or stuck; it fails the trial instead of hanging it.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A read that ran into the receive timeout says so, instead of the "Resource
+/// temporarily unavailable" the system reports for it.
+fn named_timeout(e: std::io::Error) -> std::io::Error {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("timed out after {} s", IO_TIMEOUT.as_secs()),
+        ),
+        _ => e,
+    }
+}
 
 /// Sample buffer size for a loop of at most `budget` that does operations no faster
 /// than [`MAX_OPS_PER_S`].

@@ -121,10 +121,12 @@ impl Connector {
             Connector::Tls(addr, connector) => {
                 let stream = TcpStream::connect(addr)?;
                 stream.set_nodelay(true)?;
+                // As text: OpenSSL's error stack would otherwise be printed once
+                // per level of the error chain.
                 connector
                     .connect("localhost", stream)
                     .map(|s| Conn::Tls(Box::new(s)))
-                    .map_err(io::Error::other)
+                    .map_err(|e| io::Error::other(e.to_string()))
             }
         }
     }

@@ -8,6 +8,7 @@ use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::linux::net::SocketAddrExt;
+use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
 use std::path::Path;
 
@@ -23,8 +24,11 @@ pub enum Listener {
 pub enum BindError {
     #[error("{0} is already in use; choose another address or stop the process using it")]
     InUse(Endpoint),
+    #[error("{0} is a file that is not a socket; choose another path (sockbench replaces only a socket nobody listens on)")]
+    NotSocket(Endpoint),
+    // The OS error is part of the message and not a `source`, so `{:#}` says it once.
     #[error("cannot listen on {0}: {1}")]
-    Other(Endpoint, #[source] io::Error),
+    Other(Endpoint, io::Error),
     #[error("cannot set up TLS for {0}: {1:#}")]
     Tls(Endpoint, anyhow::Error),
 }
@@ -39,6 +43,9 @@ impl Listener {
         };
         let listener = match endpoint {
             Endpoint::Unix(path) => {
+                if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_socket()) {
+                    return Err(BindError::NotSocket(endpoint.clone()));
+                }
                 remove_stale_socket(path);
                 Listener::Unix(UnixListener::bind(path).map_err(wrap)?)
             }
@@ -162,7 +169,6 @@ impl Accepted {
 /// Removes a socket file left behind by a server that died, but never a file that is
 /// not a socket or a socket somebody still listens on.
 fn remove_stale_socket(path: &Path) {
-    use std::os::unix::fs::FileTypeExt;
     let is_socket = std::fs::symlink_metadata(path)
         .map(|m| m.file_type().is_socket())
         .unwrap_or(false);
