@@ -240,7 +240,11 @@ pub struct ServeArgs {
     directory, as the 'postgres' or 'nobody' account when run as root), listening on \
     127.0.0.1 and a Unix socket with TLS on, and removes it when done. Role and database \
     'foo' with a random password are created there; authentication is switched between \
-    methods only on that cluster.\n\
+    methods only on that cluster. Other local users can reach its loopback port (and its \
+    abstract socket, made only when unix-abstract is measured) while it runs, so those \
+    admit only 'foo', which is no superuser; the superuser is admitted only on the private \
+    socket directory and only for your own account (peer authentication). A run that is \
+    killed leaves its directory behind; the next run removes it.\n\
     With --url, the named servers are only read: nothing in their configuration changes.\n\n\
     Experiments: query (N sequential SELECT 1 on one connection; time per query by \
     least-squares fit), connect (connect + SELECT 1 + close, phase by phase, trust \

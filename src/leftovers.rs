@@ -10,8 +10,7 @@
 use anyhow::{Context, Result};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
-use tempfile::TempDir;
+use std::path::{Path, PathBuf};
 
 /// The file in each directory that names its owner.
 const OWNER_FILE: &str = "sockbench.owner";
@@ -21,9 +20,27 @@ pub const CLUSTER: &str = "sockbench-pg-";
 pub const SERVER: &str = "sockbench-srv-";
 const KINDS: [&str; 2] = [CLUSTER, SERVER];
 
+/// A private temporary directory, removed on drop with its owner file last, so
+/// that a run killed half-way through removing it still leaves it to the sweep.
+pub struct PrivateDir {
+    path: PathBuf,
+}
+
+impl PrivateDir {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        remove(&self.path);
+    }
+}
+
 /// Makes a private (0700) temporary directory named `prefix…` (one of the kinds
 /// above), after removing abandoned ones.
-pub fn private_dir(prefix: &str) -> Result<TempDir> {
+pub fn private_dir(prefix: &str) -> Result<PrivateDir> {
     let parent = std::env::temp_dir();
     for kind in KINDS {
         sweep(&parent, kind);
@@ -38,9 +55,28 @@ pub fn private_dir(prefix: &str) -> Result<TempDir> {
                 parent.display()
             )
         })?;
+    let dir = PrivateDir { path: dir.keep() };
     fs::write(dir.path().join(OWNER_FILE), owner_line(std::process::id()))
         .with_context(|| format!("cannot write into {}", dir.path().display()))?;
     Ok(dir)
+}
+
+/// Removes `dir` and everything in it, its owner file last; true when it is gone.
+fn remove(dir: &Path) -> bool {
+    if let Ok(entries) = fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_name() == OWNER_FILE {
+                continue;
+            }
+            let path = entry.path();
+            let _ = match entry.file_type() {
+                Ok(t) if t.is_dir() => fs::remove_dir_all(&path),
+                _ => fs::remove_file(&path),
+            };
+        }
+    }
+    let _ = fs::remove_file(dir.join(OWNER_FILE));
+    fs::remove_dir(dir).is_ok()
 }
 
 /// Removes the abandoned directories named `prefix…` in `parent`; returns how many.
@@ -52,7 +88,7 @@ pub fn sweep(parent: &Path, prefix: &str) -> usize {
     for entry in entries.flatten() {
         let dir = entry.path();
         let named = entry.file_name().to_string_lossy().starts_with(prefix);
-        if named && abandoned(&dir) && fs::remove_dir_all(&dir).is_ok() {
+        if named && abandoned(&dir) && remove(&dir) {
             removed += 1;
         }
     }

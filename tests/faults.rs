@@ -82,14 +82,7 @@ fn short_sockets_run(json: &Path) -> Vec<String> {
 fn experiments_in(json: &Path) -> Vec<String> {
     let file: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
     assert_eq!(schema_errors(&file), Vec::<String>::new());
-    let mut names: Vec<String> = file["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["experiment"].as_str().unwrap().to_string())
-        .collect();
-    names.dedup();
-    names
+    experiments(&file)
 }
 
 #[test]

@@ -8,17 +8,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn experiments(file: &Value) -> Vec<String> {
-    let mut names: Vec<String> = file["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["experiment"].as_str().unwrap().to_string())
-        .collect();
-    names.dedup();
-    names
-}
-
 #[test]
 fn run_measures_both_suites_into_a_result_file_and_gives_a_verdict() {
     if !postgres_installed("run_measures_both_suites") {

@@ -113,10 +113,11 @@ impl Session {
         self.sink.as_ref().and_then(JsonSink::written_to)
     }
 
-    /// Ends the session: an interruption says what was kept.
+    /// Ends the session: an interruption (or a failure after a signal, which the
+    /// signal caused) says what was kept.
     pub fn finish(self, outcome: Result<()>) -> Result<()> {
         let Err(e) = outcome else { return Ok(()) };
-        if e.chain().all(|c| !c.is::<Interrupted>()) {
+        if e.chain().all(|c| !c.is::<Interrupted>()) && !interrupt::interrupted() {
             return Err(e);
         }
         let kept = match (&self.sink, self.saved_to()) {

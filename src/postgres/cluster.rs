@@ -20,13 +20,13 @@ use super::hba::{self, AuthMethod, ProbeAddr, ADMIN_ROLE, ROLE};
 use super::libpq::{Conn, ConnParams};
 use super::process::{self, Spawned};
 use crate::error::usage;
+use crate::leftovers::PrivateDir;
 use crate::transport::Transport;
 use anyhow::{bail, Context, Result};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use tempfile::TempDir;
 
 /// Connections beyond the clients: the administrator's, the startup probes', and
 /// the superuser reserve.
@@ -45,7 +45,7 @@ pub struct Cluster {
     password: String,
     account: Option<Account>,
     // Last, so the directory goes after the server has stopped.
-    dir: Option<TempDir>,
+    dir: Option<PrivateDir>,
 }
 
 impl Cluster {
@@ -367,9 +367,8 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         self.stop();
-        if let Some(dir) = self.dir.take() {
-            let _ = dir.close();
-        }
+        // After the server has stopped: the directory goes, its owner file last.
+        self.dir.take();
     }
 }
 

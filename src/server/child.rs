@@ -23,7 +23,7 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct ServerProcess {
     child: Child,
     endpoints: Vec<Endpoint>,
-    _dir: tempfile::TempDir,
+    _dir: crate::leftovers::PrivateDir,
 }
 
 impl ServerProcess {

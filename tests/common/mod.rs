@@ -220,3 +220,15 @@ pub fn start_serve(tmp: &Path, listen: &[String]) -> (KillOnDrop, Vec<String>) {
     }
     (child, addrs)
 }
+
+/// The experiments in a result file, in order, each once.
+pub fn experiments(file: &serde_json::Value) -> Vec<String> {
+    let mut names: Vec<String> = file["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["experiment"].as_str().unwrap().to_string())
+        .collect();
+    names.dedup();
+    names
+}
