@@ -271,7 +271,7 @@ fn a_signal_mid_trial_stops_within_a_second_and_says_nothing_was_kept() {
         let stderr = stderr_of(&mut child);
         assert_eq!(status.code(), Some(130), "signal {sig}: {stderr}");
         // A second to notice, plus the cluster's shutdown.
-        assert!(took < Duration::from_secs(4), "signal {sig}: took {took:?}");
+        assert!(took < Duration::from_secs(6), "signal {sig}: took {took:?}");
         assert!(
             stderr.contains("no experiment had finished; no result file was written"),
             "{stderr}"

@@ -21,7 +21,7 @@ use super::libpq::{Conn, ConnParams};
 use super::process::{self, Spawned};
 use crate::error::usage;
 use crate::leftovers::PrivateDir;
-use crate::transport::Transport;
+use crate::transport::{Transport, MAX_UNIX_PATH};
 use anyhow::{bail, Context, Result};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -31,9 +31,6 @@ use std::time::{Duration, Instant};
 /// Connections beyond the clients: the administrator's, the startup probes', and
 /// the superuser reserve.
 const CONNECTION_MARGIN: u32 = 20;
-
-/// The longest path a Unix socket address holds (sun_path less its final NUL).
-const MAX_SOCKET_PATH: usize = 107;
 
 /// A running throwaway cluster.
 pub struct Cluster {
@@ -56,10 +53,10 @@ impl Cluster {
         let dir = crate::leftovers::private_dir(crate::leftovers::CLUSTER)?;
         let base = dir.path().to_path_buf();
         let socket = base.join("sock").join(".s.PGSQL.65535");
-        if socket.as_os_str().len() > MAX_SOCKET_PATH {
+        if socket.as_os_str().len() > MAX_UNIX_PATH {
             return Err(usage(format!(
                 "the temporary directory {} is too long for the server's Unix socket path \
-                 ({} bytes, at most {MAX_SOCKET_PATH}); set TMPDIR to a shorter directory \
+                 ({} bytes, at most {MAX_UNIX_PATH}); set TMPDIR to a shorter directory \
                  such as /tmp",
                 std::env::temp_dir().display(),
                 socket.as_os_str().len()

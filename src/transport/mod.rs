@@ -11,7 +11,7 @@ mod conn;
 mod listen;
 mod tls;
 
-pub use address::Endpoint;
+pub use address::{Endpoint, MAX_UNIX_PATH};
 pub use conn::{Conn, Connector};
 pub use listen::{Accepted, BindError, Listener};
 pub use tls::{TlsInfo, TlsVersion, CERTIFICATE_KIND};
