@@ -5,11 +5,12 @@
 //! connection still in its opening (TLS handshake, greeting, header). A client that
 //! connects and then says nothing holds only its own entry, which is dropped after
 //! [`HANDSHAKE_TIMEOUT`]; everyone else is served meanwhile. A connect-experiment
-//! client costs the server accept, write, one wait, read and close, about what a
-//! blocking server pays. Once a header is complete the connection leaves the loop,
+//! client costs the server a wait, accept, write, a registration, a wait, read and
+//! close: two system calls more than a server that blocks on each client, the price
+//! of never waiting on one. Once a header is complete the connection leaves the loop,
 //! blocking again, for a session thread of its own.
 
-use super::poller::{Poller, ANY_CHANGE, READABLE};
+use super::poller::{Poller, ANY_CHANGE, INPUT, READABLE};
 use super::protocol::{Request, GREETING, HEADER_LEN};
 use super::{session, HANDSHAKE_TIMEOUT};
 use crate::transport::{Accepted, Conn, Listener};
@@ -56,7 +57,7 @@ pub fn accept_loop(listener: Listener) {
         };
         for fd in ready {
             if fd == listener.as_raw_fd() {
-                accept_all(&listener, &poller, &mut open);
+                accept_one(&listener, &poller, &mut open);
             } else {
                 drive(fd, &poller, &mut open, &closed_after_greeting);
             }
@@ -66,32 +67,49 @@ pub fn accept_loop(listener: Listener) {
     }
 }
 
-/// Accepts every waiting client, greets it and watches it.
-fn accept_all(listener: &Listener, poller: &Poller, open: &mut HashMap<RawFd, Opening>) {
-    loop {
-        let accepted = match listener.accept() {
-            Ok(a) => a,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-            Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => continue,
-            Err(_) => {
-                // Out of descriptors or memory: give closing clients a moment.
-                std::thread::sleep(Duration::from_millis(1));
-                return;
-            }
-        };
-        let fd = accepted.as_raw_fd();
-        if poller.add(fd, ANY_CHANGE).is_ok() {
-            open.insert(
-                fd,
-                Opening {
-                    stage: Some(accepted),
-                    greeted: 0,
-                    header: [0; HEADER_LEN],
-                    got: 0,
-                    since: Instant::now(),
-                },
-            );
+/// Accepts one waiting client (the listener is reported again while more wait),
+/// greets it and reads what it has sent; only a client that has not finished its
+/// opening is watched.
+fn accept_one(listener: &Listener, poller: &Poller, open: &mut HashMap<RawFd, Opening>) {
+    let accepted = match listener.accept() {
+        Ok(a) => a,
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionAborted
+            ) =>
+        {
+            return
         }
+        Err(_) => {
+            // Out of descriptors or memory: give closing clients a moment.
+            std::thread::sleep(Duration::from_millis(1));
+            return;
+        }
+    };
+    let fd = accepted.as_raw_fd();
+    let mut opening = Opening {
+        stage: Some(accepted),
+        greeted: 0,
+        header: [0; HEADER_LEN],
+        got: 0,
+        since: Instant::now(),
+    };
+    // The greeting goes at once (a client sends nothing before it has it, so there
+    // is nothing to read yet); registering then looks at the socket, so a reply that
+    // comes before the registration is not missed.
+    if let Some(Accepted::Open(conn)) = &mut opening.stage {
+        if greet(conn, &mut opening.greeted).is_err() {
+            return;
+        }
+    }
+    let sending =
+        opening.greeted < GREETING.len() || matches!(opening.stage, Some(Accepted::Handshake(_)));
+    if poller
+        .add(fd, if sending { ANY_CHANGE } else { INPUT })
+        .is_ok()
+    {
+        open.insert(fd, opening);
     }
 }
 
@@ -113,7 +131,9 @@ fn drive(
         }
         Ok(Step::Request(conn, request)) => {
             open.remove(&fd);
-            if poller.remove(fd).is_err() || conn.set_nonblocking(false).is_err() {
+            // Not watched yet when the whole header came with the accept.
+            let _ = poller.remove(fd);
+            if conn.set_nonblocking(false).is_err() {
                 return;
             }
             if request == Request::Count {
@@ -164,12 +184,8 @@ enum Progress {
 /// Writes what is left of the greeting and reads what has come of the header. A
 /// clean close before the header's first byte is [`Progress::Closed`].
 fn greet_and_read(conn: &mut Conn, o: &mut Opening) -> io::Result<Progress> {
-    while o.greeted < GREETING.len() {
-        match conn.write(&GREETING[o.greeted..]) {
-            Ok(n) => o.greeted += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Waiting),
-            Err(e) => return Err(e),
-        }
+    if !greet(conn, &mut o.greeted)? {
+        return Ok(Progress::Waiting);
     }
     while o.got < HEADER_LEN {
         match conn.read(&mut o.header[o.got..]) {
@@ -183,4 +199,16 @@ fn greet_and_read(conn: &mut Conn, o: &mut Opening) -> io::Result<Progress> {
     Request::decode(&o.header)
         .map(Progress::Header)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// Writes what is left of the greeting; true once all of it is sent.
+fn greet(conn: &mut Conn, greeted: &mut usize) -> io::Result<bool> {
+    while *greeted < GREETING.len() {
+        match conn.write(&GREETING[*greeted..]) {
+            Ok(n) => *greeted += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
 }

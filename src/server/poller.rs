@@ -6,10 +6,12 @@ use std::time::Duration;
 
 /// Readable (or closed), for the listener: level-triggered.
 pub const READABLE: u32 = libc::EPOLLIN as u32;
-/// Any change on a connection, reported once per change (edge-triggered): the owner
-/// drives it until it would block.
-pub const ANY_CHANGE: u32 =
-    (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
+/// New data or a close on a connection, reported once per change (edge-triggered):
+/// the owner drives it until it would block.
+pub const INPUT: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
+/// The same, and room to write: for a connection that has something left to send
+/// (a TLS handshake, a greeting that did not fit).
+pub const ANY_CHANGE: u32 = INPUT | libc::EPOLLOUT as u32;
 
 pub struct Poller {
     epoll: OwnedFd,

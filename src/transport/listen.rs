@@ -6,7 +6,7 @@ use anyhow::Result;
 use openssl::ssl::{HandshakeError, MidHandshakeSslStream, SslAcceptor, SslStream};
 use std::io;
 use std::net::{TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
@@ -109,26 +109,44 @@ impl Listener {
     /// connection comes back with its handshake started, to be driven by
     /// [`Accepted::advance`] whenever its socket is ready.
     pub fn accept(&self) -> io::Result<Accepted> {
+        let fd = accept_nonblocking(self.as_raw_fd())?;
         match self {
-            Listener::Unix(l) => {
-                let (stream, _) = l.accept()?;
-                stream.set_nonblocking(true)?;
-                Ok(Accepted::Open(Conn::Unix(stream)))
-            }
-            Listener::Tcp(l) => {
-                let (stream, _) = l.accept()?;
-                stream.set_nonblocking(true)?;
+            // SAFETY: `fd` is a new connected socket that nothing else owns.
+            Listener::Unix(_) => Ok(Accepted::Open(Conn::Unix(unsafe {
+                UnixStream::from_raw_fd(fd)
+            }))),
+            Listener::Tcp(_) => {
+                // SAFETY: as above.
+                let stream = unsafe { TcpStream::from_raw_fd(fd) };
                 stream.set_nodelay(true)?;
                 Ok(Accepted::Open(Conn::Tcp(stream)))
             }
-            Listener::Tls(l, acceptor) => {
-                let (stream, _) = l.accept()?;
-                stream.set_nonblocking(true)?;
+            Listener::Tls(_, acceptor) => {
+                // SAFETY: as above.
+                let stream = unsafe { TcpStream::from_raw_fd(fd) };
                 stream.set_nodelay(true)?;
                 Accepted::handshake(acceptor.accept(stream))
             }
         }
     }
+}
+
+/// `accept4` with the new socket non-blocking from the start (one system call
+/// fewer per connection than accepting and then switching).
+fn accept_nonblocking(listener: RawFd) -> io::Result<RawFd> {
+    // SAFETY: null address pointers are allowed; the kernel checks the descriptor.
+    let fd = unsafe {
+        libc::accept4(
+            listener,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
 }
 
 /// A connection just accepted: open, or still in its TLS handshake.
