@@ -167,7 +167,8 @@ fn user_source(args: &PostgresArgs) -> Result<PgSource> {
     })
 }
 
-/// What holding one row of `generate_series` costs libpq (measured: about 36 B).
+/// What holding one row of `generate_series` costs libpq, with room to spare: the
+/// peak memory of `--rows 1M,4M` against `100k,200k` gave about 23 B a row here.
 const BYTES_PER_ROW: u64 = 40;
 
 /// The largest `--rows` count fits in half the memory free now: libpq holds the
