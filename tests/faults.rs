@@ -234,18 +234,6 @@ fn cluster_dirs(scratch: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn wait_until(child: &mut KillOnDrop, complaint: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !done() {
-        assert!(Instant::now() < deadline, "{complaint}");
-        assert!(
-            child.0.try_wait().unwrap().is_none(),
-            "sockbench ended early"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn stderr_of(child: &mut KillOnDrop) -> String {
     let mut said = String::new();
     if let Some(mut e) = child.0.stderr.take() {

@@ -163,7 +163,6 @@ pub fn start_then_wait_for(
         .spawn()
         .unwrap();
     let mut child = KillOnDrop(child);
-    let deadline = Instant::now() + Duration::from_secs(90);
     let finished = || {
         std::fs::read_to_string(json)
             .ok()
@@ -174,15 +173,25 @@ pub fn start_then_wait_for(
                     .is_some_and(|rs| rs.iter().any(|r| r["experiment"] == experiment))
             })
     };
-    while !finished() {
-        assert!(Instant::now() < deadline, "{experiment} never finished");
+    wait_until(
+        &mut child,
+        &format!("{experiment} never finished"),
+        finished,
+    );
+    child
+}
+
+/// Waits (at most 90 s) until `done`, while the background run goes on.
+pub fn wait_until(child: &mut KillOnDrop, complaint: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !done() {
+        assert!(Instant::now() < deadline, "{complaint}");
         assert!(
             child.0.try_wait().unwrap().is_none(),
             "sockbench ended early"
         );
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     }
-    child
 }
 
 /// Waits (at most 60 s) for the background run to end.
