@@ -68,8 +68,7 @@ pub fn accept_loop(listener: Listener) {
 }
 
 /// Accepts one waiting client (the listener is reported again while more wait),
-/// greets it and reads what it has sent; only a client that has not finished its
-/// opening is watched.
+/// greets it and watches it for its answer.
 fn accept_one(listener: &Listener, poller: &Poller, open: &mut HashMap<RawFd, Opening>) {
     let accepted = match listener.accept() {
         Ok(a) => a,
@@ -131,9 +130,8 @@ fn drive(
         }
         Ok(Step::Request(conn, request)) => {
             open.remove(&fd);
-            // Not watched yet when the whole header came with the accept.
-            let _ = poller.remove(fd);
-            if conn.set_nonblocking(false).is_err() {
+            // The session thread reads it from now on, blocking.
+            if poller.remove(fd).is_err() || conn.set_nonblocking(false).is_err() {
                 return;
             }
             if request == Request::Count {
