@@ -5,9 +5,10 @@
 //! connection still in its opening (TLS handshake, greeting, header). A client that
 //! connects and then says nothing holds only its own entry, which is dropped after
 //! [`HANDSHAKE_TIMEOUT`]; everyone else is served meanwhile. A connect-experiment
-//! client costs the server a wait, accept, write, a registration, a wait, read and
-//! close: two system calls more than a server that blocks on each client, the price
-//! of never waiting on one. Once a header is complete the connection leaves the loop,
+//! client costs the server accept, write, a registration, one wait (shared with the
+//! next client's accept), read and close: six system calls, where a server that
+//! blocks on each client makes five (accept, a receive timeout, write, read, close);
+//! one more is the price of never waiting on one (counted with `strace -c`). Once a header is complete the connection leaves the loop,
 //! blocking again, for a session thread of its own.
 
 use super::poller::{Poller, ANY_CHANGE, INPUT, READABLE};
