@@ -8,7 +8,7 @@
 # run has started and finished in the same TMPDIR. Target: every finished result
 # kept and nothing left after the next run, in every row.
 #
-# Takes about five minutes (the two `run`s are most of it). Every run and server is
+# Takes about six minutes (the two `run`s and the teardown rows are most of it). Every run and server is
 # bounded in time; everything it starts is stopped by PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,9 +2,9 @@
 //! a regular file, so a FIFO cannot block the run and `/dev/zero` cannot fill the
 //! memory, and only up to a size that no real file of the kind reaches.
 
-use anyhow::Result;
-use std::fs::File;
+use std::fs::{File, FileType};
 use std::io::Read;
+use std::os::unix::fs::FileTypeExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
@@ -20,12 +20,10 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, String> {
         .map_err(|e| e.to_string())?;
     let meta = file.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {
-        let kind = if meta.is_dir() {
-            "a directory"
-        } else {
-            "not a regular file"
-        };
-        return Err(kind.to_string());
+        return Err(format!(
+            "it is {}, not a regular file",
+            kind(&meta.file_type())
+        ));
     }
     if meta.len() > limit {
         return Err(format!(
@@ -34,12 +32,27 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, String> {
             crate::units::format_size(limit)
         ));
     }
-    let mut text = String::new();
-    read_at_most(file, limit, &mut text)?;
-    Ok(text)
+    read_at_most(file, limit)
 }
 
-fn read_at_most(file: File, limit: u64, text: &mut String) -> Result<(), String> {
+/// What a file that is not a regular one is, in a few words.
+pub fn kind(t: &FileType) -> &'static str {
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+fn read_at_most(file: File, limit: u64) -> Result<String, String> {
     let mut bytes = Vec::new();
     file.take(limit + 1)
         .read_to_end(&mut bytes)
@@ -50,8 +63,7 @@ fn read_at_most(file: File, limit: u64, text: &mut String) -> Result<(), String>
             crate::units::format_size(limit)
         ));
     }
-    *text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
-    Ok(())
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
 }
 
 #[cfg(test)]

@@ -42,9 +42,7 @@ impl Drop for PrivateDir {
 /// above), after removing abandoned ones.
 pub fn private_dir(prefix: &str) -> Result<PrivateDir> {
     let parent = std::env::temp_dir();
-    for kind in KINDS {
-        sweep(&parent, kind);
-    }
+    sweep(&parent, &KINDS);
     let dir = tempfile::Builder::new()
         .prefix(prefix)
         .tempdir_in(&parent)
@@ -79,16 +77,21 @@ fn remove(dir: &Path) -> bool {
     fs::remove_dir(dir).is_ok()
 }
 
-/// Removes the abandoned directories named `prefix…` in `parent`; returns how many.
-pub fn sweep(parent: &Path, prefix: &str) -> usize {
+/// Removes the abandoned directories in `parent` named with one of `prefixes`
+/// (never through a symbolic link); returns how many.
+pub fn sweep(parent: &Path, prefixes: &[&str]) -> usize {
     let Ok(entries) = fs::read_dir(parent) else {
         return 0;
     };
     let mut removed = 0;
     for entry in entries.flatten() {
         let dir = entry.path();
-        let named = entry.file_name().to_string_lossy().starts_with(prefix);
-        if named && abandoned(&dir) && remove(&dir) {
+        let name = entry.file_name();
+        let named = prefixes
+            .iter()
+            .any(|p| name.to_string_lossy().starts_with(p));
+        let real_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if named && real_dir && abandoned(&dir) && remove(&dir) {
             removed += 1;
         }
     }
@@ -171,7 +174,7 @@ mod tests {
         let mine = make("sockbench-x-mine", Some(owner_line(std::process::id())));
         let foreign = make("sockbench-x-foreign", None);
         let other_kind = make("other-gone", Some("4194305 1\n".into()));
-        assert_eq!(sweep(parent.path(), "sockbench-x-"), 2);
+        assert_eq!(sweep(parent.path(), &["sockbench-x-"]), 2);
         assert!(!gone.exists() && !reused.exists());
         assert!(mine.exists() && foreign.exists() && other_kind.exists());
     }

@@ -131,25 +131,8 @@ fn existing(path: &Path) -> Result<Option<fs::Metadata>> {
     }
     anyhow::bail!(
         "it is {}, not a regular file, and would be replaced",
-        kind(&meta.file_type())
+        crate::input::kind(&meta.file_type())
     )
-}
-
-fn kind(t: &fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
-    }
 }
 
 /// A new temporary file beside `path` (created exclusively), with the mode, and as
@@ -189,6 +172,7 @@ fn numbered(path: &Path, n: u32) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::FileTypeExt;
 
     fn sink(path: &Path, claim: Claim) -> Result<JsonSink> {
         JsonSink::create(path, claim, ResultFile::new(vec!["test".into()]))
@@ -225,8 +209,6 @@ mod tests {
             .is_symlink());
         assert_eq!(fs::read_to_string(&target).unwrap(), "theirs");
     }
-
-    use std::os::unix::fs::FileTypeExt;
 
     #[test]
     fn a_regular_file_is_replaced_keeping_its_mode() {

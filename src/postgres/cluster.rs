@@ -293,7 +293,7 @@ impl Cluster {
         hba::wait_until_switched(
             method,
             &ProbeAddr::Unix(&socket),
-            &ProbeAddr::Tcp(self.port),
+            &ProbeAddr::Host("127.0.0.1", self.port),
         )?;
         Ok(())
     }

@@ -142,8 +142,6 @@ impl AuthMethod {
 /// Where to send a probe.
 pub enum ProbeAddr<'a> {
     Unix(&'a std::path::Path),
-    /// A port on 127.0.0.1.
-    Tcp(u16),
     /// A host name or address and port.
     Host(&'a str, u16),
 }
@@ -159,11 +157,6 @@ pub fn probe_as(addr: &ProbeAddr, user: &str, database: &str) -> Result<Answer> 
     let mut stream: Box<dyn ReadWrite> = match addr {
         ProbeAddr::Unix(path) => {
             let s = std::os::unix::net::UnixStream::connect(path)?;
-            s.set_read_timeout(timeout)?;
-            Box::new(s)
-        }
-        ProbeAddr::Tcp(port) => {
-            let s = std::net::TcpStream::connect(("127.0.0.1", *port))?;
             s.set_read_timeout(timeout)?;
             Box::new(s)
         }
