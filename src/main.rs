@@ -3,28 +3,8 @@
 //! matter? This file only wires the command line to the commands and turns errors
 //! into one line and an exit code.
 
-mod cli;
-mod command;
-mod error;
-mod experiment;
-mod export;
-mod input;
-mod interrupt;
-mod leftovers;
-mod output;
-mod plan;
-mod postgres;
-mod report;
-mod results;
-mod server;
-mod stats;
-mod subprocess;
-mod system;
-mod timestamp;
-mod transport;
-mod units;
-
 use clap::Parser;
+use sockbench::{cli, command, error, postgres};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

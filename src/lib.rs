@@ -1,0 +1,25 @@
+//! sockbench as a library: the harness, the server families, the result model,
+//! the report and its formats. `main.rs` only wires the command line to
+//! [`command::dispatch`]; integration tests and benches use the rest directly.
+//! `ARCHITECTURE.md` describes the layers.
+
+pub mod cli;
+pub mod command;
+pub mod error;
+pub mod experiment;
+pub mod export;
+pub mod input;
+pub mod interrupt;
+pub mod leftovers;
+pub mod output;
+pub mod plan;
+pub mod postgres;
+pub mod report;
+pub mod results;
+pub mod server;
+pub mod stats;
+pub mod subprocess;
+pub mod system;
+pub mod timestamp;
+pub mod transport;
+pub mod units;
