@@ -9,10 +9,14 @@ mod sockets;
 
 use crate::cli::{Cli, Command, RunArgs};
 use crate::error::Interrupted;
-use crate::export::json::{Claim, JsonSink};
+use crate::export::progress::Progress;
+use crate::export::stdout;
+use crate::export::terminal::block_text;
+use crate::families;
+use crate::harness::Sink;
 use crate::interrupt;
-use crate::output::progress::Progress;
-use crate::output::stdout;
+use crate::report as content;
+use crate::results::file::{Claim, JsonSink};
 use crate::results::{ResultFile, ResultRecord};
 use anyhow::Result;
 use std::path::Path;
@@ -26,14 +30,7 @@ pub fn dispatch(cli: Cli, argv: Vec<String>) -> Result<()> {
         Some(Command::Serve(args)) => serve::run(&args),
         Some(Command::Report(args)) => report::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
-        None => run::run(
-            &RunArgs {
-                json: None,
-                quiet: false,
-                pg_bindir: None,
-            },
-            argv,
-        ),
+        None => run::run(&RunArgs::default(), argv),
     }
 }
 
@@ -76,33 +73,6 @@ impl Session {
         })
     }
 
-    /// Ends one experiment: clears the progress bar, turns a failure after a signal
-    /// into the interruption it is, saves the records and then prints the table (so
-    /// a closed or full standard output loses nothing).
-    fn keep(
-        &mut self,
-        records: Result<Vec<ResultRecord>>,
-        table: impl FnOnce(&[ResultRecord]) -> String,
-    ) -> Result<()> {
-        self.progress.clear();
-        let records = records.map_err(|e| match interrupt::check() {
-            Err(interrupted) => interrupted,
-            Ok(()) => e,
-        })?;
-        if let Some(sink) = &mut self.sink {
-            sink.push(&records)?;
-        }
-        stdout::print(&format!("{}\n", table(&records)))
-    }
-
-    /// Records the PostgreSQL server's version among the system facts.
-    fn note_postgres_version(&mut self, version: &str) -> Result<()> {
-        match &mut self.sink {
-            Some(sink) => sink.update(|f| f.system.postgres_version = Some(version.to_string())),
-            None => Ok(()),
-        }
-    }
-
     /// The results measured so far.
     fn file(&self) -> Option<&ResultFile> {
         self.sink.as_ref().map(JsonSink::file)
@@ -131,5 +101,26 @@ impl Session {
             (None, None) => None,
         };
         Err(Interrupted { kept }.into())
+    }
+}
+
+impl Sink for Session {
+    /// Ends one experiment: clears the progress bar, turns a failure after a signal
+    /// into the interruption it is, saves the records and then prints the table (so
+    /// a closed or full standard output loses nothing).
+    fn keep(&mut self, records: Result<Vec<ResultRecord>>) -> Result<()> {
+        self.progress.clear();
+        let records = records.map_err(|e| match interrupt::check() {
+            Err(interrupted) => interrupted,
+            Ok(()) => e,
+        })?;
+        if let Some(sink) = &mut self.sink {
+            sink.push(&records)?;
+        }
+        let tables: String = content::blocks(&records, &families::catalog())
+            .iter()
+            .map(block_text)
+            .collect();
+        stdout::print(&format!("{tables}\n"))
     }
 }

@@ -1,16 +1,24 @@
 //! `sockbench report FILE…`: saved results as terminal tables, Markdown or HTML.
 
 use crate::cli::ReportArgs;
-use crate::export::exporter;
+use crate::families;
 use crate::report;
+use crate::results;
 use anyhow::Result;
 
 pub fn run(args: &ReportArgs) -> Result<()> {
     let files = args
         .files
         .iter()
-        .map(|path| Ok((path.display().to_string(), report::load(path)?)))
+        .map(|path| Ok((path.display().to_string(), load(path)?)))
         .collect::<Result<Vec<_>>>()?;
-    let text = exporter(args.render.format).render(&report::document(&files));
+    let document = report::document(&files, &families::catalog());
+    let text = args.render.format.exporter().render(&document);
     super::emit(&text, args.render.output.as_deref())
+}
+
+/// Loads a result file whose experiments this sockbench knows.
+pub(super) fn load(path: &std::path::Path) -> Result<crate::results::ResultFile> {
+    let catalog = families::catalog();
+    results::load(path, |id| catalog.find(id).is_some())
 }

@@ -3,26 +3,32 @@
 //! found, the quick PostgreSQL suite on a throwaway cluster, both into one result
 //! file, and a verdict in plain words at the end.
 
-use super::{postgres, sockets, Session};
+use super::Session;
 use crate::cli::{PostgresArgs, RunArgs, SocketsArgs};
-use crate::export::json::Claim;
-use crate::output::stdout;
-use crate::plan::postgres::PostgresPlan;
-use crate::plan::SocketsPlan;
+use crate::export::stdout;
+use crate::families;
+use crate::plan::Measuring;
 use crate::postgres::bindir::Binaries;
+use crate::postgres::plan::PostgresPlan;
 use crate::report::verdict;
+use crate::results::file::Claim;
+use crate::sockets::plan::SocketsPlan;
 use anyhow::{Context, Result};
-use clap::{Args, FromArgMatches};
 use std::path::{Path, PathBuf};
 
 /// Where results go when `--json` is not given.
 const RESULTS_DIR: &str = "sockbench-results";
 
 pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
-    let sockets_plan = SocketsPlan::from_args(&defaults::<SocketsArgs>(&["--quick"]))?;
-    let mut pg_args = defaults::<PostgresArgs>(&["--quick"]);
-    pg_args.pg_bindir = args.pg_bindir.clone();
-    let pg_plan = PostgresPlan::from_args(&pg_args)?;
+    let sockets_plan = SocketsPlan::from_args(&SocketsArgs {
+        measuring: Measuring::quick(),
+        ..SocketsArgs::default()
+    })?;
+    let pg_plan = PostgresPlan::from_args(&PostgresArgs {
+        measuring: Measuring::quick(),
+        pg_bindir: args.pg_bindir.clone(),
+        ..PostgresArgs::default()
+    })?;
     // An explicit --pg-bindir that is wrong is an error; PostgreSQL simply not being
     // installed only leaves its half out.
     let postgres_found = match Binaries::find(args.pg_bindir.as_deref()) {
@@ -65,25 +71,16 @@ fn measure(
     pg_plan: Option<&PostgresPlan>,
     session: &mut Session,
 ) -> Result<()> {
-    sockets::measure(sockets_plan, session)?;
+    let progress = session.progress.clone();
+    crate::sockets::suite::measure(sockets_plan, &progress, session)?;
     if let Some(plan) = pg_plan {
-        postgres::measure(plan, session)?;
+        crate::postgres::measure::measure(plan, &progress, session)?;
     }
     if let Some(file) = session.file() {
-        stdout::print(&format!(
-            "{}\n",
-            verdict::text(&verdict::lines(&file.results))
-        ))?;
+        let lines = verdict::lines(&file.results, &families::catalog());
+        stdout::print(&format!("{}\n", verdict::text(&lines)))?;
     }
     Ok(())
-}
-
-/// A subcommand's arguments as if typed with only `extra`.
-fn defaults<T: Args + FromArgMatches>(extra: &[&str]) -> T {
-    let command = T::augment_args(clap::Command::new("sockbench"));
-    let matches =
-        command.get_matches_from(std::iter::once("sockbench").chain(extra.iter().copied()));
-    T::from_arg_matches(&matches).expect("the built-in defaults parse")
 }
 
 /// `sockbench-results/<start time>.json`, creating the directory. The file itself is

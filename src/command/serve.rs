@@ -2,7 +2,7 @@
 
 use crate::cli::ServeArgs;
 use crate::interrupt;
-use crate::server;
+use crate::sockets::server;
 use crate::transport::Endpoint;
 use anyhow::{Context, Result};
 use std::io::Write;

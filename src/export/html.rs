@@ -4,8 +4,8 @@
 
 use super::charts;
 use super::Exporter;
-use crate::output::block::Block;
-use crate::output::printable::printable;
+use crate::export::printable::printable;
+use crate::report::block::Block;
 use crate::report::{Document, Section};
 
 pub struct Html;
@@ -47,16 +47,13 @@ fn section(section: &Section) -> String {
     }
     for block in &section.blocks {
         out.push_str(&table(block));
-        if block.experiment.is_empty() || section.records.is_empty() {
+        let Some(experiment) = block.experiment else {
+            continue;
+        };
+        if block.records.is_empty() {
             continue;
         }
-        let records: Vec<_> = section
-            .records
-            .iter()
-            .filter(|r| r.experiment == block.experiment)
-            .cloned()
-            .collect();
-        for chart in charts::for_experiment(&block.experiment, &records) {
+        for chart in charts::for_experiment(experiment, &block.records) {
             match chart {
                 Ok(svg) => out.push_str(&format!(
                     "<figure>\n{}\n</figure>\n",
@@ -75,7 +72,7 @@ fn section(section: &Section) -> String {
 
 fn table(block: &Block) -> String {
     // Figures align right for comparing; a table of facts reads better left-aligned.
-    let class = if block.experiment.is_empty() {
+    let class = if block.experiment.is_none() {
         " class=\"facts\""
     } else {
         ""

@@ -3,8 +3,8 @@
 //! right-aligned.
 
 use super::Exporter;
-use crate::output::block::Block;
-use crate::output::printable::printable;
+use crate::export::printable::printable;
+use crate::report::block::Block;
 use crate::report::Document;
 
 pub struct Markdown;

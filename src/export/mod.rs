@@ -1,26 +1,41 @@
-//! Writing results out of the process: the JSON result file as it fills in, and a
-//! finished document (a report or a comparison) in one of three formats, one file
-//! each behind the `Exporter` trait.
+//! Rendering: a finished document (a report or a comparison) in one of the formats,
+//! one file each behind the [`Exporter`] trait, plus what the terminal needs while
+//! measuring (progress, printable text, standard output that may close).
 
 mod charts;
 pub mod html;
-pub mod json;
 pub mod markdown;
+pub mod printable;
+pub mod progress;
+pub mod stdout;
 pub mod terminal;
 
-use crate::cli::Format;
 use crate::report::Document;
 
-/// Renders a whole document as one text.
+/// Renders a whole document as one text. A block of an experiment carries the
+/// records behind it, for a format that draws them.
 pub trait Exporter {
     fn render(&self, document: &Document) -> String;
 }
 
-/// The exporter for a format named on the command line.
-pub fn exporter(format: Format) -> Box<dyn Exporter> {
-    match format {
-        Format::Table => Box::new(terminal::Terminal),
-        Format::Markdown => Box::new(markdown::Markdown),
-        Format::Html => Box::new(html::Html),
+/// The formats of `report` and `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Boxed tables for the terminal.
+    Table,
+    /// GitHub-flavoured Markdown tables.
+    Markdown,
+    /// One self-contained HTML page with SVG charts (no JavaScript, nothing fetched).
+    Html,
+}
+
+impl Format {
+    /// The renderer of this format.
+    pub fn exporter(self) -> Box<dyn Exporter> {
+        match self {
+            Format::Table => Box::new(terminal::Terminal),
+            Format::Markdown => Box::new(markdown::Markdown),
+            Format::Html => Box::new(html::Html),
+        }
     }
 }

@@ -1,8 +1,11 @@
 //! A document as the terminal shows it: headings, the verdict, boxed tables.
 
+use super::printable::printable;
 use super::Exporter;
-use crate::output::printable::printable;
+use crate::report::block::Block;
 use crate::report::Document;
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
 
 pub struct Terminal;
 
@@ -18,10 +21,35 @@ impl Exporter for Terminal {
                 out.push('\n');
             }
             for block in &section.blocks {
-                out.push_str(&block.to_terminal());
+                out.push_str(&block_text(block));
                 out.push('\n');
             }
         }
         out
     }
+}
+
+/// A block as the terminal shows it: title, a boxed table, footnotes; every
+/// text made printable (it may come from a result file).
+pub fn block_text(block: &Block) -> String {
+    let shown = |cells: &[String]| -> Vec<String> {
+        cells.iter().map(|c| printable(c).into_owned()).collect()
+    };
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED);
+    table.set_header(shown(&block.header));
+    for row in &block.rows {
+        table.add_row(shown(row));
+    }
+    for index in 1..table.column_count() {
+        if let Some(column) = table.column_mut(index) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let mut text = format!("{}\n{table}\n", printable(&block.title));
+    for note in &block.notes {
+        text.push_str(&printable(note));
+        text.push('\n');
+    }
+    text
 }

@@ -1,14 +1,18 @@
-//! PostgreSQL: a throwaway cluster sockbench runs itself (or the user's servers),
-//! reached through libpq, and the experiments of the PostgreSQL suite.
+//! The PostgreSQL family: a throwaway cluster sockbench runs itself (or the user's
+//! servers), reached through libpq, and the experiments of the PostgreSQL suite.
 
 pub mod account;
+pub mod args;
 pub mod bindir;
 pub mod cluster;
 #[cfg(test)]
 pub mod cluster_tests;
+pub mod describe;
 pub mod experiment;
 pub mod hba;
 pub mod libpq;
+pub mod measure;
+pub mod plan;
 pub mod preflight;
 mod process;
 pub mod redact;
@@ -17,3 +21,19 @@ pub mod script;
 mod security_tests;
 pub mod suite;
 pub mod targets;
+
+use crate::report::experiment::Family;
+use crate::transport::Transport;
+
+/// The family as `families.rs` registers it.
+pub static FAMILY: Family = Family {
+    name: "postgres",
+    transports: &Transport::ALL,
+    experiments: &[
+        &describe::QUERY,
+        &describe::CONNECT,
+        &describe::AUTH,
+        &describe::ROWS,
+        &describe::CONCURRENT,
+    ],
+};

@@ -4,18 +4,18 @@
 //! Records are matched by experiment, transport and parameters; a figure only one
 //! file has is shown with a dash on the other side rather than dropped.
 
+use super::block::Block;
+use super::columns::distinct;
+use super::experiment::{Catalog, Experiment};
+use super::format::figure;
 use super::system::facts;
 use super::{Document, Section};
-use crate::output::block::Block;
-use crate::output::columns::distinct;
-use crate::output::format::headline;
 use crate::results::{Params, ResultFile, ResultRecord};
-use crate::units::format_size;
 
 /// The comparison of `a` and `b`, named as given on the command line.
-pub fn document(a: (&str, &ResultFile), b: (&str, &ResultFile)) -> Document {
+pub fn document(a: (&str, &ResultFile), b: (&str, &ResultFile), catalog: &Catalog) -> Document {
     let mut blocks = vec![system_block(a.1, b.1)];
-    blocks.extend(experiment_blocks(&a.1.results, &b.1.results));
+    blocks.extend(experiment_blocks(&a.1.results, &b.1.results, catalog));
     Document {
         title: "sockbench comparison".into(),
         sections: vec![Section {
@@ -29,7 +29,6 @@ pub fn document(a: (&str, &ResultFile), b: (&str, &ResultFile)) -> Document {
                     .into(),
             ],
             blocks,
-            records: Vec::new(),
         }],
     }
 }
@@ -40,31 +39,28 @@ fn system_block(a: &ResultFile, b: &ResultFile) -> Block {
         .zip(facts(b))
         .map(|((name, va), (_, vb))| vec![name.to_string(), va, vb])
         .collect();
-    Block {
-        experiment: String::new(),
-        title: "system".into(),
-        header: vec!["fact".into(), "System A".into(), "System B".into()],
+    Block::facts(
+        "system",
+        vec!["fact".into(), "System A".into(), "System B".into()],
         rows,
-        notes: Vec::new(),
-    }
+    )
 }
 
 /// One block per experiment (in A's order, then any only B has).
-fn experiment_blocks(a: &[ResultRecord], b: &[ResultRecord]) -> Vec<Block> {
-    distinct(a.iter().chain(b), |r| r.experiment.clone())
+fn experiment_blocks(a: &[ResultRecord], b: &[ResultRecord], catalog: &Catalog) -> Vec<Block> {
+    distinct(a.iter().chain(b), |r| catalog.of(r))
         .into_iter()
+        .flatten()
         .map(|experiment| {
+            let ours = |r: &&ResultRecord| catalog.of(r) == Some(experiment);
             let mut rows = Vec::new();
-            let in_a = a.iter().filter(|r| r.experiment == experiment);
-            let only_b = b
-                .iter()
-                .filter(|r| r.experiment == experiment && find(a, r).is_none());
+            let in_a = a.iter().filter(ours);
+            let only_b = b.iter().filter(ours).filter(|r| find(a, r).is_none());
             for r in in_a.chain(only_b) {
                 let (va, vb) = (find(a, r), find(b, r));
+                let unit = experiment.headline.unit;
                 let value = |x: Option<&ResultRecord>| {
-                    x.map_or("-".into(), |x| {
-                        headline(&x.headline.metric, x.headline.spread.median)
-                    })
+                    x.map_or("-".into(), |x| figure(unit, x.headline.spread.median))
                 };
                 let ratio = match (va, vb) {
                     (Some(x), Some(y)) if x.headline.spread.median > 0.0 => {
@@ -72,19 +68,17 @@ fn experiment_blocks(a: &[ResultRecord], b: &[ResultRecord]) -> Vec<Block> {
                     }
                     _ => "-".into(),
                 };
-                rows.push(vec![label(r), value(va), value(vb), ratio]);
+                rows.push(vec![label(experiment, r), value(va), value(vb), ratio]);
             }
-            let metric = a
-                .iter()
-                .chain(b)
-                .find(|r| r.experiment == experiment)
-                .map_or(String::new(), |r| r.headline.metric.clone());
             Block {
-                experiment: experiment.to_string(),
-                title: format!("{experiment} — {metric}, median over trials"),
+                title: format!(
+                    "{} — {}, median over trials",
+                    experiment.id, experiment.headline.name
+                ),
                 header: vec!["transport".into(), "A".into(), "B".into(), "B / A".into()],
                 rows,
-                notes: Vec::new(),
+                experiment: Some(experiment),
+                ..Block::facts("", Vec::new(), Vec::new())
             }
         })
         .collect()
@@ -110,28 +104,9 @@ fn same_case(a: &Params, b: &Params) -> bool {
 }
 
 /// `tcp`, `tcp, 64 B`, `unix, scram-sha-256`, `tls, 10 clients`.
-fn label(r: &ResultRecord) -> String {
-    let p = &r.params;
-    let mut parts = vec![r.transport.clone()];
-    if let Some(size) = p.size {
-        parts.push(format_size(size));
-    }
-    if let Some(size) = p.write_size {
-        parts.push(format!("{} writes", format_size(size)));
-    }
-    if let Some(clients) = p.clients {
-        parts.push(format!(
-            "{clients} client{}",
-            if clients == 1 { "" } else { "s" }
-        ));
-    }
-    if let Some(method) = &p.auth_method {
-        if r.experiment == "postgres.auth" {
-            parts.push(method.clone());
-        }
-    }
-    if p.connect_per_transaction {
-        parts.push("connection per transaction".into());
-    }
-    parts.join(", ")
+fn label(experiment: &Experiment, r: &ResultRecord) -> String {
+    std::iter::once(r.transport.clone())
+        .chain(experiment.cases.iter().filter_map(|c| c.label(&r.params)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

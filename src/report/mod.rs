@@ -1,18 +1,18 @@
 //! Saved results turned into a document: the system it ran on, the verdict and one
 //! table per experiment. The formats in `export/` only decide how a document looks.
 
+pub mod block;
+pub mod columns;
 pub mod compare;
-mod load;
+pub mod experiment;
+pub mod format;
 pub mod system;
 pub mod verdict;
 
-use crate::experiment::Workload;
-use crate::output::block::Block;
-use crate::output::columns::distinct;
-use crate::output::{pg_table, table};
-use crate::postgres::experiment::PgExperiment;
 use crate::results::{ResultFile, ResultRecord};
-pub use load::load;
+use block::Block;
+use columns::distinct;
+use experiment::{Catalog, Experiment};
 
 /// What a report or a comparison shows, format-free.
 #[derive(Debug, Clone)]
@@ -28,21 +28,18 @@ pub struct Section {
     /// Sentences shown before the tables: the verdict.
     pub summary: Vec<String>,
     pub blocks: Vec<Block>,
-    /// The records behind the blocks, for charts.
-    pub records: Vec<ResultRecord>,
 }
 
 /// The report of one or more result files.
-pub fn document(files: &[(String, ResultFile)]) -> Document {
+pub fn document(files: &[(String, ResultFile)], catalog: &Catalog) -> Document {
     let sections = files
         .iter()
         .map(|(name, file)| Section {
             heading: format!("{name} — {}", file.started_at),
-            summary: verdict::sentences(&verdict::lines(&file.results)),
+            summary: verdict::sentences(&verdict::lines(&file.results, catalog)),
             blocks: std::iter::once(system::block(file))
-                .chain(blocks(&file.results))
+                .chain(blocks(&file.results, catalog))
                 .collect(),
-            records: file.results.clone(),
         })
         .collect();
     Document {
@@ -51,28 +48,25 @@ pub fn document(files: &[(String, ResultFile)]) -> Document {
     }
 }
 
-/// One table per experiment, in the order the records name them.
-pub fn blocks(records: &[ResultRecord]) -> Vec<Block> {
-    distinct(records, |r| r.experiment.clone())
+/// One table per experiment, in the order the records name them; an experiment
+/// this sockbench does not know has none.
+pub fn blocks(records: &[ResultRecord], catalog: &Catalog) -> Vec<Block> {
+    distinct(records, |r| catalog.of(r))
         .into_iter()
-        .filter_map(|name| {
-            let of: Vec<ResultRecord> = records
-                .iter()
-                .filter(|r| r.experiment == name)
-                .cloned()
-                .collect();
-            block(&name, &of)
-        })
+        .flatten()
+        .map(|experiment| (experiment.table)(&of(records, experiment, catalog)))
         .collect()
 }
 
-/// The table of one experiment; none for a name this sockbench does not know.
-pub(crate) fn block(experiment: &str, records: &[ResultRecord]) -> Option<Block> {
-    if let Some(w) = Workload::ALL.iter().find(|w| w.experiment() == experiment) {
-        return Some(table::block(*w, records));
-    }
-    let pg = PgExperiment::ALL
+/// The records of one experiment.
+pub fn of(
+    records: &[ResultRecord],
+    experiment: &Experiment,
+    catalog: &Catalog,
+) -> Vec<ResultRecord> {
+    records
         .iter()
-        .find(|e| format!("postgres.{e}") == experiment)?;
-    Some(pg_table::block(*pg, records))
+        .filter(|r| catalog.of(r) == Some(experiment))
+        .cloned()
+        .collect()
 }

@@ -1,8 +1,8 @@
 //! The system a result was measured on, as rows of facts: shown first in a report,
 //! and side by side in a comparison.
 
-use crate::output::block::Block;
-use crate::output::format::short_version;
+use crate::report::block::Block;
+use crate::report::format::short_version;
 use crate::results::ResultFile;
 
 /// The facts of a result file, each as (name, value); unknown facts say so.
@@ -54,9 +54,10 @@ pub fn facts(file: &ResultFile) -> Vec<(&'static str, String)> {
         ("OpenSSL", s.openssl_version.clone()),
         (
             "PostgreSQL",
-            s.postgres_version
-                .as_deref()
-                .map_or_else(|| "not measured".into(), short_version),
+            file.results
+                .iter()
+                .find_map(|r| r.server.as_ref())
+                .map_or_else(|| "not measured".into(), |s| short_version(&s.version)),
         ),
         (
             "sockbench",
@@ -73,14 +74,12 @@ pub fn facts(file: &ResultFile) -> Vec<(&'static str, String)> {
 
 /// The facts as a two-column table.
 pub fn block(file: &ResultFile) -> Block {
-    Block {
-        experiment: String::new(),
-        title: "system".into(),
-        header: vec!["fact".into(), "value".into()],
-        rows: facts(file)
+    Block::facts(
+        "system",
+        vec!["fact".into(), "value".into()],
+        facts(file)
             .into_iter()
             .map(|(k, v)| vec![k.to_string(), v])
             .collect(),
-        notes: Vec::new(),
-    }
+    )
 }

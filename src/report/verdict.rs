@@ -5,10 +5,11 @@
 //! Every line is built from the records present; a run without PostgreSQL simply
 //! has fewer lines.
 
-use crate::output::columns::{extra_over_fastest, with_extra};
-use crate::output::format::{bytes_rate, duration_ns, rate};
+use super::columns::{extra_over_fastest, with_extra};
+use super::experiment::{Catalog, Experiment, Pick, VerdictLine};
+use super::format::figure;
+use crate::results::metric::Metric;
 use crate::results::ResultRecord;
-use crate::units::format_size;
 
 /// Below this extra time over the fastest, transports count as the same.
 const SAME: f64 = 0.10;
@@ -25,110 +26,62 @@ pub struct Line {
     pub bulk: bool,
 }
 
-/// The verdict lines for the records of one run.
-pub fn lines(records: &[ResultRecord]) -> Vec<Line> {
-    let of = |experiment: &str| -> Vec<&ResultRecord> {
-        records
-            .iter()
-            .filter(|r| r.experiment == experiment)
-            .collect()
-    };
-    let mut out = Vec::new();
-    let mut push = |what: String, rs: Vec<&ResultRecord>, get: Getter, bulk| {
-        if let Some(line) = line(what, &rs, get, bulk) {
-            out.push(line);
-        }
-    };
-    push(
-        "a SELECT 1 round trip".into(),
-        of("postgres.query"),
-        Getter::Ns(|r| r.metrics.per_query_ns),
-        false,
-    );
-    push(
-        "a new connection (connect, SELECT 1, close)".into(),
-        of("postgres.connect"),
-        Getter::Ns(|r| r.metrics.connect_ns.map(|p| p.p50)),
-        false,
-    );
-    let pingpong = of("sockets.pingpong");
-    if let Some(size) = pingpong.iter().filter_map(|r| r.params.size).min() {
-        push(
-            format!("a {} socket round trip", format_size(size)),
-            pingpong
-                .into_iter()
-                .filter(|r| r.params.size == Some(size))
-                .collect(),
-            Getter::Ns(|r| r.metrics.rtt_ns.map(|p| p.p50)),
-            false,
-        );
-    }
-    let concurrent = of("postgres.concurrent");
-    if let Some(clients) = concurrent.iter().filter_map(|r| r.params.clients).max() {
-        push(
-            format!("{clients} clients running SELECT 1"),
-            concurrent
-                .into_iter()
-                .filter(|r| r.params.clients == Some(clients))
-                .collect(),
-            Getter::Rate(|r| r.metrics.tps),
-            false,
-        );
-    }
-    push(
-        "a row of a bulk result".into(),
-        of("postgres.rows"),
-        Getter::Ns(|r| r.metrics.per_row_ns),
-        true,
-    );
-    let stream = of("sockets.stream");
-    if let Some(size) = stream.iter().filter_map(|r| r.params.write_size).max() {
-        push(
-            format!("bulk bytes in {} writes", format_size(size)),
-            stream
-                .into_iter()
-                .filter(|r| r.params.write_size == Some(size))
-                .collect(),
-            Getter::Bytes(|r| r.metrics.bytes_per_s),
-            true,
-        );
-    }
-    out
+/// The verdict lines for the records of one run: one per experiment that has a
+/// verdict line and was measured on at least two transports.
+pub fn lines(records: &[ResultRecord], catalog: &Catalog) -> Vec<Line> {
+    let mut described: Vec<(&Experiment, VerdictLine)> = catalog
+        .all()
+        .iter()
+        .filter_map(|e| Some((*e, e.verdict?)))
+        .collect();
+    described.sort_by_key(|(_, v)| v.rank);
+    described
+        .into_iter()
+        .filter_map(|(experiment, v)| {
+            let of: Vec<&ResultRecord> = records
+                .iter()
+                .filter(|r| catalog.of(r) == Some(experiment))
+                .collect();
+            let (case, rs) = match v.case {
+                Pick::Only => (None, of),
+                Pick::Smallest(param) | Pick::Largest(param) => {
+                    let values = of.iter().filter_map(|r| param.number(&r.params));
+                    let case = match v.case {
+                        Pick::Smallest(_) => values.min(),
+                        _ => values.max(),
+                    }?;
+                    let rs = of
+                        .into_iter()
+                        .filter(|r| param.number(&r.params) == Some(case))
+                        .collect();
+                    (Some(case), rs)
+                }
+            };
+            line((v.what)(case), &rs, &v.metric, v.bulk)
+        })
+        .collect()
 }
 
-/// Reads a figure and says how to print it; times compare lower-is-better, rates
-/// higher-is-better.
-#[derive(Clone, Copy)]
-enum Getter {
-    Ns(Read),
-    Rate(Read),
-    Bytes(Read),
-}
-
-/// Reads one figure of a record.
-type Read = fn(&ResultRecord) -> Option<f64>;
-
-fn line(what: String, rs: &[&ResultRecord], get: Getter, bulk: bool) -> Option<Line> {
-    let lower = matches!(get, Getter::Ns(_));
-    let (read, format): (Read, fn(f64) -> String) = match get {
-        Getter::Ns(f) => (f, duration_ns),
-        Getter::Rate(f) => (f, rate),
-        Getter::Bytes(f) => (f, bytes_rate),
-    };
+fn line(what: String, rs: &[&ResultRecord], metric: &Metric, bulk: bool) -> Option<Line> {
     let values: Vec<(&str, f64)> = rs
         .iter()
-        .filter_map(|r| Some((r.transport.as_str(), read(r).filter(|v| *v > 0.0)?)))
+        .filter_map(|r| {
+            let value = (metric.read)(&r.metrics).filter(|v| *v > 0.0)?;
+            Some((r.transport.as_str(), value))
+        })
         .collect();
     if values.len() < 2 {
         return None;
     }
     let figures: Vec<Option<f64>> = values.iter().map(|(_, v)| Some(*v)).collect();
-    let extras = extra_over_fastest(&figures, !lower);
+    let extras = extra_over_fastest(&figures, metric.higher_is_better());
     let widest = extras.iter().flatten().copied().fold(0.0, f64::max);
     let cells = values
         .iter()
         .zip(extras)
-        .map(|((label, v), extra)| with_extra(format!("{label} {}", format(*v)), extra))
+        .map(|((label, v), extra)| {
+            with_extra(format!("{label} {}", figure(metric.unit, *v)), extra)
+        })
         .collect();
     Some(Line {
         what,

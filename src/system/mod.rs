@@ -29,8 +29,6 @@ pub struct System {
     /// The frequency governor of CPU 0, when the machine exposes one.
     pub cpu_governor: Option<String>,
     pub openssl_version: String,
-    /// The PostgreSQL server measured, from `SELECT version()`.
-    pub postgres_version: Option<String>,
     /// `net.ipv4.tcp_tw_reuse`: 0 off, 1 on, 2 loopback only.
     pub tcp_tw_reuse: Option<u64>,
     /// `net.ipv4.ip_local_port_range`, the ephemeral ports clients draw from.
@@ -57,7 +55,6 @@ impl System {
             cpuidle_driver: read_trimmed("/sys/devices/system/cpu/cpuidle/current_driver"),
             cpu_governor: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
             openssl_version: openssl::version::version().to_string(),
-            postgres_version: None,
             tcp_tw_reuse: network::tcp_tw_reuse(),
             ephemeral_ports: ephemeral_ports(),
             somaxconn: read_trimmed("/proc/sys/net/core/somaxconn").and_then(|s| s.parse().ok()),

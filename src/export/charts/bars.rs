@@ -3,35 +3,30 @@
 //! highest trial.
 
 use super::{draw, mesh, scale, text, transports, PALETTE, TITLE};
+use crate::report::experiment::Experiment;
 use crate::results::ResultRecord;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
-fn case(r: &ResultRecord) -> String {
-    use crate::units::format_size;
-    let p = &r.params;
-    let mut parts = Vec::new();
-    if let Some(s) = p.size.or(p.write_size) {
-        parts.push(format_size(s));
-    }
-    if let Some(c) = p.clients {
-        parts.push(format!("{c} cl."));
-    }
-    if r.experiment == "postgres.auth" {
-        parts.extend(p.auth_method.clone());
-    }
-    parts.push(r.transport.clone());
-    parts.join(" ")
+/// The case and transport of a bar: `64 B tcp`, `10 cl. unix`, `md5 tls`.
+fn case(experiment: &Experiment, r: &ResultRecord) -> String {
+    experiment
+        .cases
+        .iter()
+        .filter_map(|c| c.short(&r.params))
+        .chain(std::iter::once(r.transport.clone()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Horizontal bars of the headline median with min–max whiskers.
-pub fn bars(experiment: &str, records: &[ResultRecord]) -> Result<String, String> {
+pub fn bars(experiment: &Experiment, records: &[ResultRecord]) -> Result<String, String> {
     let metric = records.first().map_or("", |r| r.headline.metric.as_str());
     let largest = records
         .iter()
         .map(|r| r.headline.spread.max)
         .fold(0.0, f64::max);
-    let (unit, unit_name) = scale(metric, largest);
+    let (unit, unit_name) = scale(experiment.headline.unit, largest);
     let colours = transports(records);
     let colour = |r: &ResultRecord| {
         colours
@@ -39,13 +34,13 @@ pub fn bars(experiment: &str, records: &[ResultRecord]) -> Result<String, String
             .find(|(n, _)| *n == r.transport)
             .map_or(PALETTE[0], |(_, c)| *c)
     };
-    let labels: Vec<String> = records.iter().map(case).collect();
+    let labels: Vec<String> = records.iter().map(|r| case(experiment, r)).collect();
     let n = records.len() as i32;
     let height = 90 + 24 * records.len() as u32;
     draw(height, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(
-                format!("{experiment}: {metric} (median, whisker = min–max)"),
+                format!("{}: {metric} (median, whisker = min–max)", experiment.id),
                 TITLE,
             )
             .margin(12)

@@ -2,6 +2,8 @@
 //! the total time of every timed batch against N with the least-squares line.
 
 use super::{draw, legend, mesh, scale, text, transports, Series, TITLE};
+use crate::report::experiment::Experiment;
+use crate::results::metric::Unit;
 use crate::results::ResultRecord;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
@@ -12,7 +14,7 @@ pub fn lines(
     records: &[ResultRecord],
     title: &str,
     x_desc: &str,
-    metric: &str,
+    unit: Unit,
     point: impl Fn(&ResultRecord) -> Option<(f64, f64)>,
     log_x: bool,
 ) -> Result<String, String> {
@@ -35,7 +37,7 @@ pub fn lines(
         .flat_map(|s| &s.2)
         .map(|p| p.0)
         .fold(f64::INFINITY, f64::min);
-    let (unit, unit_name) = scale(metric, y_max);
+    let (unit, unit_name) = scale(unit, y_max);
     draw(360, |root| {
         let mut builder = ChartBuilder::on(root);
         builder
@@ -70,7 +72,11 @@ pub fn lines(
 }
 
 /// Total time of every batch against N, and each transport's fitted line.
-pub fn fitted(experiment: &str, records: &[ResultRecord]) -> Result<String, String> {
+pub fn fitted(
+    experiment: &Experiment,
+    what: &str,
+    records: &[ResultRecord],
+) -> Result<String, String> {
     let points = |r: &ResultRecord| -> Vec<(f64, f64)> {
         r.trials
             .iter()
@@ -81,16 +87,14 @@ pub fn fitted(experiment: &str, records: &[ResultRecord]) -> Result<String, Stri
     let all: Vec<(f64, f64)> = records.iter().flat_map(points).collect();
     let x_max = all.iter().map(|p| p.0).fold(0.0, f64::max);
     let y_max = all.iter().map(|p| p.1).fold(0.0, f64::max);
-    let (unit, unit_name) = scale("_ns", y_max);
-    let what = if experiment == "postgres.query" {
-        "queries"
-    } else {
-        "rows"
-    };
+    let (unit, unit_name) = scale(Unit::Time, y_max);
     draw(380, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(
-                format!("{experiment}: total time against N, with the least-squares line"),
+                format!(
+                    "{}: total time against N, with the least-squares line",
+                    experiment.id
+                ),
                 TITLE,
             )
             .margin(12)
@@ -115,7 +119,7 @@ pub fn fitted(experiment: &str, records: &[ResultRecord]) -> Result<String, Stri
                 .into_iter()
                 .map(|(x, y)| Circle::new((x, y / unit), 3, colour.filled()));
             chart.draw_series(dots).map_err(text)?;
-            let slope = r.metrics.per_query_ns.or(r.metrics.per_row_ns);
+            let slope = (experiment.headline.read)(&r.metrics);
             if let (Some(slope), Some(intercept)) = (slope, r.metrics.intercept_ns) {
                 let at = |x: f64| (x, (intercept + slope * x) / unit);
                 chart

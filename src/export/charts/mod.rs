@@ -10,7 +10,9 @@
 mod bars;
 mod lines;
 
-use crate::output::columns::distinct;
+use crate::report::columns::distinct;
+use crate::report::experiment::{Chart, Experiment};
+use crate::results::metric::Unit;
 use crate::results::ResultRecord;
 use bars::bars;
 use lines::{fitted, lines};
@@ -30,35 +32,36 @@ pub(super) const PALETTE: [RGBColor; 6] = [
 ];
 
 /// The charts of one experiment's records, as SVG documents.
-pub fn for_experiment(experiment: &str, records: &[ResultRecord]) -> Vec<Result<String, String>> {
+pub fn for_experiment(
+    experiment: &Experiment,
+    records: &[ResultRecord],
+) -> Vec<Result<String, String>> {
     let mut charts = vec![bars(experiment, records)];
-    // A line needs at least two x values to say anything.
-    let varies = |x: fn(&ResultRecord) -> Option<u64>| {
-        let first = records.first().and_then(x);
-        records.iter().any(|r| x(r) != first)
-    };
-    match experiment {
-        "sockets.pingpong" if varies(|r| r.params.size) => charts.push(lines(
-            records,
-            "round trip p50 against message size",
-            "message size (bytes, log scale)",
-            "rtt_ns",
-            |r| Some((r.params.size? as f64, r.metrics.rtt_ns?.p50)),
-            true,
-        )),
-        "postgres.query" | "postgres.rows" => charts.push(fitted(experiment, records)),
-        "sockets.concurrent" | "postgres.concurrent" if varies(|r| r.params.clients) => {
-            let per_s = |r: &ResultRecord| r.metrics.tps.or(r.metrics.ops_per_s);
-            charts.push(lines(
-                records,
-                "throughput against clients",
-                "clients",
-                "per_s",
-                move |r| Some((r.params.clients? as f64, per_s(r)?)),
-                false,
-            ))
+    for chart in experiment.charts {
+        match *chart {
+            Chart::Lines {
+                title,
+                x,
+                x_desc,
+                y,
+                log_x,
+            } => {
+                // A line needs at least two x values to say anything.
+                let first = records.first().and_then(|r| x.number(&r.params));
+                if records.iter().all(|r| x.number(&r.params) == first) {
+                    continue;
+                }
+                charts.push(lines(
+                    records,
+                    title,
+                    x_desc,
+                    y.unit,
+                    move |r| Some((x.number(&r.params)? as f64, (y.read)(&r.metrics)?)),
+                    log_x,
+                ));
+            }
+            Chart::Fitted { n } => charts.push(fitted(experiment, n, records)),
         }
-        _ => {}
     }
     charts
 }
@@ -76,19 +79,16 @@ pub(super) fn transports(records: &[ResultRecord]) -> Vec<(String, RGBColor)> {
 }
 
 /// A unit that keeps axis numbers short: nanoseconds shown as µs or ms, rates as k/s.
-pub(super) fn scale(metric: &str, largest: f64) -> (f64, String) {
-    if metric.contains("_ns") {
-        match largest {
+pub(super) fn scale(unit: Unit, largest: f64) -> (f64, String) {
+    match unit {
+        Unit::Time => match largest {
             v if v >= 1e6 => (1e6, "ms".into()),
             v if v >= 1e3 => (1e3, "µs".into()),
             _ => (1.0, "ns".into()),
-        }
-    } else if metric == "bytes_per_s" {
-        (1e9, "GB/s".into())
-    } else if largest >= 1e3 {
-        (1e3, "thousand/s".into())
-    } else {
-        (1.0, "per second".into())
+        },
+        Unit::ByteRate => (1e9, "GB/s".into()),
+        _ if largest >= 1e3 => (1e3, "thousand/s".into()),
+        _ => (1.0, "per second".into()),
     }
 }
 
@@ -134,7 +134,7 @@ pub(super) fn draw(
         root.present().map_err(text)?;
     }
     // Labels come from the result file: no control character reaches the page.
-    Ok(crate::output::printable::printable_lines(&svg).into_owned())
+    Ok(crate::export::printable::printable_lines(&svg).into_owned())
 }
 
 pub(super) fn text(e: impl std::fmt::Display) -> String {

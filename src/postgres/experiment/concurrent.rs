@@ -10,7 +10,8 @@
 //! its own connection, like `pgbench -C`.
 
 use super::PgTarget;
-use crate::experiment::{nanos, rate};
+use crate::harness::measure::{nanos, rate};
+use crate::harness::threads::on_threads;
 use crate::postgres::libpq::{Conn, Step, TxOutcome};
 use crate::results::{Metrics, Trial};
 use crate::stats::Percentiles;
@@ -61,25 +62,14 @@ pub fn trial(target: &PgTarget, load: &Load) -> Result<Trial> {
     let start = Instant::now() + Duration::from_millis(50);
     let measured_from = start + load.warmup;
     let end = measured_from + load.duration;
-    let tallies: Vec<Result<Tally>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let share = load.clients / threads + u32::from(t < load.clients % threads);
-                scope.spawn(move || drive(target, load, share, start, measured_from, end))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow!("a client thread panicked")))
-            })
-            .collect()
-    });
+    let tallies = on_threads(threads as usize, |t| {
+        let t = t as u32;
+        let share = load.clients / threads + u32::from(t < load.clients % threads);
+        drive(target, load, share, start, measured_from, end)
+    })?;
     let mut merged = histogram();
     let (mut failed, mut connections) = (0, 0);
     for tally in tallies {
-        let tally = tally?;
         merged.add(&tally.histogram).map_err(|e| anyhow!("{e:?}"))?;
         failed += tally.failed;
         connections += tally.connections;

@@ -13,7 +13,7 @@
 //! authentication and backend start as one phase.
 
 use super::PgTarget;
-use crate::experiment::{nanos, rate, sample_buffer};
+use crate::harness::measure::{nanos, rate, sample_buffer};
 use crate::postgres::libpq::Conn;
 use crate::results::{Metrics, Phases, Trial};
 use crate::stats::{median, Percentiles};

@@ -4,7 +4,7 @@
 //! row; the intercept the fixed cost of a batch.
 
 use super::{PgTarget, BATCH_LIMIT};
-use crate::experiment::nanos;
+use crate::harness::measure::nanos;
 use crate::postgres::libpq::{Conn, PgError};
 use crate::results::{Metrics, Point, Trial};
 use crate::stats::Fit;

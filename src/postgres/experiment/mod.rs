@@ -9,8 +9,9 @@ pub mod concurrent;
 pub mod connect;
 pub mod fitted;
 
-use crate::experiment::records::Experiment;
-use crate::results::{Metrics, ServerInfo};
+use super::describe;
+use crate::report::experiment::Experiment;
+use crate::results::ServerInfo;
 use crate::transport::TlsInfo;
 use std::fmt;
 use std::str::FromStr;
@@ -47,46 +48,14 @@ impl PgExperiment {
         }
     }
 
-    /// What the experiment does, for table titles.
-    pub fn what(self) -> &'static str {
+    /// How the experiment describes itself.
+    pub fn describe(self) -> &'static Experiment {
         match self {
-            PgExperiment::Query => "N sequential SELECT 1 on one connection, fitted on N",
-            PgExperiment::Connect => "connect, SELECT 1, close; trust authentication",
-            PgExperiment::Auth => "connect, SELECT 1, close under each authentication method",
-            PgExperiment::Rows => {
-                "SELECT * FROM generate_series(1,N), every value read, fitted on N"
-            }
-            PgExperiment::Concurrent => "clients running the script at once, like pgbench -c -j -T",
-        }
-    }
-}
-
-impl Experiment for PgExperiment {
-    fn experiment(&self) -> &'static str {
-        match self {
-            PgExperiment::Query => "postgres.query",
-            PgExperiment::Connect => "postgres.connect",
-            PgExperiment::Auth => "postgres.auth",
-            PgExperiment::Rows => "postgres.rows",
-            PgExperiment::Concurrent => "postgres.concurrent",
-        }
-    }
-
-    fn headline(&self) -> (&'static str, bool) {
-        match self {
-            PgExperiment::Query => ("per_query_ns", false),
-            PgExperiment::Connect | PgExperiment::Auth => ("connect_ns.p50", false),
-            PgExperiment::Rows => ("per_row_ns", false),
-            PgExperiment::Concurrent => ("tps", true),
-        }
-    }
-
-    fn headline_value(&self, m: &Metrics) -> Option<f64> {
-        match self {
-            PgExperiment::Query => m.per_query_ns,
-            PgExperiment::Connect | PgExperiment::Auth => m.connect_ns.map(|p| p.p50),
-            PgExperiment::Rows => m.per_row_ns,
-            PgExperiment::Concurrent => m.tps,
+            PgExperiment::Query => &describe::QUERY,
+            PgExperiment::Connect => &describe::CONNECT,
+            PgExperiment::Auth => &describe::AUTH,
+            PgExperiment::Rows => &describe::ROWS,
+            PgExperiment::Concurrent => &describe::CONCURRENT,
         }
     }
 }

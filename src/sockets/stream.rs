@@ -1,9 +1,10 @@
 //! `stream`: one connection, bytes flowing one way (server to client) in
 //! `write_size` writes, read in reads of the same size: bulk transfer throughput.
 
-use super::{nanos, ready_for_timing, Target};
+use super::{ready_for_timing, Target};
+use crate::harness::measure::nanos;
 use crate::results::{Metrics, Trial};
-use crate::server::protocol::Request;
+use crate::sockets::server::protocol::Request;
 use anyhow::{bail, Context, Result};
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -64,7 +65,7 @@ pub fn trial(target: &Target, write_size: u64, bytes: u64, budget: Duration) -> 
 
     Ok(Trial {
         metrics: Metrics {
-            bytes_per_s: Some(super::rate(timed, elapsed_ns)),
+            bytes_per_s: Some(crate::harness::measure::rate(timed, elapsed_ns)),
             ..Metrics::default()
         },
         count: timed,

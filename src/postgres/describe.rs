@@ -1,11 +1,13 @@
-//! The table of one PostgreSQL experiment, in the layout of a lab notebook: a column
-//! per transport, a row per measurement, and on the rows that matter the extra time
-//! compared with the fastest transport, e.g. `97.4 µs (+57%)`.
+//! The PostgreSQL experiments as they describe themselves: id, title, headline,
+//! charts, verdict line, and the table of each, in the layout of a lab notebook: a
+//! column per transport, a row per measurement, and on the rows that matter the
+//! extra time compared with the fastest transport, e.g. `97.4 µs (+57%)`.
 
-use super::block::Block;
-use super::columns::{distinct, having, Columns, Compare, NOISY_NOTE};
-use super::format::{duration_ns, rate, short_version};
-use crate::postgres::experiment::PgExperiment;
+use crate::report::block::Block;
+use crate::report::columns::{distinct, having, Columns, Compare, NOISY_NOTE};
+use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine};
+use crate::report::format::{duration_ns, rate, short_version};
+use crate::results::metric::{Better, Metric, Unit};
 use crate::results::{Phases, ResultRecord};
 use crate::stats::median;
 use crate::units::format_count;
@@ -19,49 +21,162 @@ type PhaseOf = fn(&Phases) -> f64;
 /// Records placed in their transport's column.
 type Cells<'r> = [Option<&'r ResultRecord>];
 
-/// Lays out the records of one experiment with its footnotes.
-pub fn block(experiment: PgExperiment, records: &[ResultRecord]) -> Block {
-    let mut table = Columns::of(records);
-    let all: Vec<&ResultRecord> = records.iter().collect();
-    match experiment {
-        PgExperiment::Query | PgExperiment::Rows => {
-            let cells = table.place(&all);
-            fitted_rows(&mut table, experiment, &cells)
+/// Time per query, the slope of the query fit.
+const PER_QUERY: Metric = Metric {
+    name: "per_query_ns",
+    unit: Unit::Time,
+    better: Better::Lower,
+    read: |m| m.per_query_ns,
+};
+
+pub static QUERY: Experiment = Experiment {
+    id: "postgres.query",
+    title: "N sequential SELECT 1 on one connection, fitted on N",
+    headline: PER_QUERY,
+    cases: &[],
+    table: |records| fitted(&QUERY, "queries", records),
+    charts: &[Chart::Fitted { n: "queries" }],
+    verdict: Some(VerdictLine {
+        rank: 10,
+        case: Pick::Only,
+        what: |_| "a SELECT 1 round trip".into(),
+        metric: PER_QUERY,
+        bulk: false,
+    }),
+};
+
+/// Median time of a whole connection.
+const CONNECTION: Metric = Metric {
+    name: "connect_ns.p50",
+    unit: Unit::Time,
+    better: Better::Lower,
+    read: |m| m.connect_ns.map(|p| p.p50),
+};
+
+pub static CONNECT: Experiment = Experiment {
+    id: "postgres.connect",
+    title: "connect, SELECT 1, close; trust authentication",
+    headline: CONNECTION,
+    cases: &[],
+    table: |records| {
+        let mut table = Columns::of(records);
+        let cells = table.place(&records.iter().collect::<Vec<_>>());
+        connect_rows(&mut table, &cells);
+        finish(&CONNECT, table, records)
+    },
+    charts: &[],
+    verdict: Some(VerdictLine {
+        rank: 20,
+        case: Pick::Only,
+        what: |_| "a new connection (connect, SELECT 1, close)".into(),
+        metric: CONNECTION,
+        bulk: false,
+    }),
+};
+
+pub static AUTH: Experiment = Experiment {
+    id: "postgres.auth",
+    title: "connect, SELECT 1, close under each authentication method",
+    headline: CONNECTION,
+    cases: &[CaseParam::AuthMethod],
+    table: |records| {
+        let mut table = Columns::of(records);
+        let method = |r: &ResultRecord| r.params.auth_method.clone().unwrap_or("?".into());
+        for m in distinct(records, method) {
+            let cells = table.place(&having(records, method, &m));
+            auth_rows(&mut table, &m, &cells);
         }
-        PgExperiment::Connect => {
-            let cells = table.place(&all);
-            connect_rows(&mut table, &cells)
+        finish(&AUTH, table, records)
+    },
+    charts: &[],
+    verdict: None,
+};
+
+/// Time per row, the slope of the rows fit.
+const PER_ROW: Metric = Metric {
+    name: "per_row_ns",
+    unit: Unit::Time,
+    better: Better::Lower,
+    read: |m| m.per_row_ns,
+};
+
+pub static ROWS: Experiment = Experiment {
+    id: "postgres.rows",
+    title: "SELECT * FROM generate_series(1,N), every value read, fitted on N",
+    headline: PER_ROW,
+    cases: &[],
+    table: |records| fitted(&ROWS, "rows", records),
+    charts: &[Chart::Fitted { n: "rows" }],
+    verdict: Some(VerdictLine {
+        rank: 50,
+        case: Pick::Only,
+        what: |_| "a row of a bulk result".into(),
+        metric: PER_ROW,
+        bulk: true,
+    }),
+};
+
+/// Transactions per second of all clients.
+const TPS: Metric = Metric {
+    name: "tps",
+    unit: Unit::Rate,
+    better: Better::Higher,
+    read: |m| m.tps,
+};
+
+pub static CONCURRENT: Experiment = Experiment {
+    id: "postgres.concurrent",
+    title: "clients running the script at once, like pgbench -c -j -T",
+    headline: TPS,
+    cases: &[CaseParam::Clients, CaseParam::ConnectPerTransaction],
+    table: |records| {
+        let mut table = Columns::of(records);
+        for clients in distinct(records, |r| r.params.clients) {
+            let cells = table.place(&having(records, |r| r.params.clients, &clients));
+            concurrent_rows(&mut table, clients.unwrap_or(0), &cells);
         }
-        PgExperiment::Concurrent => {
-            for clients in distinct(records, |r| r.params.clients) {
-                let cells = table.place(&having(records, |r| r.params.clients, &clients));
-                concurrent_rows(&mut table, clients.unwrap_or(0), &cells);
-            }
-        }
-        PgExperiment::Auth => {
-            let method = |r: &ResultRecord| r.params.auth_method.clone().unwrap_or("?".into());
-            for m in distinct(records, method) {
-                let cells = table.place(&having(records, method, &m));
-                auth_rows(&mut table, &m, &cells);
-            }
-        }
-    }
+        finish(&CONCURRENT, table, records)
+    },
+    charts: &[Chart::Lines {
+        title: "throughput against clients",
+        x: CaseParam::Clients,
+        x_desc: "clients",
+        y: TPS,
+        log_x: false,
+    }],
+    verdict: Some(VerdictLine {
+        rank: 40,
+        case: Pick::Largest(CaseParam::Clients),
+        what: |clients| format!("{} clients running SELECT 1", clients.unwrap_or(0)),
+        metric: TPS,
+        bulk: false,
+    }),
+};
+
+/// The block of `experiment` with the rows laid out and the footnotes.
+fn finish(experiment: &'static Experiment, table: Columns, records: &[ResultRecord]) -> Block {
     Block {
         header: table.header("measurement"),
         rows: table.rows,
         notes: footnotes(records),
-        ..Block::experiment(
-            &format!("postgres.{experiment}"),
-            experiment.what(),
-            records,
-        )
+        ..Block::experiment(experiment, records)
     }
 }
 
-fn fitted_rows(table: &mut Columns, experiment: PgExperiment, columns: &Cells) {
-    let (unit, per, per_s): (&str, Figure, Figure) = match experiment {
-        PgExperiment::Query => ("queries", |r| r.metrics.per_query_ns, |r| r.metrics.qps),
-        _ => ("rows", |r| r.metrics.per_row_ns, |r| r.metrics.rows_per_s),
+/// The table of a fitted experiment, whose N counts `unit`.
+fn fitted(experiment: &'static Experiment, unit: &str, records: &[ResultRecord]) -> Block {
+    let mut table = Columns::of(records);
+    let cells = table.place(&records.iter().collect::<Vec<_>>());
+    fitted_rows(&mut table, experiment, unit, &cells);
+    finish(experiment, table, records)
+}
+
+fn fitted_rows(table: &mut Columns, experiment: &Experiment, unit: &str, columns: &Cells) {
+    let per = experiment.headline.read;
+    let per_s: Figure = if unit == "queries" {
+        |r| r.metrics.qps
+    } else {
+        |r| r.metrics.rows_per_s
     };
     let counts = columns
         .iter()
@@ -99,7 +214,7 @@ fn fitted_rows(table: &mut Columns, experiment: PgExperiment, columns: &Cells) {
         columns,
         Compare::LowerIsBetter,
         duration_ns,
-        per,
+        |r| per(&r.metrics),
     );
     table.line(
         "fixed cost (intercept)",

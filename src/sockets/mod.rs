@@ -1,31 +1,39 @@
-//! The raw socket experiments, one file each, and what they share.
+//! The sockets family: sockbench's own server (`server/`), reached over every
+//! transport, and the raw socket experiments against it, one file each.
 //!
 //! Every experiment runs one trial at a time against a [`Target`] (one transport of
-//! a running sockbench server) and returns a [`Trial`]. The timed loops follow one
-//! pattern: a sample buffer sized before the loop, the clock read once per
-//! operation (the end of one operation is the start of the next), and a loop bounded
-//! by both a sample count and a deadline. Nothing else happens inside.
+//! a running sockbench server) and returns a [`Trial`]; `suite.rs` schedules them
+//! through the harness and `describe.rs` says how each is reported.
 
+pub mod args;
 pub mod concurrent;
 pub mod connect;
+pub mod describe;
 pub mod pingpong;
-pub mod records;
+pub mod plan;
+pub mod server;
 pub mod stream;
+pub mod suite;
 
+use crate::report::experiment::{Experiment, Family};
 use crate::results::{Params, Trial};
-use crate::server::protocol::{Request, GREETING};
 use crate::transport::{Conn, Connector, Endpoint, TlsInfo, TlsVersion, Transport};
 use anyhow::{bail, Context, Result};
-use std::fmt;
+use server::protocol::{Request, GREETING};
 use std::io::{Read, Write};
-use std::str::FromStr;
 use std::time::Duration;
 
-/// Upper bound on operations per second any transport could reach; sizes sample
-/// buffers so a timed loop never grows one.
-const MAX_OPS_PER_S: f64 = 500_000.0;
-/// Largest sample buffer one timed loop may take (8 bytes each).
-const MAX_SAMPLES: usize = 4_000_000;
+/// The family as `families.rs` registers it.
+pub static FAMILY: Family = Family {
+    name: "sockets",
+    transports: &Transport::ALL,
+    experiments: &[
+        &describe::CONNECT,
+        &describe::PINGPONG,
+        &describe::STREAM,
+        &describe::CONCURRENT,
+    ],
+};
 
 /// One raw socket workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -53,33 +61,13 @@ impl Workload {
         }
     }
 
-    /// The experiment name in result files.
-    pub fn experiment(self) -> &'static str {
+    /// How the experiment describes itself.
+    pub fn describe(self) -> &'static Experiment {
         match self {
-            Workload::Connect => "sockets.connect",
-            Workload::PingPong => "sockets.pingpong",
-            Workload::Stream => "sockets.stream",
-            Workload::Concurrent => "sockets.concurrent",
-        }
-    }
-
-    /// The figure tables lead with, and whether more of it is better.
-    pub fn headline(self) -> (&'static str, bool) {
-        match self {
-            Workload::Connect => ("conn_per_s", true),
-            Workload::PingPong => ("rtt_ns.p50", false),
-            Workload::Stream => ("bytes_per_s", true),
-            Workload::Concurrent => ("ops_per_s", true),
-        }
-    }
-
-    /// The value of the headline figure in one trial's metrics.
-    pub fn headline_value(self, m: &crate::results::Metrics) -> Option<f64> {
-        match self {
-            Workload::Connect => m.conn_per_s,
-            Workload::PingPong => m.rtt_ns.map(|p| p.p50),
-            Workload::Stream => m.bytes_per_s,
-            Workload::Concurrent => m.ops_per_s,
+            Workload::Connect => &describe::CONNECT,
+            Workload::PingPong => &describe::PINGPONG,
+            Workload::Stream => &describe::STREAM,
+            Workload::Concurrent => &describe::CONCURRENT,
         }
     }
 
@@ -99,30 +87,27 @@ impl Workload {
             }
         }
     }
-
-    fn names() -> String {
-        Workload::ALL.map(Workload::name).join(", ")
-    }
 }
 
 fn param(value: Option<u64>) -> Result<u64> {
     value.context("experiment parameter missing")
 }
 
-impl fmt::Display for Workload {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl std::fmt::Display for Workload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl FromStr for Workload {
+impl std::str::FromStr for Workload {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let names = Workload::ALL.map(Workload::name).join(", ");
         Workload::ALL
             .into_iter()
             .find(|w| w.name() == s)
-            .ok_or_else(|| format!("unknown workload '{s}'; choose from {}", Workload::names()))
+            .ok_or_else(|| format!("unknown workload '{s}'; choose from {names}"))
     }
 }
 
@@ -231,42 +216,10 @@ fn named_timeout(e: std::io::Error) -> std::io::Error {
     }
 }
 
-/// Sample buffer size for a loop of at most `budget` that does operations no faster
-/// than [`MAX_OPS_PER_S`].
-fn sample_capacity(budget: Duration) -> usize {
-    ((budget.as_secs_f64() * MAX_OPS_PER_S) as usize).clamp(1_000, MAX_SAMPLES)
-}
-
 /// Clears a connection's receive timeout before a timed loop: with one set, every
 /// blocking read arms a kernel timer, which would be measured. The warm-up before
 /// has shown the server answers, and a server that dies still ends the loop,
 /// because its socket closes.
 fn ready_for_timing(conn: &Conn) -> std::io::Result<()> {
     conn.set_read_timeout(None)
-}
-
-/// An empty sample buffer able to hold `capacity` samples, its pages already
-/// touched so that the timed loop neither allocates nor takes page faults.
-pub(crate) fn sample_buffer<T: Copy + Default>(capacity: usize) -> Vec<T> {
-    let mut samples = Vec::with_capacity(capacity);
-    samples
-        .spare_capacity_mut()
-        .fill(std::mem::MaybeUninit::new(T::default()));
-    std::hint::black_box(&mut samples);
-    samples
-}
-
-/// Nanoseconds of a duration, saturating.
-#[inline]
-pub(crate) fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// Operations per second.
-pub(crate) fn rate(count: u64, elapsed_ns: u64) -> f64 {
-    if elapsed_ns == 0 {
-        0.0
-    } else {
-        count as f64 * 1e9 / elapsed_ns as f64
-    }
 }

@@ -1,8 +1,8 @@
 //! Turns the raw `postgres` arguments into a validated plan.
 
-use super::{dedup, DEFAULT_TRANSPORTS};
-use crate::cli::PostgresArgs;
+use super::args::PostgresArgs;
 use crate::error::usage;
+use crate::plan::{dedup, DEFAULT_TRANSPORTS};
 use crate::postgres::experiment::{PgBudget, PgExperiment};
 use crate::postgres::hba::AuthMethod;
 use crate::postgres::script;
@@ -50,10 +50,13 @@ pub struct PostgresPlan {
     pub json: Option<PathBuf>,
 }
 
+/// Concurrent clients when `--clients` is not given.
+const DEFAULT_CLIENTS: u32 = 10;
+
 impl PostgresPlan {
     pub fn from_args(args: &PostgresArgs) -> Result<PostgresPlan> {
-        let trials = super::trials(args.trials, args.quick)?;
-        let mut budget = if args.quick {
+        let trials = crate::plan::trials(args.measuring.trials, args.measuring.quick)?;
+        let mut budget = if args.measuring.quick {
             PgBudget::quick()
         } else {
             PgBudget::full()
@@ -129,7 +132,7 @@ impl PostgresPlan {
             trials,
             budget,
             concurrent,
-            json: args.json.clone(),
+            json: args.measuring.json.clone(),
         })
     }
 }
@@ -233,7 +236,7 @@ fn counts(flag: &str, list: &[String]) -> Result<Vec<u64>> {
 const MAX_CLIENTS: u32 = 1_000;
 
 fn concurrent_plan(args: &PostgresArgs) -> Result<ConcurrentPlan> {
-    let clients = dedup(&args.clients);
+    let clients = dedup(args.clients.as_deref().unwrap_or(&[DEFAULT_CLIENTS]));
     if let Some(bad) = clients.iter().find(|c| !(1..=MAX_CLIENTS).contains(*c)) {
         return Err(usage(format!(
             "--clients must be between 1 and {MAX_CLIENTS}, not {bad}"

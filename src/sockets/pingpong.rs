@@ -1,9 +1,10 @@
 //! `pingpong`: one connection, a `size`-byte request answered by a `size`-byte
 //! response, again and again: the round trip a query to a local server pays.
 
-use super::{nanos, rate, ready_for_timing, sample_buffer, sample_capacity, Target};
+use super::{ready_for_timing, Target};
+use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
 use crate::results::{Metrics, Trial};
-use crate::server::protocol::Request;
+use crate::sockets::server::protocol::Request;
 use crate::stats::Percentiles;
 use crate::transport::Conn;
 use anyhow::{Context, Result};

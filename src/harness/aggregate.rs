@@ -1,47 +1,22 @@
-//! Turns the trials of one workload into result records: medians, spread, noise
+//! Turns the trials of one experiment into result records: medians, spread, noise
 //! flag and the comparison with the fastest transport.
 
-use super::Workload;
+use crate::results::metric::Metric;
 use crate::results::{Headline, Metrics, Params, ResultRecord, Trial};
 use crate::stats::Spread;
 use crate::transport::TlsInfo;
 
-/// What a record needs to know about the experiment it belongs to.
-pub trait Experiment {
-    /// The experiment name in result files, e.g. `sockets.connect`.
-    fn experiment(&self) -> &'static str;
-    /// The figure tables lead with, and whether more of it is better.
-    fn headline(&self) -> (&'static str, bool);
-    /// The value of the headline figure in one trial's metrics.
-    fn headline_value(&self, m: &Metrics) -> Option<f64>;
-}
-
-impl Experiment for Workload {
-    fn experiment(&self) -> &'static str {
-        Workload::experiment(*self)
-    }
-    fn headline(&self) -> (&'static str, bool) {
-        Workload::headline(*self)
-    }
-    fn headline_value(&self, m: &Metrics) -> Option<f64> {
-        Workload::headline_value(*self, m)
-    }
-}
-
 /// The record for one (experiment, parameters, transport) over its trials.
 pub fn record(
-    workload: &impl Experiment,
+    experiment: &str,
+    headline: &Metric,
     params: &Params,
     transport: &str,
     trials: Vec<Trial>,
     tls: Option<TlsInfo>,
 ) -> ResultRecord {
     let per_trial: Vec<Metrics> = trials.iter().map(|t| t.metrics.clone()).collect();
-    let (metric, higher_is_better) = workload.headline();
-    let values: Vec<f64> = per_trial
-        .iter()
-        .filter_map(|m| workload.headline_value(m))
-        .collect();
+    let values: Vec<f64> = per_trial.iter().filter_map(headline.read).collect();
     let spread = if values.is_empty() {
         Spread {
             median: 0.0,
@@ -52,13 +27,13 @@ pub fn record(
         Spread::of(&values)
     };
     ResultRecord {
-        experiment: workload.experiment().to_string(),
+        experiment: experiment.to_string(),
         transport: transport.to_string(),
         params: params.clone(),
         metrics: Metrics::median_of(&per_trial),
         headline: Headline {
-            metric: metric.to_string(),
-            higher_is_better,
+            metric: headline.name.to_string(),
+            higher_is_better: headline.higher_is_better(),
             noisy: spread.is_noisy(),
             spread,
         },
@@ -100,6 +75,14 @@ pub fn rank(records: &mut [ResultRecord]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::metric::{Better, Unit};
+
+    const CONN_PER_S: Metric = Metric {
+        name: "conn_per_s",
+        unit: Unit::Rate,
+        better: Better::Higher,
+        read: |m| m.conn_per_s,
+    };
 
     fn trial(conn_per_s: f64) -> Trial {
         Trial {
@@ -116,14 +99,16 @@ mod tests {
         let params = Params::default();
         let mut records = vec![
             record(
-                &Workload::Connect,
+                "sockets.connect",
+                &CONN_PER_S,
                 &params,
                 "unix",
                 vec![trial(20_000.0)],
                 None,
             ),
             record(
-                &Workload::Connect,
+                "sockets.connect",
+                &CONN_PER_S,
                 &params,
                 "tcp",
                 vec![trial(10_000.0)],
@@ -140,9 +125,16 @@ mod tests {
         let params = Params::default();
         let steady = [trial(100.0), trial(101.0), trial(99.0)].to_vec();
         let noisy = [trial(100.0), trial(150.0), trial(80.0)].to_vec();
-        let r = record(&Workload::Connect, &params, "unix", steady, None);
+        let r = record(
+            "sockets.connect",
+            &CONN_PER_S,
+            &params,
+            "unix",
+            steady,
+            None,
+        );
         assert!(!r.headline.noisy);
-        let r = record(&Workload::Connect, &params, "unix", noisy, None);
+        let r = record("sockets.connect", &CONN_PER_S, &params, "unix", noisy, None);
         assert!(r.headline.noisy);
         assert_eq!(r.headline.spread.median, 100.0);
     }

@@ -6,9 +6,10 @@
 //! (`net.ipv4.tcp_tw_reuse` = 0), a trial is capped to the ports still free, and the
 //! cap is recorded, so a run never fails half-way with `EADDRNOTAVAIL`.
 
-use super::{nanos, rate, sample_buffer, sample_capacity, Target};
+use super::Target;
+use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
 use crate::results::{Metrics, Trial};
-use crate::server::protocol::GREETING;
+use crate::sockets::server::protocol::GREETING;
 use crate::stats::Percentiles;
 use crate::system;
 use anyhow::{bail, Context, Result};

@@ -5,11 +5,13 @@
 //! keeps its own pre-sized sample buffer, merged only after the run.
 
 use super::pingpong::{timed_round_trips, warm_up};
-use super::{rate, sample_buffer, sample_capacity, Target};
+use super::Target;
+use crate::harness::measure::{rate, sample_buffer, sample_capacity};
+use crate::harness::threads::on_threads;
 use crate::results::{Metrics, Trial};
-use crate::server::protocol::Request;
+use crate::sockets::server::protocol::Request;
 use crate::stats::Percentiles;
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -27,19 +29,7 @@ pub fn trial(target: &Target, clients: usize, budget: Duration) -> Result<Trial>
     // Each client's buffer is sized for the whole machine's best rate, shared out.
     let capacity = (sample_capacity(budget) / clients.max(1)).max(1_000);
     let barrier = Barrier::new(clients);
-    let runs: Vec<Result<ClientRun>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..clients)
-            .map(|_| scope.spawn(|| client(target, capacity, budget, &barrier)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow!("a client thread panicked")))
-            })
-            .collect()
-    });
-    let runs = runs.into_iter().collect::<Result<Vec<_>>>()?;
+    let runs = on_threads(clients, |_| client(target, capacity, budget, &barrier))?;
 
     let ops_per_s: f64 = runs
         .iter()

@@ -3,7 +3,6 @@
 //! produce. A file that fails any check is refused in one line that names the
 //! field, so a damaged or hand-edited file is never printed as if measured.
 
-use super::block;
 use crate::error::usage;
 use crate::results::{ResultFile, SCHEMA_VERSION};
 use anyhow::Result;
@@ -17,8 +16,9 @@ const MAX_MAGNITUDE: f64 = 1e15;
 /// Figures that are differences or fits, and so may be below zero.
 const MAY_BE_NEGATIVE: [&str; 4] = ["intercept_ns", "auth_ns", "handshake_ns", "r2"];
 
-/// Reads a result file, or says in one line why it cannot be reported.
-pub fn load(path: &Path) -> Result<ResultFile> {
+/// Reads a result file, or says in one line why it cannot be reported; `known`
+/// says whether this sockbench knows an experiment id.
+pub fn load(path: &Path, known: impl Fn(&str) -> bool) -> Result<ResultFile> {
     let shown = path.display();
     let text = crate::input::read_text(path, MAX_FILE_BYTES).map_err(|e| {
         usage(format!(
@@ -39,11 +39,7 @@ pub fn load(path: &Path) -> Result<ResultFile> {
     }
     let file: ResultFile = serde_json::from_value(value)
         .map_err(|e| usage(format!("{shown} is not a valid sockbench result file: {e}")))?;
-    if let Some(r) = file
-        .results
-        .iter()
-        .find(|r| block(&r.experiment, &[]).is_none())
-    {
+    if let Some(r) = file.results.iter().find(|r| !known(&r.experiment)) {
         return Err(usage(format!(
             "{shown} holds an experiment this sockbench does not know ({}); report it with \
              the sockbench that wrote it ({})",

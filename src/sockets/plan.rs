@@ -1,11 +1,11 @@
 //! Turns the raw `sockets` arguments into a validated plan of trials.
 
-use super::{dedup, DEFAULT_TRANSPORTS};
-use crate::cli::SocketsArgs;
+use super::args::SocketsArgs;
 use crate::error::usage;
-use crate::experiment::{Budget, Workload};
+use crate::plan::{dedup, DEFAULT_TRANSPORTS};
 use crate::results::Params;
-use crate::server::protocol::MAX_MESSAGE;
+use crate::sockets::server::protocol::MAX_MESSAGE;
+use crate::sockets::{Budget, Workload};
 use crate::transport::{Endpoint, TlsVersion, Transport};
 use crate::units::{format_size, parse_size};
 use anyhow::Result;
@@ -36,6 +36,12 @@ pub struct SocketsPlan {
     pub budget: Budget,
 }
 
+/// What runs when the arguments do not say.
+const DEFAULT_WORKLOADS: [Workload; 3] = [Workload::Connect, Workload::PingPong, Workload::Stream];
+const DEFAULT_SIZES: [u64; 3] = [64, 4 << 10, 64 << 10];
+const DEFAULT_WRITE_SIZES: [u64; 2] = [4 << 10, 64 << 10];
+const DEFAULT_CLIENTS: u32 = 8;
+
 impl SocketsPlan {
     pub fn from_args(args: &SocketsArgs) -> Result<SocketsPlan> {
         let server = match (&args.transports, args.servers.is_empty()) {
@@ -55,26 +61,33 @@ impl SocketsPlan {
                 return Err(usage("give at most one --server address per transport"));
             }
         }
-        let trials = super::trials(args.trials, args.quick)?;
-        if !(1..=MAX_CLIENTS).contains(&args.clients) {
+        let trials = crate::plan::trials(args.measuring.trials, args.measuring.quick)?;
+        let clients = args.clients.unwrap_or(DEFAULT_CLIENTS);
+        if !(1..=MAX_CLIENTS).contains(&clients) {
             return Err(usage(format!(
-                "--clients must be between 1 and {MAX_CLIENTS}, not {}",
-                args.clients
+                "--clients must be between 1 and {MAX_CLIENTS}, not {clients}"
             )));
         }
-        if args.workloads.is_empty() {
+        let workloads = args.workloads.as_deref().unwrap_or(&DEFAULT_WORKLOADS);
+        if workloads.is_empty() {
             return Err(usage("--workloads is empty; name at least one workload"));
         }
         Ok(SocketsPlan {
             server,
-            workloads: dedup(&args.workloads),
+            workloads: dedup(workloads),
             trials,
-            sizes: sizes("--sizes", &args.sizes)?,
-            write_sizes: sizes("--write-sizes", &args.write_sizes)?,
-            clients: args.clients,
-            tls_version: args.tls_version,
-            json: args.json.clone(),
-            budget: if args.quick {
+            sizes: match &args.sizes {
+                Some(texts) => sizes("--sizes", texts)?,
+                None => DEFAULT_SIZES.to_vec(),
+            },
+            write_sizes: match &args.write_sizes {
+                Some(texts) => sizes("--write-sizes", texts)?,
+                None => DEFAULT_WRITE_SIZES.to_vec(),
+            },
+            clients,
+            tls_version: args.tls_version.unwrap_or(TlsVersion::V1_3),
+            json: args.measuring.json.clone(),
+            budget: if args.measuring.quick {
                 Budget::QUICK
             } else {
                 Budget::FULL

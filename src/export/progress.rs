@@ -3,6 +3,7 @@
 //! competing with the measurement for a CPU), and nothing is drawn when stderr is
 //! not a terminal or with `--quiet`.
 
+use crate::harness;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::cell::RefCell;
 use std::io::IsTerminal;
@@ -21,25 +22,6 @@ impl Progress {
             enabled: !quiet && std::io::stderr().is_terminal(),
             bar: Rc::new(RefCell::new(None)),
         }
-    }
-
-    /// Starts a bar for `steps` runs of one experiment.
-    pub fn begin(&self, experiment: &str, steps: u64) {
-        let template = "{prefix} [{bar:20}] {pos}/{len} {msg} ({elapsed})";
-        self.replace(steps, template, experiment);
-    }
-
-    /// Counts the run about to start and says what it is.
-    pub fn step(&self, what: String) {
-        if let Some(bar) = &*self.bar.borrow() {
-            bar.inc(1);
-            bar.set_message(what);
-        }
-    }
-
-    /// A line while something other than a trial happens, e.g. starting a server.
-    pub fn note(&self, text: &str) {
-        self.replace(0, "{prefix}", text);
     }
 
     /// Removes the bar, before a table is printed.
@@ -61,5 +43,26 @@ impl Progress {
         bar.set_prefix(prefix.to_string());
         bar.tick();
         *self.bar.borrow_mut() = Some(bar);
+    }
+}
+
+impl harness::Progress for Progress {
+    /// Starts a bar for `steps` runs of one experiment.
+    fn begin(&self, experiment: &str, steps: u64) {
+        let template = "{prefix} [{bar:20}] {pos}/{len} {msg} ({elapsed})";
+        self.replace(steps, template, experiment);
+    }
+
+    /// Counts the run about to start and says what it is.
+    fn step(&self, what: String) {
+        if let Some(bar) = &*self.bar.borrow() {
+            bar.inc(1);
+            bar.set_message(what);
+        }
+    }
+
+    /// A line while something other than a trial happens, e.g. starting a server.
+    fn note(&self, text: &str) {
+        self.replace(0, "{prefix}", text);
     }
 }

@@ -1,5 +1,7 @@
 //! Numbers formatted for tables: durations, rates and relative differences.
 
+use crate::results::metric::Unit;
+
 /// Nanoseconds with a unit that keeps three significant digits: `850 ns`,
 /// `12.3 µs`, `4.56 ms`.
 pub fn duration_ns(ns: f64) -> String {
@@ -51,15 +53,14 @@ pub fn short_version(version: &str) -> String {
     version.split(" on ").next().unwrap_or(version).to_string()
 }
 
-/// A headline figure by its metric name: times (`…_ns`) as durations, bytes per
-/// second as a byte rate, anything else per second.
-pub fn headline(metric: &str, value: f64) -> String {
-    if metric.contains("_ns") {
-        duration_ns(value)
-    } else if metric == "bytes_per_s" {
-        bytes_rate(value)
-    } else {
-        rate(value)
+/// A figure in its unit: times as durations, rates per second, byte rates in
+/// bytes per second, counts as whole numbers.
+pub fn figure(unit: Unit, value: f64) -> String {
+    match unit {
+        Unit::Time => duration_ns(value),
+        Unit::Rate => rate(value),
+        Unit::ByteRate => bytes_rate(value),
+        Unit::Count => format!("{value:.0}"),
     }
 }
 

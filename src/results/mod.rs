@@ -3,6 +3,12 @@
 //! The shape is described by `schema/result.schema.json`; `schema_version` changes
 //! whenever a reader of an older file could misread a newer one.
 
+pub mod file;
+mod load;
+pub mod metric;
+
+pub use load::load;
+
 use crate::stats::{median, Percentiles, Spread};
 use crate::system::System;
 use crate::transport::TlsInfo;
@@ -30,8 +36,8 @@ pub struct ResultFile {
 /// One experiment on one transport with one set of parameters, over all its trials.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ResultRecord {
-    /// `sockets.connect`, `sockets.pingpong`, `sockets.stream`, `sockets.concurrent`,
-    /// `postgres.query`, `postgres.connect`, `postgres.auth`, `postgres.rows`.
+    /// The experiment's id, `family.name` (e.g. `sockets.pingpong`); the report
+    /// reads it through its catalog of experiments.
     pub experiment: String,
     /// A transport name, or for a user's PostgreSQL server the name given to `--url`.
     pub transport: String,

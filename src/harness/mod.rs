@@ -1,0 +1,161 @@
+//! The one scheduler every suite runs its trials through, and what timed loops share.
+//!
+//! An experiment is a [`Schedule`] (its cases, each over some targets, and how many
+//! rounds) and a [`Runner`] that knows how to run one trial of one case on one
+//! target. [`run`] does the rest the same way for every server family: rounds ×
+//! cases × targets, the target that goes first rotated from round to round (so slow
+//! drift in the machine spreads over all targets instead of landing on one),
+//! optional warm-up rounds that are run and thrown away, a check for Ctrl-C before
+//! and after every trial, and progress between trials, never inside one.
+//!
+//! [`aggregate`] turns the trials into result records; [`measure`] holds the helpers
+//! of the timed loops themselves; [`threads`] runs clients on threads of their own.
+
+pub mod aggregate;
+pub mod measure;
+#[cfg(test)]
+mod tests;
+pub mod threads;
+
+use crate::results::{ResultRecord, Trial};
+use anyhow::{Context, Result};
+
+/// What the scheduler reports between trials; the terminal's progress bar is one.
+pub trait Progress {
+    /// Starts an experiment of `steps` trials.
+    fn begin(&self, experiment: &str, steps: u64);
+    /// Counts the trial about to start and says what it is.
+    fn step(&self, what: String);
+    /// Says what happens while no trial runs, e.g. a server starting.
+    fn note(&self, text: &str);
+}
+
+/// Progress nobody sees.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn begin(&self, _: &str, _: u64) {}
+    fn step(&self, _: String) {}
+    fn note(&self, _: &str) {}
+}
+
+/// Where each finished experiment goes: the result file, then the terminal.
+pub trait Sink {
+    /// Takes one experiment's records, or the failure that ended it.
+    fn keep(&mut self, records: Result<Vec<ResultRecord>>) -> Result<()>;
+}
+
+/// One case of an experiment (a message size, a client count, an authentication
+/// method …) and the targets it runs on, as indices into the runner's targets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// How progress and errors name the case; empty when there is only one.
+    pub label: String,
+    pub targets: Vec<usize>,
+}
+
+/// The trials of one experiment.
+pub struct Schedule<'a> {
+    /// The experiment, as progress and errors name it (`sockets.pingpong`).
+    pub experiment: &'a str,
+    pub cases: Vec<Case>,
+    /// Measured rounds: every case on every one of its targets once per round.
+    pub rounds: u32,
+    /// Rounds run first and thrown away.
+    pub warmup_rounds: u32,
+    /// Says whether to stop: `Err` once the user asked to (Ctrl-C).
+    pub stop: fn() -> Result<()>,
+}
+
+impl<'a> Schedule<'a> {
+    /// `rounds` measured rounds of `cases`, no warm-up round, stopped by Ctrl-C.
+    pub fn new(experiment: &'a str, cases: Vec<Case>, rounds: u32) -> Schedule<'a> {
+        Schedule {
+            experiment,
+            cases,
+            rounds,
+            warmup_rounds: 0,
+            stop: crate::interrupt::check,
+        }
+    }
+
+    /// The measured trials, for a progress bar.
+    pub fn steps(&self) -> u64 {
+        let per_round: usize = self.cases.iter().map(|c| c.targets.len()).sum();
+        per_round as u64 * u64::from(self.rounds)
+    }
+}
+
+/// Runs the trials of one experiment.
+pub trait Runner {
+    /// How progress and errors name a target (`tcp`, or a URL's name).
+    fn target_label(&self, target: usize) -> String;
+    /// Called before each case's trials in every round, e.g. to switch the server's
+    /// authentication method.
+    fn enter(&mut self, _case: usize) -> Result<()> {
+        Ok(())
+    }
+    /// One trial of `case` on `target`.
+    fn trial(&mut self, case: usize, target: usize) -> Result<Trial>;
+}
+
+/// The trials of every case on every one of its targets:
+/// `trials[case][k][round]`, `k` in the order of the case's `targets`.
+pub type Grid = Vec<Vec<Vec<Trial>>>;
+
+/// Runs every round of `schedule` and returns the measured trials.
+pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress) -> Result<Grid> {
+    progress.begin(schedule.experiment, schedule.steps());
+    let mut grid: Grid = schedule
+        .cases
+        .iter()
+        .map(|c| vec![Vec::new(); c.targets.len()])
+        .collect();
+    let all = schedule.warmup_rounds + schedule.rounds;
+    for round in 0..all {
+        let measured = round.checked_sub(schedule.warmup_rounds);
+        for (c, case) in schedule.cases.iter().enumerate() {
+            (schedule.stop)()?;
+            runner.enter(c)?;
+            let n = case.targets.len();
+            for k in 0..n {
+                let slot = (k + round as usize) % n;
+                let target = case.targets[slot];
+                (schedule.stop)()?;
+                let label = runner.target_label(target);
+                if let Some(r) = measured {
+                    let what = if case.label.is_empty() {
+                        label.clone()
+                    } else {
+                        format!("{} {label}", case.label)
+                    };
+                    progress.step(format!("{what} trial {}/{}", r + 1, schedule.rounds));
+                }
+                let trial = runner.trial(c, target).with_context(|| {
+                    let case = if case.label.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", case.label)
+                    };
+                    match measured {
+                        Some(r) => format!(
+                            "{}{case} over {label} failed in trial {}",
+                            schedule.experiment,
+                            r + 1
+                        ),
+                        None => format!(
+                            "{}{case} over {label} failed in a warm-up round",
+                            schedule.experiment
+                        ),
+                    }
+                })?;
+                // A signal during the last trial must not pass for a finished one.
+                (schedule.stop)()?;
+                if measured.is_some() {
+                    grid[c][slot].push(trial);
+                }
+            }
+        }
+    }
+    Ok(grid)
+}

@@ -1,0 +1,237 @@
+//! The scheduler against a fake target: no sockets, no clock, every outcome known.
+
+use super::aggregate::{rank, record};
+use super::*;
+use crate::results::metric::{Better, Metric, Unit};
+use crate::results::{Metrics, Params};
+use anyhow::bail;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A target whose trial `i` (counting every call) measures `values[i]` operations per
+/// second; it logs every call as (case, target) and can fail on a chosen call.
+struct Fake {
+    labels: Vec<&'static str>,
+    values: Vec<f64>,
+    calls: Vec<(usize, usize)>,
+    entered: Vec<usize>,
+    fail_on: Option<usize>,
+}
+
+impl Fake {
+    fn new(labels: &[&'static str], values: &[f64]) -> Fake {
+        Fake {
+            labels: labels.to_vec(),
+            values: values.to_vec(),
+            calls: Vec::new(),
+            entered: Vec::new(),
+            fail_on: None,
+        }
+    }
+}
+
+impl Runner for Fake {
+    fn target_label(&self, target: usize) -> String {
+        self.labels[target].to_string()
+    }
+
+    fn enter(&mut self, case: usize) -> Result<()> {
+        self.entered.push(case);
+        Ok(())
+    }
+
+    fn trial(&mut self, case: usize, target: usize) -> Result<Trial> {
+        let i = self.calls.len();
+        self.calls.push((case, target));
+        if self.fail_on == Some(i) {
+            bail!("the fake server went away");
+        }
+        Ok(Trial {
+            metrics: Metrics {
+                conn_per_s: Some(self.values.get(i).copied().unwrap_or(1.0)),
+                ..Metrics::default()
+            },
+            count: 1,
+            ..Trial::default()
+        })
+    }
+}
+
+/// Progress that remembers what it was told.
+#[derive(Default)]
+struct Log {
+    begun: RefCell<Vec<(String, u64)>>,
+    steps: RefCell<Vec<String>>,
+}
+
+impl Progress for Log {
+    fn begin(&self, experiment: &str, steps: u64) {
+        self.begun.borrow_mut().push((experiment.into(), steps));
+    }
+    fn step(&self, what: String) {
+        self.steps.borrow_mut().push(what);
+    }
+    fn note(&self, _: &str) {}
+}
+
+fn never() -> Result<()> {
+    Ok(())
+}
+
+fn cases(labels: &[&str], targets: usize) -> Vec<Case> {
+    labels
+        .iter()
+        .map(|l| Case {
+            label: l.to_string(),
+            targets: (0..targets).collect(),
+        })
+        .collect()
+}
+
+fn schedule(cases: Vec<Case>, rounds: u32) -> Schedule<'static> {
+    Schedule {
+        stop: never,
+        ..Schedule::new("fake.connect", cases, rounds)
+    }
+}
+
+#[test]
+fn every_round_runs_each_case_on_every_target_first_one_rotating() {
+    let mut fake = Fake::new(&["unix", "tcp", "tls"], &[]);
+    let log = Log::default();
+    let grid = run(&schedule(cases(&["64 B", "4 KiB"], 3), 3), &mut fake, &log).unwrap();
+    let expected: Vec<(usize, usize)> = [
+        // round 1 starts with target 0, round 2 with 1, round 3 with 2
+        [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)],
+        [(0, 1), (0, 2), (0, 0), (1, 1), (1, 2), (1, 0)],
+        [(0, 2), (0, 0), (0, 1), (1, 2), (1, 0), (1, 1)],
+    ]
+    .concat();
+    assert_eq!(fake.calls, expected);
+    assert_eq!(fake.entered, [0, 1, 0, 1, 0, 1]);
+    // trials[case][target][round], whatever order they ran in.
+    assert_eq!(grid.len(), 2);
+    assert!(grid.iter().flatten().all(|t| t.len() == 3));
+    assert_eq!(*log.begun.borrow(), [("fake.connect".to_string(), 18)]);
+    let steps = log.steps.borrow();
+    assert_eq!(steps.len(), 18);
+    assert_eq!(steps[0], "64 B unix trial 1/3");
+    assert_eq!(steps[17], "4 KiB tcp trial 3/3");
+}
+
+#[test]
+fn a_case_runs_only_on_its_own_targets() {
+    let mut fake = Fake::new(&["unix", "tcp", "tls"], &[]);
+    let mut cases = cases(&["trust", "peer"], 3);
+    cases[1].targets = vec![0];
+    let grid = run(&schedule(cases, 2), &mut fake, &Silent).unwrap();
+    assert_eq!(fake.calls.iter().filter(|c| c.0 == 1).count(), 2);
+    assert!(fake.calls.iter().all(|&(c, t)| c == 0 || t == 0));
+    assert_eq!(grid[1].len(), 1);
+}
+
+#[test]
+fn warm_up_rounds_run_but_are_not_kept() {
+    let mut fake = Fake::new(&["unix", "tcp"], &[1.0, 2.0, 10.0, 20.0]);
+    let log = Log::default();
+    let mut s = schedule(cases(&[""], 2), 1);
+    s.warmup_rounds = 1;
+    let grid = run(&s, &mut fake, &log).unwrap();
+    assert_eq!(fake.calls.len(), 4);
+    // The measured round is the second: rotated to start with tcp (10), then unix (20).
+    let kept = |t: usize| grid[0][t][0].metrics.conn_per_s;
+    assert_eq!((kept(0), kept(1)), (Some(20.0), Some(10.0)));
+    assert_eq!(
+        log.steps.borrow().len(),
+        2,
+        "warm-up trials are not counted"
+    );
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+fn stop_when_asked() -> Result<()> {
+    if STOP.load(Ordering::SeqCst) {
+        Err(crate::error::Interrupted::default().into())
+    } else {
+        Ok(())
+    }
+}
+
+/// Asks to stop during its second trial, as a Ctrl-C would.
+struct Interrupted(Fake);
+
+impl Runner for Interrupted {
+    fn target_label(&self, target: usize) -> String {
+        self.0.target_label(target)
+    }
+    fn trial(&mut self, case: usize, target: usize) -> Result<Trial> {
+        if self.0.calls.len() == 1 {
+            STOP.store(true, Ordering::SeqCst);
+        }
+        self.0.trial(case, target)
+    }
+}
+
+#[test]
+fn a_signal_during_a_trial_stops_the_run_right_after_it() {
+    let mut runner = Interrupted(Fake::new(&["unix", "tcp"], &[]));
+    let s = Schedule {
+        stop: stop_when_asked,
+        ..schedule(cases(&[""], 2), 5)
+    };
+    let err = run(&s, &mut runner, &Silent).unwrap_err();
+    STOP.store(false, Ordering::SeqCst);
+    assert!(err.is::<crate::error::Interrupted>(), "{err:#}");
+    // The trial the signal came in finished, and nothing ran after it.
+    assert_eq!(runner.0.calls.len(), 2);
+}
+
+#[test]
+fn a_failed_trial_names_experiment_case_target_and_round() {
+    let mut fake = Fake::new(&["unix", "tcp"], &[]);
+    fake.fail_on = Some(3);
+    let err = run(&schedule(cases(&["10 clients"], 2), 3), &mut fake, &Silent).unwrap_err();
+    // Call 3 is round 2's second trial: rotated, that is unix.
+    assert_eq!(
+        format!("{err:#}"),
+        "fake.connect (10 clients) over unix failed in trial 2: the fake server went away"
+    );
+}
+
+#[test]
+fn trials_aggregate_into_ranked_records() {
+    const RATE: Metric = Metric {
+        name: "conn_per_s",
+        unit: Unit::Rate,
+        better: Better::Higher,
+        read: |m| m.conn_per_s,
+    };
+    // Calls alternate unix, tcp / tcp, unix / unix, tcp over three rounds.
+    let values = [100.0, 40.0, 50.0, 90.0, 110.0, 60.0];
+    let mut fake = Fake::new(&["unix", "tcp"], &values);
+    let grid = run(&schedule(cases(&[""], 2), 3), &mut fake, &Silent).unwrap();
+    let mut records: Vec<_> = grid[0]
+        .iter()
+        .zip(["unix", "tcp"])
+        .map(|(trials, label)| {
+            record(
+                "fake.connect",
+                &RATE,
+                &Params::default(),
+                label,
+                trials.clone(),
+                None,
+            )
+        })
+        .collect();
+    rank(&mut records);
+    assert_eq!(records[0].headline.spread.median, 100.0);
+    assert_eq!(records[1].headline.spread.median, 50.0);
+    assert_eq!(records[0].vs_fastest, 0.0);
+    assert!((records[1].vs_fastest - 1.0).abs() < 1e-12);
+    assert!(
+        records[1].headline.noisy,
+        "40–60 around 50 is wider than 10%"
+    );
+}

@@ -1,0 +1,107 @@
+//! The `postgres` command's arguments as clap sees them; `plan.rs` validates them.
+
+use super::experiment::PgExperiment;
+use super::hba::AuthMethod;
+use super::targets::NamedUrl;
+use crate::plan::Measuring;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Default, Args)]
+#[command(after_help = "Examples:\n  \
+    sockbench postgres --quick --json out.json\n  \
+    sockbench postgres --experiments query,rows --transports unix,tcp,tls,tcp6\n  \
+    sockbench postgres --url unix='postgres://foo@?host=/var/run/postgresql&port=5432'\n  \
+    sockbench postgres --url tls=postgres://foo@127.0.0.1:5432/foo?sslmode=require\n  \
+    PGPASSWORD=… sockbench postgres --auth-url trust=postgres://foo@127.0.0.1/foo \\\n      \
+    --auth-url scram-sha-256=postgres://foo@127.0.0.1/foo?passfile=/home/me/.pgpass-bench\n\n\
+    Passwords: keep them out of the URL. A command line is visible to every local user \
+    (ps, /proc) while it runs; libpq, as psql does, takes the password from PGPASSWORD, \
+    from ~/.pgpass, or from the file PGPASSFILE (or passfile=FILE in the URI) names. A \
+    password given in a URL anyway is hidden from the result file and from messages.\n\n\
+    Without --url, sockbench creates a throwaway cluster (initdb into a private temporary \
+    directory, as the 'postgres' or 'nobody' account when run as root), listening on \
+    127.0.0.1 and a Unix socket with TLS on, and removes it when done. Role and database \
+    'foo' with a random password are created there; authentication is switched between \
+    methods only on that cluster. Other local users can reach its loopback port (and its \
+    abstract socket, made only when unix-abstract is measured) while it runs, so those \
+    admit only 'foo', which is no superuser; the superuser is admitted only on the private \
+    socket directory and only for your own account (peer authentication). A run that is \
+    killed leaves its directory behind; the next run removes it.\n\
+    With --url, the named servers are only read: nothing in their configuration changes.\n\n\
+    Experiments: query (N sequential SELECT 1 on one connection; time per query by \
+    least-squares fit), connect (connect + SELECT 1 + close, phase by phase, trust \
+    authentication), auth (the same per authentication method; the cost over trust), rows \
+    (SELECT * FROM generate_series(1,N), every value read; time per row by fit), \
+    concurrent (clients running a script at once on a few threads, like pgbench -c -j -T; \
+    transactions/s and latency percentiles).")]
+pub struct PostgresArgs {
+    /// Experiments to run, comma-separated [default: query,connect,auth,rows,concurrent].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub experiments: Option<Vec<PgExperiment>>,
+
+    /// Transports of the throwaway cluster, comma-separated (unix, unix-abstract, tcp,
+    /// tcp6, tls) [default: unix,tcp,tls].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub transports: Option<Vec<crate::transport::Transport>>,
+
+    #[command(flatten)]
+    pub measuring: Measuring,
+
+    /// Query counts N for the query experiment, comma-separated [default: 5k,10k,20k;
+    /// 1k,2k,4k with --quick].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub queries: Option<Vec<String>>,
+
+    /// Row counts N for the rows experiment, comma-separated [default: 0.5M,1M,2M;
+    /// 100k,200k,400k with --quick].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub rows: Option<Vec<String>>,
+
+    /// Most connections per trial in connect and auth [default: 1000 and 300; 200 and 50
+    /// with --quick]; each trial also stops after a few seconds.
+    #[arg(long, value_name = "N")]
+    pub connections: Option<u64>,
+
+    /// Authentication methods the auth experiment compares on the throwaway cluster
+    /// [default: trust,password,md5,scram-sha-256,peer].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub auth_methods: Option<Vec<AuthMethod>>,
+
+    /// Concurrent clients; a list (e.g. 1,2,4,8,16) runs a sweep [default: 10].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub clients: Option<Vec<u32>>,
+
+    /// Client threads driving the concurrent clients [default: the number of cores].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
+
+    /// Measured time of each concurrent run, e.g. 10s or 500ms, after a warm-up that
+    /// is not counted [default: 10s; 2s with --quick].
+    #[arg(long, value_name = "TIME")]
+    pub duration: Option<String>,
+
+    /// The transaction of the concurrent clients: a file of SQL commands, each ending
+    /// with ';', run one after the other, like a pgbench script [default: SELECT 1].
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+
+    /// Open and close a connection for every transaction, like pgbench -C.
+    #[arg(long)]
+    pub connect_per_transaction: bool,
+
+    /// Directory holding PostgreSQL's initdb and postgres [default: from pg_config, then
+    /// the newest /usr/lib/postgresql/*/bin, then PATH].
+    #[arg(long, value_name = "DIR")]
+    pub pg_bindir: Option<PathBuf>,
+
+    /// Measure the user's server at URI (as psql takes it) under the name NAME instead of
+    /// a throwaway cluster (repeatable).
+    #[arg(long = "url", value_name = "NAME=URI")]
+    pub urls: Vec<NamedUrl>,
+
+    /// Run the auth experiment on the user's server for METHOD, reached as URI (whose
+    /// server must be set up for that method; repeatable).
+    #[arg(long = "auth-url", value_name = "METHOD=URI")]
+    pub auth_urls: Vec<NamedUrl>,
+}

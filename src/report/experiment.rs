@@ -1,0 +1,192 @@
+//! How an experiment describes itself, once: its id in result files, its title, its
+//! headline figure, the parameters that tell its cases apart, its table, its charts
+//! and its verdict line. Each server family declares a static [`Experiment`] per
+//! experiment; the report, charts, verdict and comparison iterate a [`Catalog`] of
+//! them instead of knowing any experiment by name.
+
+use super::block::Block;
+use crate::results::metric::Metric;
+use crate::results::{Params, ResultRecord};
+use crate::transport::Transport;
+use crate::units::format_size;
+
+/// One experiment, as the report and its formats see it.
+pub struct Experiment {
+    /// The id in result files, `family.name` (e.g. `sockets.pingpong`). Compared with
+    /// a record's `experiment` only in [`Catalog::find`].
+    pub id: &'static str,
+    /// What it does, for table titles.
+    pub title: &'static str,
+    /// The figure tables lead with.
+    pub headline: Metric,
+    /// The parameters that make one case of it differ from another.
+    pub cases: &'static [CaseParam],
+    /// Lays out its records as a table.
+    pub table: fn(&[ResultRecord]) -> Block,
+    /// Its charts besides the headline bars every experiment gets.
+    pub charts: &'static [Chart],
+    /// Its line in the verdict, if it has one.
+    pub verdict: Option<VerdictLine>,
+}
+
+impl std::fmt::Debug for Experiment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id)
+    }
+}
+
+impl PartialEq for Experiment {
+    fn eq(&self, other: &Experiment) -> bool {
+        self.id == other.id
+    }
+}
+
+/// A parameter that tells cases apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaseParam {
+    /// Message size.
+    Size,
+    /// Write size.
+    WriteSize,
+    /// Clients at once.
+    Clients,
+    /// Authentication method.
+    AuthMethod,
+    /// A connection per transaction.
+    ConnectPerTransaction,
+}
+
+impl CaseParam {
+    /// The parameter as a number, for the ones that are numbers.
+    pub fn number(self, p: &Params) -> Option<u64> {
+        match self {
+            CaseParam::Size => p.size,
+            CaseParam::WriteSize => p.write_size,
+            CaseParam::Clients => p.clients,
+            CaseParam::AuthMethod | CaseParam::ConnectPerTransaction => None,
+        }
+    }
+
+    /// The parameter in a comparison's row label: `64 B`, `1 MiB writes`,
+    /// `10 clients`, `scram-sha-256`, `connection per transaction`.
+    pub fn label(self, p: &Params) -> Option<String> {
+        match self {
+            CaseParam::Size => p.size.map(format_size),
+            CaseParam::WriteSize => p.write_size.map(|s| format!("{} writes", format_size(s))),
+            CaseParam::Clients => p
+                .clients
+                .map(|c| format!("{c} client{}", if c == 1 { "" } else { "s" })),
+            CaseParam::AuthMethod => p.auth_method.clone(),
+            CaseParam::ConnectPerTransaction => p
+                .connect_per_transaction
+                .then(|| "connection per transaction".into()),
+        }
+    }
+
+    /// The parameter in a chart's short label: `64 B`, `10 cl.`, `md5`.
+    pub fn short(self, p: &Params) -> Option<String> {
+        match self {
+            CaseParam::Size | CaseParam::WriteSize => self.number(p).map(format_size),
+            CaseParam::Clients => p.clients.map(|c| format!("{c} cl.")),
+            CaseParam::AuthMethod => p.auth_method.clone(),
+            CaseParam::ConnectPerTransaction => None,
+        }
+    }
+}
+
+/// A chart an experiment draws besides its headline bars.
+#[derive(Debug, Clone, Copy)]
+pub enum Chart {
+    /// A line per transport of `y` against a numeric case parameter; drawn only when
+    /// that parameter takes more than one value.
+    Lines {
+        title: &'static str,
+        x: CaseParam,
+        x_desc: &'static str,
+        y: Metric,
+        log_x: bool,
+    },
+    /// The total time of every timed batch against its N, with each transport's
+    /// least-squares line; `n` names what N counts.
+    Fitted { n: &'static str },
+}
+
+/// An experiment's line in the verdict.
+#[derive(Debug, Clone, Copy)]
+pub struct VerdictLine {
+    /// Where the line goes: smaller first (everyday work first, bulk work last).
+    pub rank: u8,
+    /// The case the line is about, when there are several.
+    pub case: Pick,
+    /// What the line is about, given the picked case's parameter.
+    pub what: fn(Option<u64>) -> String,
+    pub metric: Metric,
+    /// Bulk work: the line says whether the difference disappears there.
+    pub bulk: bool,
+}
+
+/// Which case a verdict line is about.
+#[derive(Debug, Clone, Copy)]
+pub enum Pick {
+    /// The only one.
+    Only,
+    /// The one with the smallest value of the parameter.
+    Smallest(CaseParam),
+    /// The one with the largest value of the parameter.
+    Largest(CaseParam),
+}
+
+/// Every experiment this sockbench knows, from the registered server families.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog(Vec<&'static Experiment>);
+
+impl Catalog {
+    pub fn new(experiments: impl IntoIterator<Item = &'static Experiment>) -> Catalog {
+        Catalog(experiments.into_iter().collect())
+    }
+
+    /// Every experiment, in the order the families declare them.
+    pub fn all(&self) -> &[&'static Experiment] {
+        &self.0
+    }
+
+    /// The experiment a result file names `id`: the one place an id is read.
+    pub fn find(&self, id: &str) -> Option<&'static Experiment> {
+        self.0.iter().copied().find(|e| e.id == id)
+    }
+
+    /// The experiment of a record.
+    pub fn of(&self, record: &ResultRecord) -> Option<&'static Experiment> {
+        self.find(&record.experiment)
+    }
+}
+
+/// A server family: the servers sockbench measures one way (its own socket server;
+/// PostgreSQL), with the transports it can reach them over and its experiments.
+/// Each family folder declares one; `families.rs` lists them.
+#[derive(Debug)]
+pub struct Family {
+    /// Its name, the first part of its experiments' ids.
+    pub name: &'static str,
+    /// The transports its managed server listens on and its client can use.
+    pub transports: &'static [Transport],
+    pub experiments: &'static [&'static Experiment],
+}
+
+impl Family {
+    /// Refuses, in one line, a transport the family cannot measure.
+    pub fn check_transports(&self, asked: &[Transport]) -> Result<(), String> {
+        match asked.iter().find(|t| !self.transports.contains(t)) {
+            None => Ok(()),
+            Some(t) => Err(format!(
+                "{} cannot be measured over {t}; choose from {}",
+                self.name,
+                self.transports
+                    .iter()
+                    .map(|t| t.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! The `sockets` command's arguments as clap sees them; `plan.rs` validates them.
+
+use super::Workload;
+use crate::plan::Measuring;
+use crate::transport::{Endpoint, TlsVersion, Transport};
+use clap::Args;
+
+#[derive(Debug, Default, Args)]
+#[command(after_help = "Examples:\n  \
+    sockbench sockets --quick --json out.json\n  \
+    sockbench sockets --transports unix,unix-abstract,tcp,tcp6,tls --workloads connect\n  \
+    sockbench sockets --workloads concurrent --clients 16\n  \
+    sockbench sockets --server unix:/tmp/sb.sock --server tcp:127.0.0.1:7000\n\n\
+    Transports: unix (socket file), unix-abstract (Linux abstract namespace), tcp \
+    (127.0.0.1), tcp6 (::1), tls (TCP 127.0.0.1 with TLS; the client encrypts without \
+    verifying the certificate, like libpq's sslmode=require).\n\
+    Workloads: connect (connect, read a 12-byte greeting, close), pingpong (round trips \
+    on one connection), stream (bulk bytes one way), concurrent (many clients doing \
+    64-byte round trips at once).")]
+pub struct SocketsArgs {
+    /// Transports to compare, comma-separated [default: unix,tcp,tls].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub transports: Option<Vec<Transport>>,
+
+    /// Workloads to run, comma-separated [default: connect,pingpong,stream].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub workloads: Option<Vec<Workload>>,
+
+    #[command(flatten)]
+    pub measuring: Measuring,
+
+    /// Pingpong message sizes, comma-separated (B, KiB, MiB; 1 B to 1 MiB)
+    /// [default: 64,4KiB,64KiB].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub sizes: Option<Vec<String>>,
+
+    /// Stream write sizes, comma-separated (B, KiB, MiB; 1 B to 1 MiB)
+    /// [default: 4KiB,64KiB].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub write_sizes: Option<Vec<String>>,
+
+    /// Clients running at once in the concurrent workload [default: 8].
+    #[arg(long, value_name = "N")]
+    pub clients: Option<u32>,
+
+    /// TLS protocol version the client asks for [default: 1.3].
+    #[arg(long, value_name = "1.2|1.3")]
+    pub tls_version: Option<TlsVersion>,
+
+    /// Measure a running `sockbench serve` at ADDR instead of starting a server
+    /// (repeatable; replaces --transports).
+    #[arg(long = "server", value_name = "ADDR")]
+    pub servers: Vec<Endpoint>,
+}

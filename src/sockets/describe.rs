@@ -1,0 +1,215 @@
+//! The raw socket experiments as they describe themselves: id, title, headline,
+//! charts, verdict line, and the table of each, laid out like the PostgreSQL ones: a
+//! column per transport, a row per measurement (per message size, write size or
+//! client count where those vary), and the extra time over the fastest transport.
+
+use crate::report::block::Block;
+use crate::report::columns::{distinct, having, Columns, Compare, NOISY_NOTE};
+use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine};
+use crate::report::format::{bytes_rate, duration_ns, rate};
+use crate::results::metric::{Better, Metric, Unit};
+use crate::results::ResultRecord;
+use crate::stats::Percentiles;
+use crate::units::format_size;
+
+/// Reads one latency figure.
+type LatencyOf = fn(&Percentiles) -> f64;
+
+const TAILS: [(&str, LatencyOf); 3] = [
+    ("  p50", |p| p.p50),
+    ("  p99", |p| p.p99),
+    ("  p99.9", |p| p.p999),
+];
+
+pub static CONNECT: Experiment = Experiment {
+    id: "sockets.connect",
+    title: "connect, read the 12-byte greeting, close",
+    headline: Metric {
+        name: "conn_per_s",
+        unit: Unit::Rate,
+        better: Better::Higher,
+        read: |m| m.conn_per_s,
+    },
+    cases: &[],
+    table: connect,
+    charts: &[],
+    verdict: None,
+};
+
+/// Round trip time p50.
+const RTT: Metric = Metric {
+    name: "rtt_ns.p50",
+    unit: Unit::Time,
+    better: Better::Lower,
+    read: |m| m.rtt_ns.map(|p| p.p50),
+};
+
+pub static PINGPONG: Experiment = Experiment {
+    id: "sockets.pingpong",
+    title: "request/response round trips on one connection",
+    headline: RTT,
+    cases: &[CaseParam::Size],
+    table: pingpong,
+    charts: &[Chart::Lines {
+        title: "round trip p50 against message size",
+        x: CaseParam::Size,
+        x_desc: "message size (bytes, log scale)",
+        y: RTT,
+        log_x: true,
+    }],
+    verdict: Some(VerdictLine {
+        rank: 30,
+        case: Pick::Smallest(CaseParam::Size),
+        what: |size| format!("a {} socket round trip", format_size(size.unwrap_or(0))),
+        metric: RTT,
+        bulk: false,
+    }),
+};
+
+/// Stream throughput.
+const THROUGHPUT: Metric = Metric {
+    name: "bytes_per_s",
+    unit: Unit::ByteRate,
+    better: Better::Higher,
+    read: |m| m.bytes_per_s,
+};
+
+pub static STREAM: Experiment = Experiment {
+    id: "sockets.stream",
+    title: "bulk bytes one way on one connection",
+    headline: THROUGHPUT,
+    cases: &[CaseParam::WriteSize],
+    table: stream,
+    charts: &[],
+    verdict: Some(VerdictLine {
+        rank: 60,
+        case: Pick::Largest(CaseParam::WriteSize),
+        what: |size| format!("bulk bytes in {} writes", format_size(size.unwrap_or(0))),
+        metric: THROUGHPUT,
+        bulk: true,
+    }),
+};
+
+/// Round trips per second of all clients.
+const OPS: Metric = Metric {
+    name: "ops_per_s",
+    unit: Unit::Rate,
+    better: Better::Higher,
+    read: |m| m.ops_per_s,
+};
+
+pub static CONCURRENT: Experiment = Experiment {
+    id: "sockets.concurrent",
+    title: "clients doing 64-byte round trips at once",
+    headline: OPS,
+    cases: &[CaseParam::Clients],
+    table: concurrent,
+    charts: &[Chart::Lines {
+        title: "throughput against clients",
+        x: CaseParam::Clients,
+        x_desc: "clients",
+        y: OPS,
+        log_x: false,
+    }],
+    verdict: None,
+};
+
+fn connect(records: &[ResultRecord]) -> Block {
+    let mut table = Columns::of(records);
+    let cells = table.place(&records.iter().collect::<Vec<_>>());
+    table.line(
+        "connections/s",
+        &cells,
+        Compare::HigherIsBetter,
+        rate,
+        |r| r.metrics.conn_per_s,
+    );
+    table.range("  range", &cells, rate);
+    for (label, get) in TAILS {
+        table.line(label, &cells, Compare::Not, duration_ns, |r| {
+            r.metrics.latency_ns.as_ref().map(get)
+        });
+    }
+    finish(&CONNECT, table, records)
+}
+
+fn pingpong(records: &[ResultRecord]) -> Block {
+    let mut table = Columns::of(records);
+    for size in distinct(records, |r| r.params.size) {
+        let cells = table.place(&having(records, |r| r.params.size, &size));
+        let label = format!("{}: round trip p50", format_size(size.unwrap_or(0)));
+        let rtt = |r: &ResultRecord| r.metrics.rtt_ns.map(|p| p.p50);
+        table.line(&label, &cells, Compare::LowerIsBetter, duration_ns, rtt);
+        for (label, get) in &TAILS[1..] {
+            table.line(label, &cells, Compare::Not, duration_ns, |r| {
+                r.metrics.rtt_ns.as_ref().map(get)
+            });
+        }
+        table.line("  round trips/s", &cells, Compare::Not, rate, |r| {
+            r.metrics.ops_per_s
+        });
+    }
+    finish(&PINGPONG, table, records)
+}
+
+fn stream(records: &[ResultRecord]) -> Block {
+    let mut table = Columns::of(records);
+    for size in distinct(records, |r| r.params.write_size) {
+        let cells = table.place(&having(records, |r| r.params.write_size, &size));
+        let label = format!("{} writes: throughput", format_size(size.unwrap_or(0)));
+        table.line(&label, &cells, Compare::HigherIsBetter, bytes_rate, |r| {
+            r.metrics.bytes_per_s
+        });
+        table.range("  range", &cells, bytes_rate);
+    }
+    finish(&STREAM, table, records)
+}
+
+fn concurrent(records: &[ResultRecord]) -> Block {
+    let mut table = Columns::of(records);
+    for clients in distinct(records, |r| r.params.clients) {
+        let cells = table.place(&having(records, |r| r.params.clients, &clients));
+        let label = format!("{} clients: round trips/s", clients.unwrap_or(0));
+        table.line(&label, &cells, Compare::HigherIsBetter, rate, |r| {
+            r.metrics.ops_per_s
+        });
+        table.range("  range", &cells, rate);
+        for (label, get) in TAILS {
+            table.line(label, &cells, Compare::Not, duration_ns, |r| {
+                r.metrics.rtt_ns.as_ref().map(get)
+            });
+        }
+    }
+    finish(&CONCURRENT, table, records)
+}
+
+/// The block of `experiment` with the rows laid out and the footnotes.
+fn finish(experiment: &'static Experiment, table: Columns, records: &[ResultRecord]) -> Block {
+    Block {
+        header: table.header("measurement"),
+        rows: table.rows,
+        notes: notes(records),
+        ..Block::experiment(experiment, records)
+    }
+}
+
+fn notes(records: &[ResultRecord]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(tls) = records.iter().find_map(|r| r.tls.as_ref()) {
+        notes.push(format!(
+            "tls: {} {}, {} certificate",
+            tls.version, tls.cipher, tls.certificate
+        ));
+    }
+    if records.iter().any(|r| r.headline.noisy) {
+        notes.push(NOISY_NOTE.into());
+    }
+    if records
+        .iter()
+        .flat_map(|r| &r.trials)
+        .any(|t| t.port_limited)
+    {
+        notes.push("some TCP trials stopped early to keep ephemeral ports free".into());
+    }
+    notes
+}

@@ -1,0 +1,109 @@
+//! The sockets suite: starts (or finds) sockbench's server, then runs each workload
+//! through the harness. Every case (message size, write size, client count) of a
+//! workload runs on every transport once per round, the transport that goes first
+//! rotating from round to round.
+
+use super::plan::{ServerSource, SocketsPlan};
+use super::server::child::ServerProcess;
+use super::{Target, Workload};
+use crate::harness::aggregate::{rank, record};
+use crate::harness::{self, Case, Progress, Runner, Schedule, Sink};
+use crate::results::{Params, ResultRecord, Trial};
+use crate::transport::TlsInfo;
+use crate::units::format_size;
+use anyhow::Result;
+
+/// Runs every workload of the plan, handing each to `sink` as it finishes.
+pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
+    progress.note("sockets: starting the server");
+    let (_server, endpoints) = match &plan.server {
+        ServerSource::Spawn(transports) => {
+            let server = ServerProcess::start(transports)?;
+            let endpoints = server.endpoints().to_vec();
+            (Some(server), endpoints)
+        }
+        ServerSource::Running(endpoints) => (None, endpoints.clone()),
+    };
+    let targets = endpoints
+        .into_iter()
+        .map(|e| Target::new(e, plan.tls_version))
+        .collect::<Result<Vec<_>>>()?;
+    let tls: Vec<_> = targets
+        .iter()
+        .map(Target::tls_info)
+        .collect::<Result<_>>()?;
+
+    for &workload in &plan.workloads {
+        let mut runner = WorkloadRunner {
+            plan,
+            workload,
+            cases: plan.cases(workload),
+            targets: &targets,
+        };
+        let records = run(&mut runner, &tls, progress);
+        sink.keep(records)?;
+    }
+    Ok(())
+}
+
+/// One workload's trials, as the harness runs them.
+struct WorkloadRunner<'a> {
+    plan: &'a SocketsPlan,
+    workload: Workload,
+    cases: Vec<Params>,
+    targets: &'a [Target],
+}
+
+impl Runner for WorkloadRunner<'_> {
+    fn target_label(&self, target: usize) -> String {
+        self.targets[target].transport.to_string()
+    }
+
+    fn trial(&mut self, case: usize, target: usize) -> Result<Trial> {
+        self.workload
+            .run(&self.targets[target], &self.cases[case], &self.plan.budget)
+    }
+}
+
+/// Runs every round of one workload and builds its records.
+fn run(
+    runner: &mut WorkloadRunner,
+    tls: &[Option<TlsInfo>],
+    progress: &dyn Progress,
+) -> Result<Vec<ResultRecord>> {
+    let experiment = runner.workload.describe();
+    let all: Vec<usize> = (0..runner.targets.len()).collect();
+    let cases = runner
+        .cases
+        .iter()
+        .map(|params| Case {
+            label: case_label(params),
+            targets: all.clone(),
+        })
+        .collect();
+    let schedule = Schedule::new(experiment.id, cases, runner.plan.trials);
+    let grid = harness::run(&schedule, runner, progress)?;
+    let mut records = Vec::new();
+    for (params, per_target) in runner.cases.iter().zip(grid) {
+        for ((target, trials), tls) in runner.targets.iter().zip(per_target).zip(tls) {
+            records.push(record(
+                experiment.id,
+                &experiment.headline,
+                params,
+                target.transport.name(),
+                trials,
+                tls.clone(),
+            ));
+        }
+    }
+    rank(&mut records);
+    Ok(records)
+}
+
+fn case_label(params: &Params) -> String {
+    match (params.size, params.write_size, params.clients) {
+        (Some(size), _, _) | (_, Some(size), _) => format_size(size),
+        (_, _, Some(clients)) => format!("{clients} clients"),
+        _ => String::new(),
+    }
+}
