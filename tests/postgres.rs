@@ -264,6 +264,8 @@ fn a_server_gone_mid_run_is_an_error_naming_the_experiment_and_results_are_kept(
         1,
         "expected one postmaster: {postmaster:?}"
     );
+    // SAFETY: kill has no memory preconditions; the PID is the postmaster this test's
+    // own sockbench started, found by its private directory.
     unsafe { libc::kill(postmaster[0] as libc::pid_t, libc::SIGQUIT) };
     let status = wait_for_exit(&mut child, "sockbench did not notice the server had gone");
     let mut stderr = String::new();

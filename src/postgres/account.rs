@@ -21,6 +21,7 @@ pub struct Account {
 
 /// `None` when not root (the programs run as the current user), else the account.
 pub fn server_account() -> Result<Option<Account>> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         return Ok(None);
     }
@@ -38,11 +39,15 @@ pub fn server_account() -> Result<Option<Account>> {
 
 /// The name of the account sockbench itself runs as (for peer authentication).
 pub fn current_user_name() -> String {
+    // SAFETY: geteuid has no preconditions and cannot fail.
     let uid = unsafe { libc::geteuid() };
+    // SAFETY: getpwuid takes any uid; its result is checked for null before use.
     let entry = unsafe { libc::getpwuid(uid) };
     if entry.is_null() {
         return uid.to_string();
     }
+    // SAFETY: `entry` is a non-null passwd entry from getpwuid, whose pw_name is a
+    // NUL-terminated string valid until the next getpw* call, and it is copied out at once.
     unsafe { CStr::from_ptr((*entry).pw_name) }
         .to_string_lossy()
         .into_owned()
@@ -50,10 +55,14 @@ pub fn current_user_name() -> String {
 
 fn lookup(name: &str) -> Option<Account> {
     let c_name = CString::new(name).ok()?;
+    // SAFETY: `c_name` is a NUL-terminated string that outlives the call; the result is
+    // checked for null.
     let entry = unsafe { libc::getpwnam(c_name.as_ptr()) };
     if entry.is_null() {
         return None;
     }
+    // SAFETY: `entry` is a non-null passwd entry from getpwnam, read before any other
+    // getpw* call.
     let (uid, gid) = unsafe { ((*entry).pw_uid, (*entry).pw_gid) };
     Some(Account {
         name: name.to_string(),

@@ -20,6 +20,7 @@ pub fn binaries_or_skip(test: &str) -> Option<Binaries> {
 
 fn process_alive(pid: u32) -> bool {
     // Signal 0 checks existence; a zombie would still count, but the cluster reaps it.
+    // SAFETY: kill with signal 0 only checks that the process exists; it sends nothing.
     unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
 }
 

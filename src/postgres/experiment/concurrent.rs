@@ -12,7 +12,7 @@
 use super::PgTarget;
 use crate::harness::measure::{nanos, rate};
 use crate::harness::threads::on_threads;
-use crate::postgres::libpq::{Conn, Step, TxOutcome};
+use crate::postgres::libpq::{wait_any, Conn, Step, TxOutcome, Wait};
 use crate::results::{Metrics, Trial};
 use crate::stats::Percentiles;
 use anyhow::{anyhow, bail, Context, Result};
@@ -133,7 +133,7 @@ fn drive(
         })
         .collect::<Result<_, crate::postgres::libpq::PgError>>()
         .context("cannot open the clients' connections")?;
-    let mut fds: Vec<libc::pollfd> = Vec::with_capacity(all.len());
+    let mut waits: Vec<Wait> = Vec::with_capacity(all.len());
     std::thread::sleep(start.saturating_duration_since(Instant::now()));
     loop {
         let now = Instant::now();
@@ -144,22 +144,15 @@ fn drive(
         for c in all.iter_mut().filter(|c| c.state == State::Idle) {
             begin(c, target, load, now, &mut tally)?;
         }
-        fds.clear();
-        fds.extend(all.iter().map(|c| libc::pollfd {
-            fd: c.conn.as_ref().map_or(-1, Conn::socket),
-            events: match c.state {
-                State::Connecting(Step::Write) => libc::POLLOUT,
-                _ => libc::POLLIN,
-            },
-            revents: 0,
+        waits.clear();
+        waits.extend(all.iter().map(|c| {
+            let write = c.state == State::Connecting(Step::Write);
+            Wait::new(c.conn.as_ref(), write)
         }));
-        let wait_ms = (end - now).as_millis().clamp(1, 1000) as libc::c_int;
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
-        if ready < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            bail!("poll failed: {}", std::io::Error::last_os_error());
-        }
-        for (c, fd) in all.iter_mut().zip(&fds) {
-            if fd.revents != 0 {
+        let limit = (end - now).clamp(Duration::from_millis(1), Duration::from_secs(1));
+        wait_any(&mut waits, limit).map_err(|e| anyhow!("poll failed: {e}"))?;
+        for (c, wait) in all.iter_mut().zip(&waits) {
+            if wait.ready() {
                 progress(c, load, measured_from, end, &mut tally)?;
             }
         }

@@ -8,7 +8,7 @@
 
 mod nonblocking;
 
-pub use nonblocking::{Step, TxOutcome};
+pub use nonblocking::{wait_any, Step, TxOutcome, Wait};
 use pq_sys as pq;
 use std::ffi::{c_char, CStr, CString};
 use std::ptr::NonNull;
@@ -41,6 +41,8 @@ fn one_line(raw: *const c_char) -> String {
     if raw.is_null() {
         return "unknown libpq error".into();
     }
+    // SAFETY: `raw` is non-null (checked above) and points to a NUL-terminated message
+    // libpq owns, copied out before libpq is called again.
     let text = unsafe { CStr::from_ptr(raw) }.to_string_lossy();
     let joined = text
         .lines()
@@ -66,7 +68,11 @@ pub struct ConnParams {
 }
 
 // The pointers point into the C strings the same value owns and never changes.
+// SAFETY: the raw pointers point into C strings this value owns; they are never changed
+// after construction and stay valid as long as the value, on any thread.
 unsafe impl Send for ConnParams {}
+// SAFETY: as for Send: the value is never mutated through a shared reference, and libpq
+// only reads the strings.
 unsafe impl Sync for ConnParams {}
 
 impl Clone for ConnParams {
@@ -120,6 +126,8 @@ impl ConnParams {
 
     /// Whether a server answers and accepts connections now (`PQpingParams`).
     pub fn ping(&self) -> bool {
+        // SAFETY: both arrays hold pointers to NUL-terminated strings this value owns and
+        // end with a null pointer, as PQpingParams requires.
         let answer = unsafe { pq::PQpingParams(self.keywords.as_ptr(), self.values.as_ptr(), 0) };
         answer == pq::PGPing::PQPING_OK
     }
@@ -147,10 +155,15 @@ pub struct Conn {
 }
 
 // A libpq connection may move between threads as long as one thread uses it at a time.
+// SAFETY: libpq allows a connection to be used from any thread as long as one thread uses
+// it at a time; `Conn` is not `Sync` and is only used through `&self`/`&mut self` by its
+// owner.
 unsafe impl Send for Conn {}
 
 impl Drop for Conn {
     fn drop(&mut self) {
+        // SAFETY: `self.raw` is a live connection this value owns; it is finished once,
+        // here, and never used after.
         unsafe { pq::PQfinish(self.raw.as_ptr()) };
     }
 }
@@ -159,6 +172,9 @@ impl Conn {
     /// Connects, blocking, like psql does.
     pub fn connect(params: &ConnParams) -> Result<Conn, PgError> {
         let raw =
+            // SAFETY: both arrays hold pointers to NUL-terminated strings owned by `params`
+            // and end with a null pointer, as PQconnectdbParams requires; they outlive the
+            // call.
             unsafe { pq::PQconnectdbParams(params.keywords.as_ptr(), params.values.as_ptr(), 0) };
         Conn::checked(raw)
     }
@@ -169,6 +185,8 @@ impl Conn {
         use pq::ConnStatusType as S;
         use pq::PostgresPollingStatusType as P;
         let start = Instant::now();
+        // SAFETY: both arrays hold pointers to NUL-terminated strings owned by `params` and
+        // end with a null pointer, as PQconnectStartParams requires; they outlive the call.
         let raw = unsafe {
             pq::PQconnectStartParams(params.keywords.as_ptr(), params.values.as_ptr(), 0)
         };
@@ -184,6 +202,7 @@ impl Conn {
             (false, false, false, false);
         let mut poll = P::PGRES_POLLING_WRITING;
         loop {
+            // SAFETY: `conn.raw` is a live connection `conn` owns.
             let status = unsafe { pq::PQstatus(conn.raw.as_ptr()) };
             let now = Instant::now();
             if status == S::CONNECTION_BAD {
@@ -223,6 +242,7 @@ impl Conn {
                 P::PGRES_POLLING_WRITING => conn.wait(libc::POLLOUT)?,
                 P::PGRES_POLLING_ACTIVE => {}
             }
+            // SAFETY: `conn.raw` is a live connection `conn` owns.
             poll = unsafe { pq::PQconnectPoll(conn.raw.as_ptr()) };
         }
     }
@@ -233,6 +253,8 @@ impl Conn {
     fn wrap(raw: *mut pq::PGconn) -> Result<Conn, PgError> {
         let raw = NonNull::new(raw)
             .ok_or_else(|| PgError::Connect("libpq could not allocate a connection".into()))?;
+        // SAFETY: `raw` is non-null (checked above) and freshly allocated by libpq; the
+        // processor is a plain function that ignores its arguments.
         unsafe {
             pq::PQsetNoticeProcessor(raw.as_ptr(), Some(ignore_notice), std::ptr::null_mut())
         };
@@ -241,6 +263,7 @@ impl Conn {
 
     fn checked(raw: *mut pq::PGconn) -> Result<Conn, PgError> {
         let conn = Conn::wrap(raw)?;
+        // SAFETY: `conn.raw` is a live connection `conn` owns.
         if unsafe { pq::PQstatus(conn.raw.as_ptr()) } == pq::ConnStatusType::CONNECTION_OK {
             Ok(conn)
         } else {
@@ -251,11 +274,14 @@ impl Conn {
     /// Waits (at most 30 s) for the connection's socket to become ready for `events`.
     fn wait(&self, events: libc::c_short) -> Result<(), PgError> {
         let mut fd = libc::pollfd {
+            // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
             fd: unsafe { pq::PQsocket(self.raw.as_ptr()) },
             events,
             revents: 0,
         };
         loop {
+            // SAFETY: `fd` is a valid pollfd on the stack and 1 is the number of entries
+            // behind the pointer.
             match unsafe { libc::poll(&mut fd, 1, 30_000) } {
                 0 => {
                     return Err(PgError::Connect(
@@ -274,20 +300,26 @@ impl Conn {
     }
 
     fn error_message(&self) -> String {
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
         one_line(unsafe { pq::PQerrorMessage(self.raw.as_ptr()) })
     }
 
     /// Runs one query with the simple query protocol and checks it succeeded.
     pub fn exec(&self, sql: &CStr) -> Result<PgResult, PgError> {
+        // SAFETY: `self.raw` is a live connection this value owns and `sql` is
+        // NUL-terminated and outlives the call.
         let raw = unsafe { pq::PQexec(self.raw.as_ptr(), sql.as_ptr()) };
         let Some(raw) = NonNull::new(raw) else {
             return Err(PgError::Query(self.error_message()));
         };
         let result = PgResult { raw };
+        // SAFETY: `raw` is a non-null result just returned by PQexec, owned by `result`.
         match unsafe { pq::PQresultStatus(raw.as_ptr()) } {
             pq::ExecStatusType::PGRES_TUPLES_OK | pq::ExecStatusType::PGRES_COMMAND_OK => {
                 Ok(result)
             }
+            // SAFETY: `raw` is a non-null result owned by `result`; the message is copied
+            // out before `result` is dropped.
             _ => Err(PgError::Query(one_line(unsafe {
                 pq::PQresultErrorMessage(raw.as_ptr())
             }))),
@@ -310,14 +342,19 @@ impl Conn {
 
     /// The TLS protocol and cipher when the connection is encrypted.
     pub fn tls(&self) -> Option<(String, String)> {
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
         if unsafe { pq::PQsslInUse(self.raw.as_ptr()) } == 0 {
             return None;
         }
         let attribute = |name: &CStr| {
+            // SAFETY: `self.raw` is a live connection and `name` is NUL-terminated; the
+            // result is checked for null.
             let value = unsafe { pq::PQsslAttribute(self.raw.as_ptr(), name.as_ptr()) };
             if value.is_null() {
                 "unknown".to_string()
             } else {
+                // SAFETY: `value` is non-null and points to a NUL-terminated string libpq
+                // owns for the life of the connection; it is copied out at once.
                 unsafe { CStr::from_ptr(value) }
                     .to_string_lossy()
                     .into_owned()
@@ -328,8 +365,11 @@ impl Conn {
 
     /// True when the connection runs over a Unix socket.
     pub fn over_unix_socket(&self) -> bool {
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
         let host = unsafe { pq::PQhost(self.raw.as_ptr()) };
         !host.is_null() && {
+            // SAFETY: `host` is non-null and points to a NUL-terminated string libpq owns
+            // for the life of the connection.
             let host = unsafe { CStr::from_ptr(host) }.to_bytes();
             host.is_empty() || host[0] == b'/' || host[0] == b'@'
         }
@@ -345,12 +385,15 @@ pub struct PgResult {
 
 impl Drop for PgResult {
     fn drop(&mut self) {
+        // SAFETY: `self.raw` is a result this value owns; it is cleared once, here, and
+        // never used after.
         unsafe { pq::PQclear(self.raw.as_ptr()) };
     }
 }
 
 impl PgResult {
     pub fn rows(&self) -> usize {
+        // SAFETY: `self.raw` is a result this value owns, not yet cleared.
         unsafe { pq::PQntuples(self.raw.as_ptr()) }.max(0) as usize
     }
 
@@ -358,6 +401,9 @@ impl PgResult {
     pub fn value(&self, row: usize, column: usize) -> Option<&[u8]> {
         let (r, c) = (row as i32, column as i32);
         let raw = self.raw.as_ptr();
+        // SAFETY: `raw` is a result this value owns; row and column are checked against its
+        // size before PQgetvalue, whose text of PQgetlength bytes lives as long as the
+        // result, which the returned slice borrows.
         unsafe {
             if row >= self.rows() || c >= pq::PQnfields(raw) || pq::PQgetisnull(raw, r, c) != 0 {
                 return None;
@@ -376,16 +422,23 @@ impl PgResult {
 pub fn parse_conninfo(text: &str) -> Result<Vec<(String, String)>, PgError> {
     let c_text = CString::new(text).map_err(|_| PgError::Conninfo("contains a NUL byte".into()))?;
     let mut error: *mut c_char = std::ptr::null_mut();
+    // SAFETY: `c_text` is NUL-terminated and outlives the call; `error` is a valid place
+    // for libpq to store a message pointer.
     let options = unsafe { pq::PQconninfoParse(c_text.as_ptr(), &mut error) };
     if options.is_null() {
         let message = one_line(error);
         if !error.is_null() {
+            // SAFETY: `error` is a non-null message libpq allocated for this call and
+            // nothing uses it after.
             unsafe { pq::PQfreemem(error.cast()) };
         }
         return Err(PgError::Conninfo(message));
     }
     let mut pairs = Vec::new();
     let mut option = options;
+    // SAFETY: `options` is a non-null array from PQconninfoParse, ended by an entry whose
+    // keyword is null; the strings are copied out before the array is freed once, after the
+    // loop.
     unsafe {
         while !(*option).keyword.is_null() {
             if !(*option).val.is_null() {

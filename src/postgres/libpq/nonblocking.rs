@@ -27,10 +27,13 @@ pub enum TxOutcome {
 impl Conn {
     /// Starts opening a connection without waiting; advance it with [`Conn::advance`].
     pub fn start(params: &ConnParams) -> Result<Conn, PgError> {
+        // SAFETY: both arrays hold pointers to NUL-terminated strings owned by `params` and
+        // end with a null pointer, as PQconnectStartParams requires; they outlive the call.
         let raw = unsafe {
             pq::PQconnectStartParams(params.keywords.as_ptr(), params.values.as_ptr(), 0)
         };
         let conn = Conn::wrap(raw)?;
+        // SAFETY: `conn.raw` is a live connection this value owns.
         if unsafe { pq::PQstatus(conn.raw.as_ptr()) } == pq::ConnStatusType::CONNECTION_BAD {
             return Err(PgError::Connect(conn.error_message()));
         }
@@ -40,6 +43,7 @@ impl Conn {
     /// Advances a connection being opened, once its socket is ready.
     pub fn advance(&self) -> Result<Step, PgError> {
         use pq::PostgresPollingStatusType as P;
+        // SAFETY: `self.raw` is a live connection this value owns.
         match unsafe { pq::PQconnectPoll(self.raw.as_ptr()) } {
             P::PGRES_POLLING_OK => Ok(Step::Ready),
             P::PGRES_POLLING_READING => Ok(Step::Read),
@@ -50,11 +54,14 @@ impl Conn {
 
     /// The connection's socket, to wait on.
     pub fn socket(&self) -> RawFd {
+        // SAFETY: `self.raw` is a live connection this value owns.
         unsafe { pq::PQsocket(self.raw.as_ptr()) }
     }
 
     /// Sends a query without waiting for its results.
     pub fn send(&self, sql: &CStr) -> Result<(), PgError> {
+        // SAFETY: `self.raw` is a live connection this value owns and `sql` is
+        // NUL-terminated and outlives the call.
         if unsafe { pq::PQsendQuery(self.raw.as_ptr(), sql.as_ptr()) } == 1 {
             Ok(())
         } else {
@@ -65,18 +72,23 @@ impl Conn {
     /// Reads what has arrived and, when the results are complete, consumes them.
     pub fn receive(&self) -> Result<TxOutcome, PgError> {
         let raw = self.raw.as_ptr();
+        // SAFETY: `raw` is the live connection this value owns.
         if unsafe { pq::PQconsumeInput(raw) } == 0 {
             return Err(PgError::Query(self.error_message()));
         }
+        // SAFETY: `raw` is the live connection this value owns.
         if unsafe { pq::PQisBusy(raw) } != 0 {
             return Ok(TxOutcome::Pending);
         }
         let mut outcome = TxOutcome::Succeeded;
         loop {
+            // SAFETY: `raw` is the live connection this value owns.
             let result = unsafe { pq::PQgetResult(raw) };
             if result.is_null() {
                 break;
             }
+            // SAFETY: `result` is a non-null result just returned by PQgetResult and not
+            // yet cleared.
             let status = unsafe { pq::PQresultStatus(result) };
             if !matches!(
                 status,
@@ -84,11 +96,52 @@ impl Conn {
             ) {
                 outcome = TxOutcome::Failed;
             }
+            // SAFETY: `result` is non-null, owned by this loop and not used after this
+            // call.
             unsafe { pq::PQclear(result) };
         }
+        // SAFETY: `raw` is the live connection this value owns.
         if unsafe { pq::PQstatus(raw) } == pq::ConnStatusType::CONNECTION_BAD {
             return Err(PgError::Query(self.error_message()));
         }
         Ok(outcome)
     }
+}
+
+/// One connection to wait on in [`wait_any`].
+#[repr(transparent)]
+pub struct Wait(libc::pollfd);
+
+impl Wait {
+    /// Waits on `conn`'s socket until it can be read (or written, with `write`); with
+    /// no connection, never ready.
+    pub fn new(conn: Option<&Conn>, write: bool) -> Wait {
+        Wait(libc::pollfd {
+            fd: conn.map_or(-1, Conn::socket),
+            events: if write { libc::POLLOUT } else { libc::POLLIN },
+            revents: 0,
+        })
+    }
+
+    /// Whether the last [`wait_any`] found it ready (or failed, which the next
+    /// libpq call reports).
+    pub fn ready(&self) -> bool {
+        self.0.revents != 0
+    }
+}
+
+/// Waits at most `limit` until one of `waits` is ready, like one `poll(2)` over
+/// their sockets; a signal ends the wait early without an error.
+pub fn wait_any(waits: &mut [Wait], limit: std::time::Duration) -> std::io::Result<()> {
+    let ms = limit.as_millis().min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: `Wait` is a transparent wrapper of `pollfd` in a slice that lives across
+    // the call, and its length is passed with it.
+    let ready = unsafe { libc::poll(waits.as_mut_ptr().cast(), waits.len() as libc::nfds_t, ms) };
+    if ready < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
