@@ -33,12 +33,6 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
         if cause.is::<Interrupted>() {
             return 130;
         }
-        if let Some(
-            crate::transport::BindError::InUse(_) | crate::transport::BindError::NotSocket(_),
-        ) = cause.downcast_ref()
-        {
-            return 2;
-        }
     }
     1
 }

@@ -29,12 +29,16 @@ pub struct Bound {
     listener: Listener,
 }
 
-/// Binds every endpoint, or fails on the first that cannot be bound.
-pub fn bind_all(endpoints: &[Endpoint]) -> Result<Vec<Bound>, BindError> {
+/// Binds every endpoint, or fails on the first that cannot be bound; an address in
+/// use, or a path that is not a socket, is the user's to change (exit 2).
+pub fn bind_all(endpoints: &[Endpoint]) -> anyhow::Result<Vec<Bound>> {
     endpoints
         .iter()
         .map(|asked| {
-            let listener = Listener::bind(asked)?;
+            let listener = Listener::bind(asked).map_err(|e| match e {
+                BindError::InUse(_) | BindError::NotSocket(_) => crate::error::usage(e.to_string()),
+                other => other.into(),
+            })?;
             Ok(Bound {
                 endpoint: listener.local_endpoint(asked),
                 listener,
