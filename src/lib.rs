@@ -12,6 +12,7 @@ pub mod harness;
 pub mod input;
 pub mod interrupt;
 pub mod leftovers;
+pub mod names;
 pub mod plan;
 pub mod postgres;
 pub mod report;

@@ -7,9 +7,7 @@
 //! scram-sha-256). Only when the answer matches the method is the switch done.
 
 use anyhow::{bail, Result};
-use std::fmt;
 use std::io::{Read, Write};
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 /// The superuser sockbench administers its cluster with. Only peer authentication
@@ -25,35 +23,18 @@ const PEER_MAP: &str = "sockbench";
 /// The pg_ident.conf map that admits the administrator (OS account to `sockbench`).
 const ADMIN_MAP: &str = "sockbench-admin";
 
-/// How a client proves who it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuthMethod {
-    Trust,
-    Password,
-    Md5,
-    Scram,
-    Peer,
+crate::named! {
+    /// How a client proves who it is.
+    pub enum AuthMethod as "authentication method" {
+        Trust = "trust",
+        Password = "password",
+        Md5 = "md5",
+        Scram = "scram-sha-256" | "scram",
+        Peer = "peer",
+    }
 }
 
 impl AuthMethod {
-    pub const ALL: [AuthMethod; 5] = [
-        AuthMethod::Trust,
-        AuthMethod::Password,
-        AuthMethod::Md5,
-        AuthMethod::Scram,
-        AuthMethod::Peer,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            AuthMethod::Trust => "trust",
-            AuthMethod::Password => "password",
-            AuthMethod::Md5 => "md5",
-            AuthMethod::Scram => "scram-sha-256",
-            AuthMethod::Peer => "peer",
-        }
-    }
-
     /// Peer authentication exists only on Unix sockets.
     pub fn local_only(self) -> bool {
         self == AuthMethod::Peer
@@ -66,24 +47,6 @@ impl AuthMethod {
             AuthMethod::Md5 => "md5",
             _ => "scram-sha-256",
         }
-    }
-}
-
-impl fmt::Display for AuthMethod {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for AuthMethod {
-    type Err = String;
-    fn from_str(s: &str) -> Result<AuthMethod, String> {
-        AuthMethod::ALL
-            .into_iter()
-            .find(|m| m.name() == s || (s == "scram" && *m == AuthMethod::Scram))
-            .ok_or_else(|| {
-                format!("unknown authentication method '{s}' (expected trust, password, md5, scram-sha-256 or peer)")
-            })
     }
 }
 

@@ -35,32 +35,17 @@ pub static FAMILY: Family = Family {
     ],
 };
 
-/// One raw socket workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Workload {
-    Connect,
-    PingPong,
-    Stream,
-    Concurrent,
+crate::named! {
+    /// One raw socket workload.
+    pub enum Workload as "workload" {
+        Connect = "connect",
+        PingPong = "pingpong",
+        Stream = "stream",
+        Concurrent = "concurrent",
+    }
 }
 
 impl Workload {
-    pub const ALL: [Workload; 4] = [
-        Workload::Connect,
-        Workload::PingPong,
-        Workload::Stream,
-        Workload::Concurrent,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Workload::Connect => "connect",
-            Workload::PingPong => "pingpong",
-            Workload::Stream => "stream",
-            Workload::Concurrent => "concurrent",
-        }
-    }
-
     /// How the experiment describes itself.
     pub fn describe(self) -> &'static Experiment {
         match self {
@@ -91,24 +76,6 @@ impl Workload {
 
 fn param(value: Option<u64>) -> Result<u64> {
     value.context("experiment parameter missing")
-}
-
-impl std::fmt::Display for Workload {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Workload {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let names = Workload::ALL.map(Workload::name).join(", ");
-        Workload::ALL
-            .into_iter()
-            .find(|w| w.name() == s)
-            .ok_or_else(|| format!("unknown workload '{s}'; choose from {names}"))
-    }
 }
 
 /// How long each trial's timed loop may run.

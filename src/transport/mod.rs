@@ -16,45 +16,23 @@ pub use conn::{Conn, Connector};
 pub use listen::{Accepted, BindError, Listener};
 pub use tls::{TlsInfo, TlsVersion, CERTIFICATE_KIND};
 
-use std::fmt;
-use std::str::FromStr;
-
-/// Every transport sockbench can measure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Transport {
-    /// Unix domain stream socket bound to a file system path.
-    Unix,
-    /// Unix domain stream socket in Linux's abstract namespace (no file).
-    UnixAbstract,
-    /// TCP over IPv4 loopback, 127.0.0.1.
-    Tcp,
-    /// TCP over IPv6 loopback, ::1.
-    Tcp6,
-    /// TLS over TCP on 127.0.0.1.
-    Tls,
+crate::named! {
+    /// Every transport sockbench can measure.
+    pub enum Transport as "transport" {
+        /// Unix domain stream socket bound to a file system path.
+        Unix = "unix",
+        /// Unix domain stream socket in Linux's abstract namespace (no file).
+        UnixAbstract = "unix-abstract",
+        /// TCP over IPv4 loopback, 127.0.0.1.
+        Tcp = "tcp",
+        /// TCP over IPv6 loopback, ::1.
+        Tcp6 = "tcp6",
+        /// TLS over TCP on 127.0.0.1.
+        Tls = "tls",
+    }
 }
 
 impl Transport {
-    /// All transports, in the order tables list them.
-    pub const ALL: [Transport; 5] = [
-        Transport::Unix,
-        Transport::UnixAbstract,
-        Transport::Tcp,
-        Transport::Tcp6,
-        Transport::Tls,
-    ];
-
-    /// The name used on the command line, in tables and in result files.
-    pub fn name(self) -> &'static str {
-        match self {
-            Transport::Unix => "unix",
-            Transport::UnixAbstract => "unix-abstract",
-            Transport::Tcp => "tcp",
-            Transport::Tcp6 => "tcp6",
-            Transport::Tls => "tls",
-        }
-    }
-
     /// Whether connections on this transport use TCP ports (and so leave TIME_WAIT
     /// sockets behind when the client closes first).
     pub fn uses_tcp(self) -> bool {
@@ -72,32 +50,6 @@ impl Transport {
             Transport::Tcp6 => Endpoint::Tcp(SocketAddr::from((Ipv6Addr::LOCALHOST, 0))),
             Transport::Tls => Endpoint::Tls(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))),
         }
-    }
-
-    fn names() -> String {
-        Transport::ALL.map(Transport::name).join(", ")
-    }
-}
-
-impl fmt::Display for Transport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Transport {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Transport::ALL
-            .into_iter()
-            .find(|t| t.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown transport '{s}'; choose from {}",
-                    Transport::names()
-                )
-            })
     }
 }
 

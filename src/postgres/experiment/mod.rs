@@ -13,41 +13,22 @@ use super::describe;
 use crate::report::experiment::Experiment;
 use crate::results::ServerInfo;
 use crate::transport::TlsInfo;
-use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 
 use super::libpq::ConnParams;
 
-/// One PostgreSQL experiment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PgExperiment {
-    Query,
-    Connect,
-    Auth,
-    Rows,
-    Concurrent,
+crate::named! {
+    /// One PostgreSQL experiment.
+    pub enum PgExperiment as "experiment" {
+        Query = "query",
+        Connect = "connect",
+        Auth = "auth",
+        Rows = "rows",
+        Concurrent = "concurrent",
+    }
 }
 
 impl PgExperiment {
-    pub const ALL: [PgExperiment; 5] = [
-        PgExperiment::Query,
-        PgExperiment::Connect,
-        PgExperiment::Auth,
-        PgExperiment::Rows,
-        PgExperiment::Concurrent,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            PgExperiment::Query => "query",
-            PgExperiment::Connect => "connect",
-            PgExperiment::Auth => "auth",
-            PgExperiment::Rows => "rows",
-            PgExperiment::Concurrent => "concurrent",
-        }
-    }
-
     /// How the experiment describes itself.
     pub fn describe(self) -> &'static Experiment {
         match self {
@@ -57,26 +38,6 @@ impl PgExperiment {
             PgExperiment::Rows => &describe::ROWS,
             PgExperiment::Concurrent => &describe::CONCURRENT,
         }
-    }
-}
-
-impl fmt::Display for PgExperiment {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for PgExperiment {
-    type Err = String;
-    fn from_str(s: &str) -> Result<PgExperiment, String> {
-        PgExperiment::ALL
-            .into_iter()
-            .find(|e| e.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown experiment '{s}' (expected query, connect, auth, rows or concurrent)"
-                )
-            })
     }
 }
 

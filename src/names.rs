@@ -1,0 +1,72 @@
+//! Enums whose values each have one name, used alike on the command line, in tables
+//! and in result files: [`named!`](crate::named) declares one with its list of
+//! values, its names, `Display` and a `FromStr` that lists the choices when it fails.
+
+/// Declares a named enum:
+///
+/// ```
+/// sockbench::named! {
+///     /// A colour.
+///     pub enum Colour as "colour" {
+///         Red = "red",
+///         Green = "green" | "grün",
+///     }
+/// }
+/// assert_eq!("grün".parse::<Colour>(), Ok(Colour::Green));
+/// assert_eq!(Colour::Red.to_string(), "red");
+/// assert_eq!(
+///     "blue".parse::<Colour>().unwrap_err(),
+///     "unknown colour 'blue'; choose from red, green"
+/// );
+/// ```
+///
+/// A value may take other spellings after `|`; it is always printed by its first.
+#[macro_export]
+macro_rules! named {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident as $what:literal {
+            $($(#[$vmeta:meta])* $variant:ident = $text:literal $(| $alias:literal)*),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        $vis enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $name {
+            /// Every value, in the order they are declared (and listed).
+            pub const ALL: [$name; [$($text),+].len()] = [$($name::$variant),+];
+
+            /// The name on the command line, in tables and in result files.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl ::std::str::FromStr for $name {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($text $(| $alias)* => Ok($name::$variant),)+
+                    _ => Err($crate::names::unknown($what, s, &$name::ALL.map($name::name))),
+                }
+            }
+        }
+    };
+}
+
+/// The message for a name that is none of `names`.
+pub fn unknown(what: &str, given: &str, names: &[&str]) -> String {
+    format!("unknown {what} '{given}'; choose from {}", names.join(", "))
+}
