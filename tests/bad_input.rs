@@ -82,7 +82,10 @@ fn unwritable_json_path() {
 
 #[test]
 fn unknown_tls_version() {
-    assert_rejected(&["sockets", "--tls-version", "1.1"], "choose 1.2 or 1.3");
+    assert_rejected(
+        &["sockets", "--tls-version", "1.1"],
+        "unknown TLS version '1.1'; choose from 1.2, 1.3",
+    );
 }
 
 #[test]

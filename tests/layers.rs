@@ -9,6 +9,9 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &[
         "units",
+        "names",
+        // the macro of `names`, exported at the crate root
+        "named",
         "stats",
         "timestamp",
         "error",

@@ -3,7 +3,6 @@
 use crate::cli::ServeArgs;
 use crate::interrupt;
 use crate::sockets::server;
-use crate::transport::Endpoint;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::time::Duration;
@@ -13,10 +12,7 @@ pub fn run(args: &ServeArgs) -> Result<()> {
     let bound = server::bind_all(&args.listen)?;
     let socket_files: Vec<_> = bound
         .iter()
-        .filter_map(|b| match &b.endpoint {
-            Endpoint::Unix(path) => Some(path.clone()),
-            _ => None,
-        })
+        .filter_map(|b| b.endpoint.path().cloned())
         .collect();
     {
         let mut out = std::io::stdout().lock();

@@ -21,7 +21,7 @@ use super::libpq::{Conn, ConnParams};
 use super::process::{self, Spawned};
 use crate::error::usage;
 use crate::leftovers::PrivateDir;
-use crate::transport::{Transport, MAX_UNIX_PATH};
+use crate::transport::{Kind, Place, Transport, MAX_UNIX_PATH};
 use anyhow::{bail, Context, Result};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -79,7 +79,8 @@ impl Cluster {
             port: 0,
             socket_dir: base.join("sock"),
             abstract_name: transports
-                .contains(&Transport::UnixAbstract)
+                .iter()
+                .any(|t| t.place() == Place::Abstract)
                 .then(|| format!("sockbench-{}", random_hex(8))),
             password: random_hex(24),
             account,
@@ -90,7 +91,7 @@ impl Cluster {
         let max_connections = clients.saturating_add(CONNECTION_MARGIN).max(200);
         cluster.launch(
             binaries,
-            transports.contains(&Transport::Tcp6),
+            transports.iter().any(|t| t.place() == Place::Ipv6),
             max_connections,
         )?;
         cluster.create_role()?;
@@ -250,19 +251,19 @@ impl Cluster {
 
     /// How role `foo` reaches the server over `transport`, password included.
     pub fn params(&self, transport: Transport) -> Result<ConnParams> {
-        let host = match transport {
-            Transport::Unix => self.socket_dir.display().to_string(),
-            Transport::UnixAbstract => match &self.abstract_name {
+        // The place gives the host; the kind of socket whether TLS is asked for.
+        let host = match transport.place() {
+            Place::Path => self.socket_dir.display().to_string(),
+            Place::Abstract => match &self.abstract_name {
                 Some(name) => format!("@{name}"),
                 None => bail!("the cluster was started without unix-abstract"),
             },
-            Transport::Tcp | Transport::Tls => "127.0.0.1".into(),
-            Transport::Tcp6 => "::1".into(),
+            Place::Ipv4 => "127.0.0.1".into(),
+            Place::Ipv6 => "::1".into(),
         };
-        let sslmode = if transport == Transport::Tls {
-            "require"
-        } else {
-            "disable"
+        let sslmode = match transport.kind() {
+            Kind::Tls => "require",
+            Kind::Unix | Kind::Tcp => "disable",
         };
         Ok(ConnParams::new([
             ("host", host),

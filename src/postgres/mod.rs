@@ -28,7 +28,14 @@ use crate::transport::Transport;
 /// The family as `families.rs` registers it.
 pub static FAMILY: Family = Family {
     name: "postgres",
-    transports: &Transport::ALL,
+    // Every transport whose place libpq can reach and whose kind it speaks.
+    transports: &[
+        Transport::Unix,
+        Transport::UnixAbstract,
+        Transport::Tcp,
+        Transport::Tcp6,
+        Transport::Tls,
+    ],
     experiments: &[
         &describe::QUERY,
         &describe::CONNECT,

@@ -7,7 +7,7 @@ use crate::postgres::experiment::{PgBudget, PgExperiment};
 use crate::postgres::hba::AuthMethod;
 use crate::postgres::script;
 use crate::postgres::targets::NamedUrl;
-use crate::transport::Transport;
+use crate::transport::{Kind, Transport};
 use crate::units::{parse_count, parse_duration};
 use anyhow::Result;
 use std::ffi::CString;
@@ -87,7 +87,9 @@ impl PostgresPlan {
         } else {
             PgSource::Cluster {
                 bindir: args.pg_bindir.clone(),
-                transports: dedup(args.transports.as_deref().unwrap_or(&DEFAULT_TRANSPORTS)),
+                transports: supported(dedup(
+                    args.transports.as_deref().unwrap_or(&DEFAULT_TRANSPORTS),
+                ))?,
                 methods: dedup(args.auth_methods.as_deref().unwrap_or(&AuthMethod::ALL)),
             }
         };
@@ -193,6 +195,12 @@ fn check_rows_fit(rows: &[u64]) -> Result<()> {
     Ok(())
 }
 
+/// The transports, if the throwaway cluster can listen on all of them.
+fn supported(transports: Vec<Transport>) -> Result<Vec<Transport>> {
+    super::FAMILY.check_transports(&transports).map_err(usage)?;
+    Ok(transports)
+}
+
 /// On the throwaway cluster, `auth` has a method that applies to some transport:
 /// `peer` needs a Unix socket.
 fn check_auth_applies(source: &PgSource, methods_given: bool) -> Result<()> {
@@ -204,9 +212,7 @@ fn check_auth_applies(source: &PgSource, methods_given: bool) -> Result<()> {
     else {
         return Ok(());
     };
-    let unix = transports
-        .iter()
-        .any(|t| matches!(t, Transport::Unix | Transport::UnixAbstract));
+    let unix = transports.iter().any(|t| t.kind() == Kind::Unix);
     let peer_given = methods_given && methods.contains(&AuthMethod::Peer);
     if !unix && (peer_given || methods.iter().all(|m| m.local_only())) {
         return Err(usage(

@@ -52,7 +52,11 @@ impl SocketsPlan {
                 ))
             }
             (_, false) => ServerSource::Running(args.servers.clone()),
-            (Some(list), true) => ServerSource::Spawn(dedup(list)),
+            (Some(list), true) => {
+                let transports = dedup(list);
+                super::FAMILY.check_transports(&transports).map_err(usage)?;
+                ServerSource::Spawn(transports)
+            }
             (None, true) => ServerSource::Spawn(DEFAULT_TRANSPORTS.to_vec()),
         };
         if let ServerSource::Running(endpoints) = &server {

@@ -1,16 +1,18 @@
-//! One connected stream, whatever the transport, and the client side that opens it.
+//! The sockets of every kind behind one type each: a connected stream ([`Conn`]),
+//! the client side that opens one ([`Connector`]) and the server side that accepts
+//! them ([`Listener`], [`Accepted`]). Each arm hands over to its kind's file.
 //!
-//! [`Conn`] is an enum rather than a boxed trait object so a read or write costs a
+//! These are enums rather than boxed trait objects so a read or write costs a
 //! predictable branch, not an indirect call, inside the timed loops.
 
 use super::tls::{self, TlsInfo, TlsVersion};
-use super::Endpoint;
-use anyhow::Result;
-use openssl::ssl::{SslConnector, SslStream};
+use super::{tcp, unix, Address, Endpoint, Kind};
+use anyhow::{bail, Result};
+use openssl::ssl::{MidHandshakeSslStream, SslAcceptor, SslConnector, SslStream};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::os::linux::net::SocketAddrExt;
-use std::os::unix::net::{SocketAddr as UnixAddr, UnixStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
 use std::time::Duration;
 
 /// A connected stream on any transport.
@@ -40,8 +42,7 @@ impl Conn {
     }
 
     /// The socket, to wait on.
-    pub fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        use std::os::fd::AsRawFd;
+    pub fn as_raw_fd(&self) -> RawFd {
         match self {
             Conn::Unix(s) => s.as_raw_fd(),
             Conn::Tcp(s) => s.as_raw_fd(),
@@ -98,13 +99,11 @@ pub enum Connector {
 
 impl Connector {
     pub fn new(endpoint: &Endpoint, tls_version: TlsVersion) -> Result<Connector> {
-        Ok(match endpoint {
-            Endpoint::Unix(path) => Connector::Unix(UnixAddr::from_pathname(path)?),
-            Endpoint::UnixAbstract(name) => {
-                Connector::Unix(UnixAddr::from_abstract_name(name.as_bytes())?)
-            }
-            Endpoint::Tcp(addr) => Connector::Tcp(*addr),
-            Endpoint::Tls(addr) => Connector::Tls(*addr, tls::connector(tls_version)?),
+        Ok(match (endpoint.transport.kind(), &endpoint.address) {
+            (Kind::Unix, address) => Connector::Unix(unix::address(address)?),
+            (Kind::Tcp, Address::Ip(addr)) => Connector::Tcp(*addr),
+            (Kind::Tls, Address::Ip(addr)) => Connector::Tls(*addr, tls::connector(tls_version)?),
+            (_, address) => bail!("{address} is no IP address"),
         })
     }
 
@@ -112,22 +111,154 @@ impl Connector {
     #[inline]
     pub fn connect(&self) -> io::Result<Conn> {
         match self {
-            Connector::Unix(addr) => UnixStream::connect_addr(addr).map(Conn::Unix),
-            Connector::Tcp(addr) => {
-                let stream = TcpStream::connect(addr)?;
-                stream.set_nodelay(true)?;
-                Ok(Conn::Tcp(stream))
-            }
+            Connector::Unix(addr) => unix::connect(addr).map(Conn::Unix),
+            Connector::Tcp(addr) => tcp::connect(addr).map(Conn::Tcp),
             Connector::Tls(addr, connector) => {
-                let stream = TcpStream::connect(addr)?;
-                stream.set_nodelay(true)?;
-                // As text: OpenSSL's error stack would otherwise be printed once
-                // per level of the error chain.
-                connector
-                    .connect("localhost", stream)
-                    .map(|s| Conn::Tls(Box::new(s)))
-                    .map_err(|e| io::Error::other(e.to_string()))
+                tls::connect(addr, connector).map(|s| Conn::Tls(Box::new(s)))
             }
+        }
+    }
+}
+
+/// A bound, listening socket.
+pub enum Listener {
+    Unix(UnixListener),
+    Tcp(TcpListener),
+    Tls(TcpListener, Box<SslAcceptor>),
+}
+
+/// Why binding failed, split so callers can tell the user what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    #[error("{0} is already in use; choose another address or stop the process using it")]
+    InUse(Endpoint),
+    #[error("{0} is a file that is not a socket; choose another path (sockbench replaces only a socket nobody listens on)")]
+    NotSocket(Endpoint),
+    // The OS error is part of the message and not a `source`, so `{:#}` says it once.
+    #[error("cannot listen on {0}: {1}")]
+    Other(Endpoint, io::Error),
+    #[error("cannot set up TLS for {0}: {1:#}")]
+    Tls(Endpoint, anyhow::Error),
+}
+
+impl Listener {
+    /// Binds and listens. A stale socket file (one nobody listens on) is replaced; a
+    /// live one is reported as in use.
+    pub fn bind(endpoint: &Endpoint) -> Result<Listener, BindError> {
+        let wrap = |e: io::Error| match e.kind() {
+            io::ErrorKind::AddrInUse => BindError::InUse(endpoint.clone()),
+            _ => BindError::Other(endpoint.clone(), e),
+        };
+        let ip = || match &endpoint.address {
+            Address::Ip(addr) => Ok(*addr),
+            other => Err(wrap(io::Error::other(format!("{other} is no IP address")))),
+        };
+        let listener = match endpoint.transport.kind() {
+            Kind::Unix => Listener::Unix(unix::bind(endpoint, wrap)?),
+            Kind::Tcp => Listener::Tcp(tcp::bind(&ip()?).map_err(wrap)?),
+            Kind::Tls => {
+                let acceptor = tls::acceptor().map_err(|e| BindError::Tls(endpoint.clone(), e))?;
+                Listener::Tls(tcp::bind(&ip()?).map_err(wrap)?, Box::new(acceptor))
+            }
+        };
+        listener.widen_backlog().map_err(wrap)?;
+        Ok(listener)
+    }
+
+    /// Lets as many connections wait to be accepted as the kernel allows
+    /// (`net.core.somaxconn`) instead of the standard library's 128: with a
+    /// thousand clients connecting at once, a full TCP accept queue drops their
+    /// handshakes, and they wait for retransmissions seconds apart.
+    fn widen_backlog(&self) -> io::Result<()> {
+        // SAFETY: listen on a socket this listener owns; calling it again on a
+        // listening socket only changes the backlog (capped by somaxconn).
+        if unsafe { libc::listen(self.as_raw_fd(), libc::c_int::MAX) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// The address actually bound, with the real port when port 0 was asked for.
+    pub fn local_endpoint(&self, asked: &Endpoint) -> Endpoint {
+        let bound = match self {
+            Listener::Tcp(l) | Listener::Tls(l, _) => l.local_addr().ok().map(Address::Ip),
+            Listener::Unix(_) => None,
+        };
+        Endpoint {
+            transport: asked.transport,
+            address: bound.unwrap_or_else(|| asked.address.clone()),
+        }
+    }
+
+    /// Makes `accept` return `WouldBlock` instead of waiting for a client.
+    pub fn set_nonblocking(&self) -> io::Result<()> {
+        match self {
+            Listener::Unix(l) => l.set_nonblocking(true),
+            Listener::Tcp(l) | Listener::Tls(l, _) => l.set_nonblocking(true),
+        }
+    }
+
+    /// The listening socket, to wait on.
+    pub fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Listener::Unix(l) => l.as_raw_fd(),
+            Listener::Tcp(l) | Listener::Tls(l, _) => l.as_raw_fd(),
+        }
+    }
+
+    /// Accepts one connection, non-blocking, with `TCP_NODELAY` on TCP. A TLS
+    /// connection comes back with its handshake started, to be driven by
+    /// [`Accepted::advance`] whenever its socket is ready.
+    pub fn accept(&self) -> io::Result<Accepted> {
+        let fd = accept_nonblocking(self.as_raw_fd())?;
+        match self {
+            Listener::Unix(_) => Ok(Accepted::Open(Conn::Unix(unix::accepted(fd)))),
+            Listener::Tcp(_) => Ok(Accepted::Open(Conn::Tcp(tcp::accepted(fd)?))),
+            Listener::Tls(_, acceptor) => tls::handshake(acceptor.accept(tcp::accepted(fd)?)),
+        }
+    }
+}
+
+/// `accept4` with the new socket non-blocking from the start (one system call
+/// fewer per connection than accepting and then switching).
+fn accept_nonblocking(listener: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: null address pointers are allowed; the kernel checks the descriptor.
+    let fd = unsafe {
+        libc::accept4(
+            listener,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a new connected socket that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// A connection just accepted: open, or still in its TLS handshake.
+pub enum Accepted {
+    Open(Conn),
+    Handshake(MidHandshakeSslStream<TcpStream>),
+}
+
+impl Accepted {
+    /// The socket, to wait on.
+    pub fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Accepted::Open(conn) => conn.as_raw_fd(),
+            Accepted::Handshake(mid) => mid.get_ref().as_raw_fd(),
+        }
+    }
+
+    /// Drives a TLS handshake as far as the socket allows; an open connection is
+    /// returned as it is. An error means the client is gone or spoke no TLS.
+    pub fn advance(self) -> io::Result<Accepted> {
+        match self {
+            Accepted::Handshake(mid) => tls::handshake(mid.handshake()),
+            open => Ok(open),
         }
     }
 }

@@ -1,20 +1,26 @@
 //! The transports sockbench compares, and the addresses they are reached at.
 //!
-//! [`Transport`] names every transport; it is the one place a new transport is added.
-//! [`Endpoint`] is a concrete address (`unix:/run/x.sock`, `tcp:127.0.0.1:7000`, ...);
-//! binding it gives a [`Listener`] for the server side, and preparing it gives a
-//! [`Connector`] for the client side. Both hand out a [`Conn`], so the experiments and
-//! the server never branch on the transport themselves.
+//! A transport is a kind of socket ([`Kind`]: how it connects, listens and carries
+//! bytes, one file each: `unix.rs`, `tcp.rs`, `tls.rs`) at a place ([`Place`]: which
+//! address family or namespace its addresses are in). [`Transport::socket`] is the
+//! one table of transports. [`Endpoint`] is a concrete address
+//! (`unix:/run/x.sock`, `tcp:127.0.0.1:7000`, ...); binding it gives a [`Listener`]
+//! for the server side, and preparing it gives a [`Connector`] for the client side.
+//! Both hand out a [`Conn`] (`conn.rs` dispatches to the kind files), so the
+//! experiments and the server never branch on the transport themselves.
 
-mod address;
 mod conn;
-mod listen;
+mod endpoint;
+mod tcp;
 mod tls;
+mod unix;
 
-pub use address::{Endpoint, MAX_UNIX_PATH};
-pub use conn::{Conn, Connector};
-pub use listen::{Accepted, BindError, Listener};
+pub use conn::{Accepted, BindError, Conn, Connector, Listener};
+pub use endpoint::{Address, Endpoint, MAX_UNIX_PATH};
 pub use tls::{TlsInfo, TlsVersion, CERTIFICATE_KIND};
+
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::Path;
 
 crate::named! {
     /// Every transport sockbench can measure.
@@ -32,23 +38,86 @@ crate::named! {
     }
 }
 
+/// What kind of socket a transport uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A Unix domain stream socket.
+    Unix,
+    /// A TCP connection.
+    Tcp,
+    /// TLS over a TCP connection.
+    Tls,
+}
+
+/// Where a transport's sockets are: the address family (and, for Unix sockets,
+/// the file system or the abstract namespace).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Place {
+    Path,
+    Abstract,
+    Ipv4,
+    Ipv6,
+}
+
+/// A transport's row in the table: its kind of socket, its place, and the scheme
+/// its addresses are written with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Socket {
+    pub kind: Kind,
+    pub place: Place,
+    pub scheme: &'static str,
+}
+
 impl Transport {
+    /// The table of transports: a new transport of a known kind is one row here.
+    pub const fn socket(self) -> Socket {
+        let (kind, place, scheme) = match self {
+            Transport::Unix => (Kind::Unix, Place::Path, "unix"),
+            Transport::UnixAbstract => (Kind::Unix, Place::Abstract, "unix-abstract"),
+            Transport::Tcp => (Kind::Tcp, Place::Ipv4, "tcp"),
+            Transport::Tcp6 => (Kind::Tcp, Place::Ipv6, "tcp"),
+            Transport::Tls => (Kind::Tls, Place::Ipv4, "tls"),
+        };
+        Socket {
+            kind,
+            place,
+            scheme,
+        }
+    }
+
+    pub fn kind(self) -> Kind {
+        self.socket().kind
+    }
+
+    pub fn place(self) -> Place {
+        self.socket().place
+    }
+
+    /// The transport of a kind of socket at a place, if sockbench measures one.
+    pub fn of(kind: Kind, place: Place) -> Option<Transport> {
+        Transport::ALL
+            .into_iter()
+            .find(|t| t.kind() == kind && t.place() == place)
+    }
+
     /// Whether connections on this transport use TCP ports (and so leave TIME_WAIT
     /// sockets behind when the client closes first).
     pub fn uses_tcp(self) -> bool {
-        matches!(self, Transport::Tcp | Transport::Tcp6 | Transport::Tls)
+        matches!(self.kind(), Kind::Tcp | Kind::Tls)
     }
 
     /// The address a server started by sockbench itself listens on: a socket file in
     /// the private directory `dir`, a unique abstract name, or a free loopback port.
-    pub fn local_endpoint(self, dir: &std::path::Path, unique: &str) -> Endpoint {
-        use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
-        match self {
-            Transport::Unix => Endpoint::Unix(dir.join("sockbench.sock")),
-            Transport::UnixAbstract => Endpoint::UnixAbstract(format!("sockbench-{unique}")),
-            Transport::Tcp => Endpoint::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))),
-            Transport::Tcp6 => Endpoint::Tcp(SocketAddr::from((Ipv6Addr::LOCALHOST, 0))),
-            Transport::Tls => Endpoint::Tls(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))),
+    pub fn local_endpoint(self, dir: &Path, unique: &str) -> Endpoint {
+        let address = match self.place() {
+            Place::Path => Address::Path(dir.join("sockbench.sock")),
+            Place::Abstract => Address::Abstract(format!("sockbench-{unique}")),
+            Place::Ipv4 => Address::Ip(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))),
+            Place::Ipv6 => Address::Ip(SocketAddr::from((Ipv6Addr::LOCALHOST, 0))),
+        };
+        Endpoint {
+            transport: self,
+            address,
         }
     }
 }
@@ -69,5 +138,21 @@ mod tests {
         let err = "udp".parse::<Transport>().unwrap_err();
         assert!(err.contains("'udp'"), "{err}");
         assert!(err.contains("unix-abstract"), "{err}");
+    }
+
+    #[test]
+    fn each_transport_is_its_own_kind_at_its_own_place() {
+        for t in Transport::ALL {
+            assert_eq!(Transport::of(t.kind(), t.place()), Some(t));
+            let e = t.local_endpoint(std::path::Path::new("/tmp/x"), "u");
+            assert_eq!(e.address.place(), t.place());
+            assert_eq!(e.to_string().parse::<Endpoint>().map(|e| e.transport), Ok(t));
+        }
+    }
+
+    #[test]
+    fn an_address_in_a_place_the_scheme_does_not_measure_is_refused() {
+        let err = "tls:[::1]:7000".parse::<Endpoint>().unwrap_err();
+        assert!(err.contains("tls only on IPv4"), "{err}");
     }
 }

@@ -6,25 +6,29 @@
 //! the PostgreSQL ones. Session tickets are off: every connection pays a full
 //! handshake, which is what an application without session reuse pays.
 
+use super::conn::Accepted;
+use super::{tcp, Conn};
 use anyhow::{Context, Result};
 use openssl::pkey::PKey;
 use openssl::ssl::{
-    SslAcceptor, SslConnector, SslMethod, SslOptions, SslRef, SslVerifyMode, SslVersion,
+    HandshakeError, SslAcceptor, SslConnector, SslMethod, SslOptions, SslRef, SslStream,
+    SslVerifyMode, SslVersion,
 };
 use openssl::x509::X509;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
+use std::io;
+use std::net::{SocketAddr, TcpStream};
 
 /// The certificate type the server presents, recorded with every TLS result because
 /// it changes the handshake cost.
 pub const CERTIFICATE_KIND: &str = "ECDSA P-256 (self-signed)";
 
-/// The TLS protocol version the client asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TlsVersion {
-    V1_2,
-    V1_3,
+crate::named! {
+    /// The TLS protocol version the client asks for.
+    pub enum TlsVersion as "TLS version" {
+        V1_2 = "1.2",
+        V1_3 = "1.3",
+    }
 }
 
 impl TlsVersion {
@@ -32,27 +36,6 @@ impl TlsVersion {
         match self {
             TlsVersion::V1_2 => SslVersion::TLS1_2,
             TlsVersion::V1_3 => SslVersion::TLS1_3,
-        }
-    }
-}
-
-impl fmt::Display for TlsVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            TlsVersion::V1_2 => "1.2",
-            TlsVersion::V1_3 => "1.3",
-        })
-    }
-}
-
-impl FromStr for TlsVersion {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "1.2" => Ok(TlsVersion::V1_2),
-            "1.3" => Ok(TlsVersion::V1_3),
-            _ => Err(format!("unknown TLS version '{s}'; choose 1.2 or 1.3")),
         }
     }
 }
@@ -104,4 +87,26 @@ pub fn connector(version: TlsVersion) -> Result<SslConnector> {
     builder.set_min_proto_version(Some(version.openssl()))?;
     builder.set_max_proto_version(Some(version.openssl()))?;
     Ok(builder.build())
+}
+
+/// Opens a TCP connection and runs the whole TLS handshake on it.
+#[inline]
+pub fn connect(addr: &SocketAddr, connector: &SslConnector) -> io::Result<SslStream<TcpStream>> {
+    let stream = tcp::connect(addr)?;
+    // As text: OpenSSL's error stack would otherwise be printed once per level of
+    // the error chain.
+    connector
+        .connect("localhost", stream)
+        .map_err(|e| io::Error::other(e.to_string()))
+}
+
+/// A TLS handshake as far as it got: done, waiting for the socket, or failed.
+pub fn handshake(
+    step: Result<SslStream<TcpStream>, HandshakeError<TcpStream>>,
+) -> io::Result<Accepted> {
+    match step {
+        Ok(stream) => Ok(Accepted::Open(Conn::Tls(Box::new(stream)))),
+        Err(HandshakeError::WouldBlock(mid)) => Ok(Accepted::Handshake(mid)),
+        Err(e) => Err(io::Error::other(e.to_string())),
+    }
 }

@@ -1,10 +1,11 @@
 //! Endpoint addresses as users write them: `unix:/path`, `unix-abstract:name`,
-//! `tcp:127.0.0.1:PORT`, `tcp:[::1]:PORT`, `tls:127.0.0.1:PORT`.
+//! `tcp:127.0.0.1:PORT`, `tcp:[::1]:PORT`, `tls:127.0.0.1:PORT`: a transport's
+//! scheme, then an address in its place.
 //!
 //! Parsing checks everything the kernel would otherwise reject later with a vaguer
 //! error, such as a socket path longer than `sun_path` can hold.
 
-use super::Transport;
+use super::{Place, Transport};
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -14,36 +15,64 @@ use std::str::FromStr;
 /// one of which is the terminating (or, for abstract names, leading) NUL.
 pub const MAX_UNIX_PATH: usize = 107;
 
+/// Where a socket is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Address {
+    /// A socket file.
+    Path(PathBuf),
+    /// A name in Linux's abstract namespace.
+    Abstract(String),
+    /// An IP address and port.
+    Ip(SocketAddr),
+}
+
+impl Address {
+    /// The place this address is in.
+    pub fn place(&self) -> Place {
+        match self {
+            Address::Path(_) => Place::Path,
+            Address::Abstract(_) => Place::Abstract,
+            Address::Ip(a) if a.is_ipv6() => Place::Ipv6,
+            Address::Ip(_) => Place::Ipv4,
+        }
+    }
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Address::Path(path) => write!(f, "{}", path.display()),
+            Address::Abstract(name) => f.write_str(name),
+            Address::Ip(addr) => write!(f, "{addr}"),
+        }
+    }
+}
+
 /// A concrete address a sockbench server listens on or a client connects to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Endpoint {
-    Unix(PathBuf),
-    UnixAbstract(String),
-    Tcp(SocketAddr),
-    Tls(SocketAddr),
+pub struct Endpoint {
+    pub transport: Transport,
+    pub address: Address,
 }
 
 impl Endpoint {
     /// The transport this address belongs to.
     pub fn transport(&self) -> Transport {
-        match self {
-            Endpoint::Unix(_) => Transport::Unix,
-            Endpoint::UnixAbstract(_) => Transport::UnixAbstract,
-            Endpoint::Tcp(addr) if addr.is_ipv6() => Transport::Tcp6,
-            Endpoint::Tcp(_) => Transport::Tcp,
-            Endpoint::Tls(_) => Transport::Tls,
+        self.transport
+    }
+
+    /// The socket file, for a transport whose sockets are files.
+    pub fn path(&self) -> Option<&PathBuf> {
+        match &self.address {
+            Address::Path(path) => Some(path),
+            _ => None,
         }
     }
 }
 
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Endpoint::Unix(path) => write!(f, "unix:{}", path.display()),
-            Endpoint::UnixAbstract(name) => write!(f, "unix-abstract:{name}"),
-            Endpoint::Tcp(addr) => write!(f, "tcp:{addr}"),
-            Endpoint::Tls(addr) => write!(f, "tls:{addr}"),
-        }
+        write!(f, "{}:{}", self.transport.socket().scheme, self.address)
     }
 }
 
@@ -58,14 +87,39 @@ impl FromStr for Endpoint {
         if scheme.starts_with('[') || scheme.parse::<std::net::IpAddr>().is_ok() {
             return Err(no_prefix());
         }
-        match scheme {
-            "unix" => unix_path(rest).map(Endpoint::Unix),
-            "unix-abstract" => abstract_name(rest).map(Endpoint::UnixAbstract),
-            "tcp" => socket_addr(s, rest).map(Endpoint::Tcp),
-            "tls" => socket_addr(s, rest).map(Endpoint::Tls),
-            _ => Err(format!(
-                "address '{s}' has unknown transport '{scheme}'; {hint}"
-            )),
+        let mut candidates = Transport::ALL
+            .into_iter()
+            .filter(|t| t.socket().scheme == scheme)
+            .peekable();
+        let first = candidates
+            .peek()
+            .copied()
+            .ok_or_else(|| format!("address '{s}' has unknown transport '{scheme}'; {hint}"))?;
+        let address = match first.place() {
+            Place::Path => unix_path(rest).map(Address::Path)?,
+            Place::Abstract => abstract_name(rest).map(Address::Abstract)?,
+            Place::Ipv4 | Place::Ipv6 => socket_addr(s, rest).map(Address::Ip)?,
+        };
+        let transport = candidates
+            .find(|t| t.place() == address.place())
+            .ok_or_else(|| {
+                format!(
+                    "address '{s}': sockbench measures {scheme} only on {}",
+                    first.place().describe()
+                )
+            })?;
+        Ok(Endpoint { transport, address })
+    }
+}
+
+impl Place {
+    /// The place in words, for messages.
+    fn describe(self) -> &'static str {
+        match self {
+            Place::Path => "a socket file",
+            Place::Abstract => "an abstract name",
+            Place::Ipv4 => "IPv4 (127.0.0.1)",
+            Place::Ipv6 => "IPv6 (::1)",
         }
     }
 }

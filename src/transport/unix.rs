@@ -1,0 +1,57 @@
+//! Unix domain stream sockets, at a path in the file system or a name in Linux's
+//! abstract namespace.
+
+use super::conn::BindError;
+use super::{Address, Endpoint};
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::fs::FileTypeExt;
+use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
+use std::path::Path;
+
+/// The socket address to connect to, converted once before any timed loop.
+pub fn address(address: &Address) -> io::Result<UnixAddr> {
+    match address {
+        Address::Path(path) => UnixAddr::from_pathname(path),
+        Address::Abstract(name) => UnixAddr::from_abstract_name(name.as_bytes()),
+        Address::Ip(ip) => Err(io::Error::other(format!("{ip} is no Unix socket address"))),
+    }
+}
+
+#[inline]
+pub fn connect(addr: &UnixAddr) -> io::Result<UnixStream> {
+    UnixStream::connect_addr(addr)
+}
+
+/// Binds and listens. A stale socket file (one nobody listens on) is replaced; a
+/// file that is not a socket is refused.
+pub fn bind(
+    endpoint: &Endpoint,
+    wrap: impl Fn(io::Error) -> BindError,
+) -> Result<UnixListener, BindError> {
+    if let Address::Path(path) = &endpoint.address {
+        if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_socket()) {
+            return Err(BindError::NotSocket(endpoint.clone()));
+        }
+        remove_stale_socket(path);
+    }
+    let addr = address(&endpoint.address).map_err(&wrap)?;
+    UnixListener::bind_addr(&addr).map_err(wrap)
+}
+
+/// A connection just accepted.
+pub fn accepted(fd: OwnedFd) -> UnixStream {
+    UnixStream::from(fd)
+}
+
+/// Removes a socket file left behind by a server that died, but never a file that is
+/// not a socket or a socket somebody still listens on.
+fn remove_stale_socket(path: &Path) {
+    let is_socket = std::fs::symlink_metadata(path)
+        .map(|m| m.file_type().is_socket())
+        .unwrap_or(false);
+    if is_socket && UnixStream::connect(path).is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+}
