@@ -1,11 +1,13 @@
-//! The command line as clap sees it: raw values, help text and examples. Turning
-//! these into a validated plan happens in `plan.rs`.
+//! The command line as clap sees it: raw values, help text and examples. The
+//! commands of the server families come from the families themselves (see
+//! `families.rs`); turning arguments into a validated plan happens in each family's
+//! `plan.rs`.
 
 use crate::export::Format;
-pub use crate::postgres::args::PostgresArgs;
-pub use crate::sockets::args::SocketsArgs;
+use crate::families::FAMILIES;
+use crate::report::experiment::Family;
 use crate::transport::Endpoint;
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// Measures Unix domain sockets against loopback TCP and TLS on this machine.
@@ -39,10 +41,6 @@ pub enum Command {
     /// Everything in about a minute: the quick sockets and PostgreSQL suites, a
     /// verdict, and a result file (the default command).
     Run(RunArgs),
-    /// Raw transport experiments against sockbench's own server process.
-    Sockets(SocketsArgs),
-    /// PostgreSQL experiments on a throwaway cluster, or on servers given by URL.
-    Postgres(PostgresArgs),
     /// Run the sockbench server alone, e.g. for a client on another host.
     Serve(ServeArgs),
     /// Render saved result files as terminal tables, Markdown or one HTML page.
@@ -134,4 +132,36 @@ pub struct ServeArgs {
     /// Address to listen on (repeatable).
     #[arg(long = "listen", value_name = "ADDR", required = true)]
     pub listen: Vec<Endpoint>,
+}
+
+/// What the command line asks for: a command of sockbench's own, or a family's.
+pub enum Invocation {
+    Builtin(Cli),
+    Family(&'static Family, ArgMatches),
+}
+
+/// The whole command line: sockbench's own commands, and one per server family
+/// listed right after `run`.
+pub fn command() -> clap::Command {
+    let mut command = Cli::command();
+    for (i, family) in FAMILIES.iter().enumerate() {
+        command = command.subcommand((family.command)().display_order(i + 1));
+    }
+    for (i, name) in ["serve", "report", "compare"].into_iter().enumerate() {
+        command = command.mut_subcommand(name, |c| c.display_order(FAMILIES.len() + 1 + i));
+    }
+    command
+}
+
+/// Parses `argv` (with the program name first).
+pub fn parse_from(
+    argv: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>,
+) -> Result<Invocation, clap::Error> {
+    let matches = command().try_get_matches_from(argv)?;
+    if let Some((name, sub)) = matches.subcommand() {
+        if let Some(family) = FAMILIES.iter().find(|f| f.name == name) {
+            return Ok(Invocation::Family(family, sub.clone()));
+        }
+    }
+    Cli::from_arg_matches(&matches).map(Invocation::Builtin)
 }

@@ -3,14 +3,13 @@
 //! matter? This file only wires the command line to the commands and turns errors
 //! into one line and an exit code.
 
-use clap::Parser;
 use sockbench::{cli, command, error, postgres};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    let cli = match cli::Cli::try_parse() {
-        Ok(cli) => cli,
+    let invocation = match cli::parse_from(std::env::args_os()) {
+        Ok(invocation) => invocation,
         Err(e) if !e.use_stderr() => {
             let _ = e.print();
             return ExitCode::SUCCESS;
@@ -21,7 +20,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match command::dispatch(cli, argv.clone()) {
+    match command::dispatch(invocation, argv.clone()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let code = error::exit_code(&e);

@@ -43,7 +43,7 @@ pub fn dedup<T: PartialEq + Clone>(items: &[T]) -> Vec<T> {
 #[derive(Debug, Clone, Default, Args)]
 pub struct Measuring {
     /// Repetitions of every measurement; tables show the median and the range
-    /// [default: 5, or 3 with --quick].
+    /// [default: see `Measuring::with_defaults`].
     #[arg(long, value_name = "N")]
     pub trials: Option<u32>,
 
@@ -67,5 +67,17 @@ impl Measuring {
             quick: true,
             ..Measuring::default()
         }
+    }
+}
+
+impl Measuring {
+    /// A measuring command whose `--help` states the defaults this build uses.
+    pub fn with_defaults(command: clap::Command) -> clap::Command {
+        command.mut_arg("trials", |a| {
+            a.help(format!(
+                "Repetitions of every measurement; tables show the median and the range \
+                 [default: {DEFAULT_TRIALS}, or {QUICK_TRIALS} with --quick]"
+            ))
+        })
     }
 }

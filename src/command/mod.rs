@@ -1,13 +1,11 @@
 //! One file per subcommand; `dispatch` picks the one the command line names.
 
 mod compare;
-mod postgres;
 mod report;
 mod run;
 mod serve;
-mod sockets;
 
-use crate::cli::{Cli, Command, RunArgs};
+use crate::cli::{Command, Invocation, RunArgs};
 use crate::error::Interrupted;
 use crate::export::progress::Progress;
 use crate::export::stdout;
@@ -15,23 +13,41 @@ use crate::export::terminal::block_text;
 use crate::families;
 use crate::harness::Sink;
 use crate::interrupt;
+use crate::plan::Measuring;
+use crate::postgres::redact;
 use crate::report as content;
+use crate::report::experiment::Family;
 use crate::results::file::{Claim, JsonSink};
 use crate::results::{ResultFile, ResultRecord};
 use anyhow::Result;
+use clap::{ArgMatches, FromArgMatches};
 use std::path::Path;
 
 /// Runs the command; with none, `run` with its defaults.
-pub fn dispatch(cli: Cli, argv: Vec<String>) -> Result<()> {
+pub fn dispatch(invocation: Invocation, argv: Vec<String>) -> Result<()> {
+    let cli = match invocation {
+        Invocation::Family(family, matches) => return measure(family, &matches, argv),
+        Invocation::Builtin(cli) => cli,
+    };
     match cli.command {
         Some(Command::Run(args)) => run::run(&args, argv),
-        Some(Command::Sockets(args)) => sockets::run(&args, argv),
-        Some(Command::Postgres(args)) => postgres::run(&args, argv),
         Some(Command::Serve(args)) => serve::run(&args),
         Some(Command::Report(args)) => report::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
         None => run::run(&RunArgs::default(), argv),
     }
+}
+
+/// A family's command: its plan is checked, then measured into a session whose
+/// records are saved and printed as each experiment finishes.
+fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<()> {
+    let plan = (family.plan)(matches)?;
+    let measuring = Measuring::from_arg_matches(matches)?;
+    let json = measuring.json.as_deref().map(|p| (p, Claim::Replace));
+    let mut session = Session::open(json, redact::arguments(argv), measuring.quiet)?;
+    let progress = session.progress.clone();
+    let outcome = plan.measure(&progress, &mut session);
+    session.finish(outcome)
 }
 
 /// Writes a rendered document to `output`, or to standard output.

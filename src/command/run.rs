@@ -4,14 +4,16 @@
 //! file, and a verdict in plain words at the end.
 
 use super::Session;
-use crate::cli::{PostgresArgs, RunArgs, SocketsArgs};
+use crate::cli::RunArgs;
 use crate::export::stdout;
 use crate::families;
 use crate::plan::Measuring;
+use crate::postgres::args::PostgresArgs;
 use crate::postgres::bindir::Binaries;
 use crate::postgres::plan::PostgresPlan;
 use crate::report::verdict;
 use crate::results::file::Claim;
+use crate::sockets::args::SocketsArgs;
 use crate::sockets::plan::SocketsPlan;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};

@@ -1,9 +1,10 @@
 //! The `postgres` command's arguments as clap sees them; `plan.rs` validates them.
 
-use super::experiment::PgExperiment;
+use super::experiment::{PgBudget, PgExperiment};
 use super::hba::AuthMethod;
 use super::targets::NamedUrl;
 use crate::plan::Measuring;
+use crate::units::format_count;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -48,18 +49,17 @@ pub struct PostgresArgs {
     #[command(flatten)]
     pub measuring: Measuring,
 
-    /// Query counts N for the query experiment, comma-separated [default: 5k,10k,20k;
-    /// 1k,2k,4k with --quick].
+    /// Query counts N for the query experiment, comma-separated [default: see
+    /// `with_defaults`].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub queries: Option<Vec<String>>,
 
-    /// Row counts N for the rows experiment, comma-separated [default: 0.5M,1M,2M;
-    /// 100k,200k,400k with --quick].
+    /// Row counts N for the rows experiment, comma-separated [default: see
+    /// `with_defaults`].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub rows: Option<Vec<String>>,
 
-    /// Most connections per trial in connect and auth [default: 1000 and 300; 200 and 50
-    /// with --quick]; each trial also stops after a few seconds.
+    /// Most connections per trial in connect and auth [default: see `with_defaults`].
     #[arg(long, value_name = "N")]
     pub connections: Option<u64>,
 
@@ -76,8 +76,7 @@ pub struct PostgresArgs {
     #[arg(long, value_name = "N")]
     pub threads: Option<u32>,
 
-    /// Measured time of each concurrent run, e.g. 10s or 500ms, after a warm-up that
-    /// is not counted [default: 10s; 2s with --quick].
+    /// Measured time of each concurrent run [default: see `with_defaults`].
     #[arg(long, value_name = "TIME")]
     pub duration: Option<String>,
 
@@ -104,4 +103,50 @@ pub struct PostgresArgs {
     /// server must be set up for that method; repeatable).
     #[arg(long = "auth-url", value_name = "METHOD=URI")]
     pub auth_urls: Vec<NamedUrl>,
+}
+
+/// The `postgres` command, its `--help` stating the defaults of this build's budgets.
+pub fn with_defaults(command: clap::Command) -> clap::Command {
+    let (full, quick) = (PgBudget::full(), PgBudget::quick());
+    let counts = |n: &[u64]| {
+        n.iter()
+            .map(|&n| format_count(n))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let seconds = |d: std::time::Duration| format!("{}s", d.as_secs_f64());
+    let about = "PostgreSQL experiments on a throwaway cluster, or on servers given by URL";
+    Measuring::with_defaults(command)
+        .about(about)
+        .mut_arg("queries", |a| {
+            a.help(format!(
+                "Query counts N for the query experiment, comma-separated [default: {}; {} \
+                 with --quick]",
+                counts(&full.queries),
+                counts(&quick.queries)
+            ))
+        })
+        .mut_arg("rows", |a| {
+            a.help(format!(
+                "Row counts N for the rows experiment, comma-separated [default: {}; {} with \
+                 --quick]",
+                counts(&full.rows),
+                counts(&quick.rows)
+            ))
+        })
+        .mut_arg("connections", |a| {
+            a.help(format!(
+                "Most connections per trial in connect and auth [default: {} and {}; {} and {} \
+                 with --quick]; each trial also stops after a few seconds",
+                full.connections, full.auth_connections, quick.connections, quick.auth_connections
+            ))
+        })
+        .mut_arg("duration", |a| {
+            a.help(format!(
+                "Measured time of each concurrent run, e.g. 10s or 500ms, after a warm-up that \
+                 is not counted [default: {}; {} with --quick]",
+                seconds(full.concurrent_time),
+                seconds(quick.concurrent_time)
+            ))
+        })
 }

@@ -134,11 +134,10 @@ fn user_urls_are_measured_and_their_passwords_never_written() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(
-        std::iter::once("sockbench".to_string()).chain(argv.clone()),
-    )
-    .unwrap();
-    crate::command::dispatch(cli, argv).expect("the run succeeds");
+    let invocation =
+        crate::cli::parse_from(std::iter::once("sockbench".to_string()).chain(argv.clone()))
+            .unwrap();
+    crate::command::dispatch(invocation, argv).expect("the run succeeds");
 
     let written = std::fs::read_to_string(&json).unwrap();
     assert!(!written.contains(cluster.password()), "password written");

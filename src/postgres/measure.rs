@@ -11,7 +11,14 @@ use super::preflight;
 use super::suite::Suite;
 use super::targets::{cluster_targets, user_target};
 use crate::harness::{Progress, Sink};
+use crate::report::experiment::Plan;
 use anyhow::Result;
+
+impl Plan for PostgresPlan {
+    fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
+        measure(self, progress, sink)
+    }
+}
 
 /// Runs every experiment of the plan, saving each into the session as it finishes.
 pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {

@@ -24,6 +24,7 @@ pub mod targets;
 
 use crate::report::experiment::Family;
 use crate::transport::Transport;
+use clap::{Args, FromArgMatches};
 
 /// The family as `families.rs` registers it.
 pub static FAMILY: Family = Family {
@@ -43,4 +44,13 @@ pub static FAMILY: Family = Family {
         &describe::ROWS,
         &describe::CONCURRENT,
     ],
+    command: || {
+        args::with_defaults(args::PostgresArgs::augment_args(clap::Command::new(
+            "postgres",
+        )))
+    },
+    plan: |matches| {
+        let args = args::PostgresArgs::from_arg_matches(matches)?;
+        Ok(Box::new(plan::PostgresPlan::from_args(&args)?))
+    },
 };

@@ -5,6 +5,7 @@
 //! them instead of knowing any experiment by name.
 
 use super::block::Block;
+use crate::harness::{Progress, Sink};
 use crate::results::metric::Metric;
 use crate::results::{Params, ResultRecord};
 use crate::transport::Transport;
@@ -162,15 +163,32 @@ impl Catalog {
 }
 
 /// A server family: the servers sockbench measures one way (its own socket server;
-/// PostgreSQL), with the transports it can reach them over and its experiments.
-/// Each family folder declares one; `families.rs` lists them.
-#[derive(Debug)]
+/// PostgreSQL), with the transports it can reach them over, its experiments and its
+/// command. Each family folder declares one; `families.rs` lists them.
 pub struct Family {
-    /// Its name, the first part of its experiments' ids.
+    /// Its name: its command, and the first part of its experiments' ids.
     pub name: &'static str,
     /// The transports its managed server listens on and its client can use.
     pub transports: &'static [Transport],
     pub experiments: &'static [&'static Experiment],
+    /// Its command line: about, help and arguments (which flatten the arguments
+    /// every measuring command shares, `Measuring`).
+    pub command: fn() -> clap::Command,
+    /// Validates its command's arguments into a plan, before anything starts.
+    pub plan: fn(&clap::ArgMatches) -> anyhow::Result<Box<dyn Plan>>,
+}
+
+/// A family's validated plan: it starts its managed server (or finds the user's),
+/// runs its experiments through the harness, hands each to the sink as it finishes,
+/// and stops the server whichever way it ends.
+pub trait Plan {
+    fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> anyhow::Result<()>;
+}
+
+impl std::fmt::Debug for Family {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
 }
 
 impl Family {

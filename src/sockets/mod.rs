@@ -19,6 +19,7 @@ use crate::report::experiment::{Experiment, Family};
 use crate::results::{Params, Trial};
 use crate::transport::{Conn, Connector, Endpoint, TlsInfo, TlsVersion, Transport};
 use anyhow::{bail, Context, Result};
+use clap::{Args, FromArgMatches};
 use server::protocol::{Request, GREETING};
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -33,6 +34,15 @@ pub static FAMILY: Family = Family {
         &describe::STREAM,
         &describe::CONCURRENT,
     ],
+    command: || {
+        let about = "Raw transport experiments against sockbench's own server process";
+        let command = args::SocketsArgs::augment_args(clap::Command::new("sockets"));
+        crate::plan::Measuring::with_defaults(command).about(about)
+    },
+    plan: |matches| {
+        let args = args::SocketsArgs::from_arg_matches(matches)?;
+        Ok(Box::new(plan::SocketsPlan::from_args(&args)?))
+    },
 };
 
 crate::named! {

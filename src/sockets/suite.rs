@@ -8,10 +8,17 @@ use super::server::child::ServerProcess;
 use super::{Target, Workload};
 use crate::harness::aggregate::{rank, record};
 use crate::harness::{self, Case, Progress, Runner, Schedule, Sink};
+use crate::report::experiment::Plan;
 use crate::results::{Params, ResultRecord, Trial};
 use crate::transport::TlsInfo;
 use crate::units::format_size;
 use anyhow::Result;
+
+impl Plan for SocketsPlan {
+    fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
+        measure(self, progress, sink)
+    }
+}
 
 /// Runs every workload of the plan, handing each to `sink` as it finishes.
 pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {

@@ -146,7 +146,10 @@ mod tests {
             assert_eq!(Transport::of(t.kind(), t.place()), Some(t));
             let e = t.local_endpoint(std::path::Path::new("/tmp/x"), "u");
             assert_eq!(e.address.place(), t.place());
-            assert_eq!(e.to_string().parse::<Endpoint>().map(|e| e.transport), Ok(t));
+            assert_eq!(
+                e.to_string().parse::<Endpoint>().map(|e| e.transport),
+                Ok(t)
+            );
         }
     }
 
