@@ -60,22 +60,44 @@ pub fn private_dir(prefix: &str) -> Result<PrivateDir> {
 }
 
 /// Removes `dir` and everything in it, its owner file last; true when it is gone.
+/// A file that appears meanwhile (a server process that is still exiting writes
+/// its last one) is removed on the next pass; the owner file goes only once
+/// nothing else is left, so a directory that cannot be emptied stays sweepable.
 fn remove(dir: &Path) -> bool {
-    if let Ok(entries) = fs::read_dir(dir) {
+    for pass in 0..REMOVE_PASSES {
+        if pass > 0 {
+            std::thread::sleep(REMOVE_PAUSE);
+        }
+        let Ok(entries) = fs::read_dir(dir) else {
+            return !dir.exists();
+        };
+        let mut others = 0;
         for entry in entries.flatten() {
             if entry.file_name() == OWNER_FILE {
                 continue;
             }
+            others += 1;
             let path = entry.path();
             let _ = match entry.file_type() {
                 Ok(t) if t.is_dir() => fs::remove_dir_all(&path),
                 _ => fs::remove_file(&path),
             };
         }
+        let emptied =
+            fs::read_dir(dir).is_ok_and(|e| e.flatten().all(|e| e.file_name() == OWNER_FILE));
+        if others == 0 || emptied {
+            let _ = fs::remove_file(dir.join(OWNER_FILE));
+            if fs::remove_dir(dir).is_ok() {
+                return true;
+            }
+        }
     }
-    let _ = fs::remove_file(dir.join(OWNER_FILE));
-    fs::remove_dir(dir).is_ok()
+    false
 }
+
+/// Passes [`remove`] makes at most, and the pause between them.
+const REMOVE_PASSES: u32 = 20;
+const REMOVE_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Removes the abandoned directories in `parent` named with one of `prefixes`
 /// (never through a symbolic link); returns how many.
@@ -184,5 +206,31 @@ mod tests {
         let line = owner_line(std::process::id());
         assert!(alive_as(std::process::id(), &line), "{line}");
         assert!(start_time(std::process::id()).unwrap() > 0);
+    }
+
+    #[test]
+    fn files_written_while_removing_do_not_leave_an_ownerless_directory() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("sockbench-x-busy");
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join(OWNER_FILE), owner_line(std::process::id())).unwrap();
+        let writer = {
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                // A process still exiting writes its last files, for 100 ms.
+                let end = std::time::Instant::now() + std::time::Duration::from_millis(100);
+                let mut i = 0;
+                while std::time::Instant::now() < end {
+                    let _ = fs::write(dir.join(format!("late-{i}")), "x");
+                    i += 1;
+                }
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let gone = remove(&dir);
+        writer.join().unwrap();
+        // Either it is gone, or it still has its owner file for the next sweep.
+        assert!(gone || dir.join(OWNER_FILE).exists());
+        assert!(gone, "20 passes outlast a writer of 100 ms");
     }
 }
