@@ -10,3 +10,32 @@ pub static FAMILIES: [&Family; 2] = [&crate::sockets::FAMILY, &crate::postgres::
 pub fn catalog() -> Catalog {
     Catalog::new(FAMILIES.iter().flat_map(|f| f.experiments.iter().copied()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_experiment_id_is_its_family_then_a_unique_name() {
+        let mut seen = std::collections::BTreeSet::new();
+        for family in FAMILIES {
+            for e in family.experiments {
+                let (first, name) = e.id.split_once('.').expect("family.name");
+                assert_eq!(first, family.name, "{}", e.id);
+                let word = |w: &str| {
+                    w.starts_with(|c: char| c.is_ascii_lowercase())
+                        && w.chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                };
+                assert!(
+                    word(first) && word(name),
+                    "{} fits the schema's pattern",
+                    e.id
+                );
+                assert!(seen.insert(e.id), "{} twice", e.id);
+                assert_eq!(catalog().find(e.id), Some(*e));
+            }
+        }
+        assert_eq!(catalog().find("sockets.teleport"), None);
+    }
+}
