@@ -38,4 +38,16 @@ mod tests {
         }
         assert_eq!(catalog().find("sockets.teleport"), None);
     }
+
+    #[test]
+    fn each_named_experiment_is_described_by_its_own_entry() {
+        use crate::postgres::experiment::PgExperiment;
+        use crate::sockets::Workload;
+        for w in Workload::ALL {
+            assert_eq!(w.describe().id, format!("sockets.{w}"));
+        }
+        for e in PgExperiment::ALL {
+            assert_eq!(e.describe().id, format!("postgres.{e}"));
+        }
+    }
 }

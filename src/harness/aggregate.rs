@@ -77,12 +77,8 @@ mod tests {
     use super::*;
     use crate::results::metric::{Better, Unit};
 
-    const CONN_PER_S: Metric = Metric {
-        name: "conn_per_s",
-        unit: Unit::Rate,
-        better: Better::Higher,
-        read: |m| m.conn_per_s,
-    };
+    const CONN_PER_S: Metric =
+        Metric::new("conn_per_s", Unit::Rate, Better::Higher, |m| m.conn_per_s);
 
     fn trial(conn_per_s: f64) -> Trial {
         Trial {

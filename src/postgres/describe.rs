@@ -22,12 +22,9 @@ type PhaseOf = fn(&Phases) -> f64;
 type Cells<'r> = [Option<&'r ResultRecord>];
 
 /// Time per query, the slope of the query fit.
-const PER_QUERY: Metric = Metric {
-    name: "per_query_ns",
-    unit: Unit::Time,
-    better: Better::Lower,
-    read: |m| m.per_query_ns,
-};
+const PER_QUERY: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower, |m| {
+    m.per_query_ns
+});
 
 pub static QUERY: Experiment = Experiment {
     id: "postgres.query",
@@ -46,12 +43,9 @@ pub static QUERY: Experiment = Experiment {
 };
 
 /// Median time of a whole connection.
-const CONNECTION: Metric = Metric {
-    name: "connect_ns.p50",
-    unit: Unit::Time,
-    better: Better::Lower,
-    read: |m| m.connect_ns.map(|p| p.p50),
-};
+const CONNECTION: Metric = Metric::new("connect_ns.p50", Unit::Time, Better::Lower, |m| {
+    m.connect_ns.map(|p| p.p50)
+});
 
 pub static CONNECT: Experiment = Experiment {
     id: "postgres.connect",
@@ -93,12 +87,7 @@ pub static AUTH: Experiment = Experiment {
 };
 
 /// Time per row, the slope of the rows fit.
-const PER_ROW: Metric = Metric {
-    name: "per_row_ns",
-    unit: Unit::Time,
-    better: Better::Lower,
-    read: |m| m.per_row_ns,
-};
+const PER_ROW: Metric = Metric::new("per_row_ns", Unit::Time, Better::Lower, |m| m.per_row_ns);
 
 pub static ROWS: Experiment = Experiment {
     id: "postgres.rows",
@@ -117,12 +106,7 @@ pub static ROWS: Experiment = Experiment {
 };
 
 /// Transactions per second of all clients.
-const TPS: Metric = Metric {
-    name: "tps",
-    unit: Unit::Rate,
-    better: Better::Higher,
-    read: |m| m.tps,
-};
+const TPS: Metric = Metric::new("tps", Unit::Rate, Better::Higher, |m| m.tps);
 
 pub static CONCURRENT: Experiment = Experiment {
     id: "postgres.concurrent",

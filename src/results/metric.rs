@@ -36,6 +36,20 @@ pub struct Metric {
 }
 
 impl Metric {
+    pub const fn new(
+        name: &'static str,
+        unit: Unit,
+        better: Better,
+        read: fn(&Metrics) -> Option<f64>,
+    ) -> Metric {
+        Metric {
+            name,
+            unit,
+            better,
+            read,
+        }
+    }
+
     pub fn higher_is_better(&self) -> bool {
         self.better == Better::Higher
     }

@@ -24,12 +24,7 @@ const TAILS: [(&str, LatencyOf); 3] = [
 pub static CONNECT: Experiment = Experiment {
     id: "sockets.connect",
     title: "connect, read the 12-byte greeting, close",
-    headline: Metric {
-        name: "conn_per_s",
-        unit: Unit::Rate,
-        better: Better::Higher,
-        read: |m| m.conn_per_s,
-    },
+    headline: Metric::new("conn_per_s", Unit::Rate, Better::Higher, |m| m.conn_per_s),
     cases: &[],
     table: connect,
     charts: &[],
@@ -37,12 +32,9 @@ pub static CONNECT: Experiment = Experiment {
 };
 
 /// Round trip time p50.
-const RTT: Metric = Metric {
-    name: "rtt_ns.p50",
-    unit: Unit::Time,
-    better: Better::Lower,
-    read: |m| m.rtt_ns.map(|p| p.p50),
-};
+const RTT: Metric = Metric::new("rtt_ns.p50", Unit::Time, Better::Lower, |m| {
+    m.rtt_ns.map(|p| p.p50)
+});
 
 pub static PINGPONG: Experiment = Experiment {
     id: "sockets.pingpong",
@@ -67,12 +59,9 @@ pub static PINGPONG: Experiment = Experiment {
 };
 
 /// Stream throughput.
-const THROUGHPUT: Metric = Metric {
-    name: "bytes_per_s",
-    unit: Unit::ByteRate,
-    better: Better::Higher,
-    read: |m| m.bytes_per_s,
-};
+const THROUGHPUT: Metric = Metric::new("bytes_per_s", Unit::ByteRate, Better::Higher, |m| {
+    m.bytes_per_s
+});
 
 pub static STREAM: Experiment = Experiment {
     id: "sockets.stream",
@@ -91,12 +80,7 @@ pub static STREAM: Experiment = Experiment {
 };
 
 /// Round trips per second of all clients.
-const OPS: Metric = Metric {
-    name: "ops_per_s",
-    unit: Unit::Rate,
-    better: Better::Higher,
-    read: |m| m.ops_per_s,
-};
+const OPS: Metric = Metric::new("ops_per_s", Unit::Rate, Better::Higher, |m| m.ops_per_s);
 
 pub static CONCURRENT: Experiment = Experiment {
     id: "sockets.concurrent",

@@ -48,22 +48,22 @@ pub static FAMILY: Family = Family {
 crate::named! {
     /// One raw socket workload.
     pub enum Workload as "workload" {
+        /// Connect, read the greeting, close: the cost of a new connection.
         Connect = "connect",
+        /// Request and response of one size on one connection.
         PingPong = "pingpong",
+        /// Bulk bytes one way.
         Stream = "stream",
+        /// Many clients doing round trips at once.
         Concurrent = "concurrent",
     }
 }
 
 impl Workload {
-    /// How the experiment describes itself.
+    /// How the experiment describes itself: its entry in [`FAMILY`], which lists
+    /// them in the order of [`Workload::ALL`].
     pub fn describe(self) -> &'static Experiment {
-        match self {
-            Workload::Connect => &describe::CONNECT,
-            Workload::PingPong => &describe::PINGPONG,
-            Workload::Stream => &describe::STREAM,
-            Workload::Concurrent => &describe::CONCURRENT,
-        }
+        FAMILY.experiments[self as usize]
     }
 
     /// Runs one trial of this workload with `params` against `target`.

@@ -9,7 +9,6 @@ pub mod concurrent;
 pub mod connect;
 pub mod fitted;
 
-use super::describe;
 use crate::report::experiment::Experiment;
 use crate::results::ServerInfo;
 use crate::transport::TlsInfo;
@@ -20,24 +19,24 @@ use super::libpq::ConnParams;
 crate::named! {
     /// One PostgreSQL experiment.
     pub enum PgExperiment as "experiment" {
+        /// Sequential `SELECT 1` on one connection, time per query by fit.
         Query = "query",
+        /// Connect, `SELECT 1`, close, phase by phase.
         Connect = "connect",
+        /// The same under each authentication method.
         Auth = "auth",
+        /// A large result, time per row by fit.
         Rows = "rows",
+        /// Many clients running a script at once.
         Concurrent = "concurrent",
     }
 }
 
 impl PgExperiment {
-    /// How the experiment describes itself.
+    /// How the experiment describes itself: its entry in the family's list, which
+    /// is in the order of [`PgExperiment::ALL`].
     pub fn describe(self) -> &'static Experiment {
-        match self {
-            PgExperiment::Query => &describe::QUERY,
-            PgExperiment::Connect => &describe::CONNECT,
-            PgExperiment::Auth => &describe::AUTH,
-            PgExperiment::Rows => &describe::ROWS,
-            PgExperiment::Concurrent => &describe::CONCURRENT,
-        }
+        super::FAMILY.experiments[self as usize]
     }
 }
 
