@@ -97,14 +97,14 @@ impl Suite<'_> {
             cluster: self.cluster.as_mut().map(|(c, _)| &mut **c),
             budget: &self.budget,
         };
-        let grid = harness::run(&schedule, &mut runner, self.progress);
+        let grid = harness::run(&schedule, &mut runner, self.progress)?;
         if experiment == PgExperiment::Auth {
             if let Some(cluster) = &mut runner.cluster {
                 cluster.set_auth(AuthMethod::Trust)?;
             }
         }
         let PgRunner { targets, cases, .. } = runner;
-        let mut records = self.records(experiment, &targets, &cases, grid?);
+        let mut records = self.records(experiment, &targets, &cases, grid);
         rank(&mut records);
         Ok(records)
     }
