@@ -116,8 +116,9 @@ impl Suite<'_> {
             .cluster
             .is_some()
             .then(|| AuthMethod::Trust.name().to_string());
-        let case = |label: String, params: Params, targets: Vec<usize>| PgCase {
-            label,
+        let described = experiment.describe();
+        let case = |params: Params, targets: Vec<usize>| PgCase {
+            label: described.case_label(&params),
             params,
             targets,
             method: None,
@@ -134,14 +135,14 @@ impl Suite<'_> {
                     counts: Some(counts.clone()),
                     ..Params::default()
                 };
-                (self.targets.clone(), vec![case(String::new(), params, all)])
+                (self.targets.clone(), vec![case(params, all)])
             }
             PgExperiment::Connect => {
                 let params = Params {
                     auth_method: trust,
                     ..Params::default()
                 };
-                (self.targets.clone(), vec![case(String::new(), params, all)])
+                (self.targets.clone(), vec![case(params, all)])
             }
             PgExperiment::Auth => self.auth_cases(),
             PgExperiment::Concurrent => {
@@ -166,10 +167,9 @@ impl Suite<'_> {
                             auth_method: trust.clone(),
                             ..Params::default()
                         };
-                        let plural = if clients == 1 { "" } else { "s" };
                         PgCase {
                             load: Some(load),
-                            ..case(format!("{clients} client{plural}"), params, all.clone())
+                            ..case(params, all.clone())
                         }
                     })
                     .collect();
@@ -181,15 +181,18 @@ impl Suite<'_> {
     /// The auth experiment's cases: per method, every target it applies to; on a
     /// user's servers, each method's own target.
     fn auth_cases(&self) -> (Vec<PgTarget>, Vec<PgCase>) {
-        let case = |method: AuthMethod, targets: Vec<usize>| PgCase {
-            label: method.name().to_string(),
-            params: Params {
+        let case = |method: AuthMethod, targets: Vec<usize>| {
+            let params = Params {
                 auth_method: Some(method.name().to_string()),
                 ..Params::default()
-            },
-            targets,
-            method: Some(method),
-            load: None,
+            };
+            PgCase {
+                label: PgExperiment::Auth.describe().case_label(&params),
+                params,
+                targets,
+                method: Some(method),
+                load: None,
+            }
         };
         match &self.cluster {
             Some((_, methods)) => {

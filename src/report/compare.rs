@@ -105,8 +105,8 @@ fn same_case(a: &Params, b: &Params) -> bool {
 
 /// `tcp`, `tcp, 64 B`, `unix, scram-sha-256`, `tls, 10 clients`.
 fn label(experiment: &Experiment, r: &ResultRecord) -> String {
-    std::iter::once(r.transport.clone())
-        .chain(experiment.cases.iter().filter_map(|c| c.label(&r.params)))
-        .collect::<Vec<_>>()
-        .join(", ")
+    match experiment.case_label(&r.params) {
+        case if case.is_empty() => r.transport.clone(),
+        case => format!("{}, {case}", r.transport),
+    }
 }

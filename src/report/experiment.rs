@@ -30,6 +30,15 @@ pub struct Experiment {
     pub verdict: Option<VerdictLine>,
 }
 
+impl Experiment {
+    /// The case `params` describe, in words: `64 B`, `10 clients, connection per
+    /// transaction`, `md5`; empty for an experiment of one case.
+    pub fn case_label(&self, params: &Params) -> String {
+        let parts: Vec<String> = self.cases.iter().filter_map(|c| c.label(params)).collect();
+        parts.join(", ")
+    }
+}
+
 impl std::fmt::Debug for Experiment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.id)
@@ -159,6 +168,18 @@ impl Catalog {
     /// The experiment of a record.
     pub fn of(&self, record: &ResultRecord) -> Option<&'static Experiment> {
         self.find(&record.experiment)
+    }
+
+    /// The records of `experiment` among `records`.
+    pub fn records_of<'r>(
+        &self,
+        records: &'r [ResultRecord],
+        experiment: &Experiment,
+    ) -> Vec<&'r ResultRecord> {
+        records
+            .iter()
+            .filter(|r| self.of(r) == Some(experiment))
+            .collect()
     }
 }
 

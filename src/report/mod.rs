@@ -12,7 +12,7 @@ pub mod verdict;
 use crate::results::{ResultFile, ResultRecord};
 use block::Block;
 use columns::distinct;
-use experiment::{Catalog, Experiment};
+use experiment::Catalog;
 
 /// What a report or a comparison shows, format-free.
 #[derive(Debug, Clone)]
@@ -54,19 +54,13 @@ pub fn blocks(records: &[ResultRecord], catalog: &Catalog) -> Vec<Block> {
     distinct(records, |r| catalog.of(r))
         .into_iter()
         .flatten()
-        .map(|experiment| (experiment.table)(&of(records, experiment, catalog)))
-        .collect()
-}
-
-/// The records of one experiment.
-pub fn of(
-    records: &[ResultRecord],
-    experiment: &Experiment,
-    catalog: &Catalog,
-) -> Vec<ResultRecord> {
-    records
-        .iter()
-        .filter(|r| catalog.of(r) == Some(experiment))
-        .cloned()
+        .map(|experiment| {
+            let of: Vec<ResultRecord> = catalog
+                .records_of(records, experiment)
+                .into_iter()
+                .cloned()
+                .collect();
+            (experiment.table)(&of)
+        })
         .collect()
 }

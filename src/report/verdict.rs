@@ -38,10 +38,7 @@ pub fn lines(records: &[ResultRecord], catalog: &Catalog) -> Vec<Line> {
     described
         .into_iter()
         .filter_map(|(experiment, v)| {
-            let of: Vec<&ResultRecord> = records
-                .iter()
-                .filter(|r| catalog.of(r) == Some(experiment))
-                .collect();
+            let of = catalog.records_of(records, experiment);
             let (case, rs) = match v.case {
                 Pick::Only => (None, of),
                 Pick::Smallest(param) | Pick::Largest(param) => {

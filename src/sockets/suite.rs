@@ -11,7 +11,6 @@ use crate::harness::{self, Case, Progress, Runner, Schedule, Sink};
 use crate::report::experiment::Plan;
 use crate::results::{Params, ResultRecord, Trial};
 use crate::transport::TlsInfo;
-use crate::units::format_size;
 use anyhow::Result;
 
 impl Plan for SocketsPlan {
@@ -84,7 +83,7 @@ fn run(
         .cases
         .iter()
         .map(|params| Case {
-            label: case_label(params),
+            label: experiment.case_label(params),
             targets: all.clone(),
         })
         .collect();
@@ -105,12 +104,4 @@ fn run(
     }
     rank(&mut records);
     Ok(records)
-}
-
-fn case_label(params: &Params) -> String {
-    match (params.size, params.write_size, params.clients) {
-        (Some(size), _, _) | (_, Some(size), _) => format_size(size),
-        (_, _, Some(clients)) => format!("{clients} clients"),
-        _ => String::new(),
-    }
 }
