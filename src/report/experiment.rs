@@ -229,3 +229,28 @@ impl Family {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static UNIX_ONLY: Family = Family {
+        name: "unixonly",
+        transports: &[Transport::Unix],
+        experiments: &[],
+        command: || clap::Command::new("unixonly"),
+        plan: |_| anyhow::bail!("not measured in this test"),
+    };
+
+    #[test]
+    fn a_transport_the_family_does_not_support_is_refused_by_name() {
+        assert_eq!(UNIX_ONLY.check_transports(&[Transport::Unix]), Ok(()));
+        let err = UNIX_ONLY
+            .check_transports(&[Transport::Unix, Transport::Tcp6])
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "unixonly cannot be measured over tcp6; choose from unix"
+        );
+    }
+}
