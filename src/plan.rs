@@ -6,6 +6,7 @@
 //! starts, so a typo costs one clear line and no waiting.
 
 use crate::error::usage;
+use crate::harness::Rounds;
 use crate::transport::Transport;
 use anyhow::Result;
 use clap::Args;
@@ -14,18 +15,51 @@ use std::path::PathBuf;
 /// What runs when `--transports` is not given.
 pub const DEFAULT_TRANSPORTS: [Transport; 3] = [Transport::Unix, Transport::Tcp, Transport::Tls];
 const MAX_TRIALS: u32 = 1_000;
-const DEFAULT_TRIALS: u32 = 5;
-const QUICK_TRIALS: u32 = 3;
 
-/// The number of trials: as given, else 5, or 3 with `--quick`.
-pub fn trials(given: Option<u32>, quick: bool) -> Result<u32> {
-    let trials = given.unwrap_or(if quick { QUICK_TRIALS } else { DEFAULT_TRIALS });
-    if !(1..=MAX_TRIALS).contains(&trials) {
-        return Err(usage(format!(
-            "--trials must be between 1 and {MAX_TRIALS}, not {trials}"
-        )));
+/// Rounds without `--trials`: at least `min`, then more until settled, at most `max`
+/// or `time_factor` times the time of the first `min`.
+const DEFAULT_ROUNDS: Rounds = Rounds {
+    min: 5,
+    max: 20,
+    time_factor: 3.0,
+};
+/// The same with `--quick` (and in `run`), which must stay within two minutes.
+const QUICK_ROUNDS: Rounds = Rounds {
+    min: 3,
+    max: 8,
+    time_factor: 1.8,
+};
+
+/// The rounds: exactly `--trials N` when given, else until settled.
+pub fn rounds(given: Option<u32>, quick: bool) -> Result<Rounds> {
+    match given {
+        Some(n) if !(1..=MAX_TRIALS).contains(&n) => Err(usage(format!(
+            "--trials must be between 1 and {MAX_TRIALS}, not {n}"
+        ))),
+        Some(n) => Ok(Rounds::fixed(n)),
+        None if quick => Ok(QUICK_ROUNDS),
+        None => Ok(DEFAULT_ROUNDS),
     }
-    Ok(trials)
+}
+
+/// `--help`'s account of the rounds.
+fn rounds_help() -> String {
+    let (d, q) = (DEFAULT_ROUNDS, QUICK_ROUNDS);
+    format!(
+        "Run exactly N rounds (every measurement once per round, transports in turn). \
+         Without it: at least {} rounds, then more until every headline's 95% interval \
+         is within ±{:.0}%, at most {} rounds or {}x the time of the first {} \
+         (with --quick: {}, {}, {}x). Intervals: {}",
+        d.min,
+        crate::stats::SETTLED * 100.0,
+        d.max,
+        d.time_factor,
+        d.min,
+        q.min,
+        q.max,
+        q.time_factor,
+        crate::stats::INTERVAL_METHOD,
+    )
 }
 
 /// The items in their first order, each once.
@@ -42,12 +76,11 @@ pub fn dedup<T: PartialEq + Clone>(items: &[T]) -> Vec<T> {
 /// The arguments of every measuring command.
 #[derive(Debug, Clone, Default, Args)]
 pub struct Measuring {
-    /// Repetitions of every measurement; tables show the median and the range
-    /// [default: see `Measuring::with_defaults`].
+    /// Rounds of every measurement [default: see `Measuring::with_defaults`].
     #[arg(long, value_name = "N")]
     pub trials: Option<u32>,
 
-    /// Shorter timed loops and smaller batches, and 3 trials unless --trials is given.
+    /// Shorter timed loops and smaller batches, and fewer rounds unless --trials is given.
     #[arg(long)]
     pub quick: bool,
 
@@ -73,11 +106,6 @@ impl Measuring {
 impl Measuring {
     /// A measuring command whose `--help` states the defaults this build uses.
     pub fn with_defaults(command: clap::Command) -> clap::Command {
-        command.mut_arg("trials", |a| {
-            a.help(format!(
-                "Repetitions of every measurement; tables show the median and the range \
-                 [default: {DEFAULT_TRIALS}, or {QUICK_TRIALS} with --quick]"
-            ))
-        })
+        command.mut_arg("trials", |a| a.help(rounds_help()))
     }
 }

@@ -103,6 +103,9 @@ fn table_report_shows_every_experiment_of_every_file() {
         out.contains("A SELECT 1 round trip: unix "),
         "verdict:\n{out}"
     );
+    // A format-2 file gets its intervals from its trials when it is loaded.
+    assert!(out.contains("vs unix, 95% interval"), "{out}");
+    assert!(!out.contains("differences under 10%"), "{out}");
     insta::assert_snapshot!("report.txt", out);
 }
 
@@ -110,9 +113,9 @@ fn table_report_shows_every_experiment_of_every_file() {
 fn compare_puts_both_runs_side_by_side() {
     let md = stdout(&["compare", RUN, SOCKETS, "--format", "markdown"]);
     assert!(md.contains("| fact | System A | System B |"));
-    assert!(md.contains("| transport | A | B | B / A |"));
+    assert!(md.contains("| transport | A | B | B / A, 95% interval | runs differ? |"));
     // Figures B lacks show a dash and no ratio.
-    assert!(md.contains("| unix | 110 µs | - | - |"), "{md}");
+    assert!(md.contains("| unix | 110 µs | - | - | - |"), "{md}");
     insta::assert_snapshot!("compare.md", md);
 
     let same = stdout(&["compare", RUN, RUN]);
@@ -124,15 +127,16 @@ fn compare_puts_both_runs_side_by_side() {
                 .split('┆')
                 .collect::<Vec<_>>()
         })
-        .filter(|cells| cells.len() == 4) // transport, A, B, B / A
-        .filter_map(|cells| cells.last().map(|c| c.trim()))
-        .filter(|c| c.parse::<f64>().is_ok())
+        .filter(|cells| cells.len() == 5) // transport, A, B, B / A, differ?
+        .filter(|cells| cells[3].trim().starts_with(|c: char| c.is_ascii_digit()))
+        .map(|cells| cells[4].trim())
         .collect();
     assert!(ratios.len() > 20, "{same}");
     assert!(
-        ratios.iter().all(|r| *r == "1.00"),
+        ratios.iter().all(|r| *r == "no clear difference"),
         "a run against itself: {same}"
     );
+    assert!(same.contains("1.00 ["), "{same}");
 
     let html = stdout(&["compare", RUN, SOCKETS, "--format", "html"]);
     assert!(html.contains("<th>System A</th><th>System B</th>"));
@@ -164,7 +168,7 @@ fn files_that_cannot_be_reported_get_one_clear_line() {
     });
     let e = one_line_error(&["report", &older]);
     assert!(
-        e.contains("result format 1") && e.contains("reads format 2"),
+        e.contains("result format 1") && e.contains("reads formats 2 to 3"),
         "{e}"
     );
 

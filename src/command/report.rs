@@ -20,5 +20,5 @@ pub fn run(args: &ReportArgs) -> Result<()> {
 /// Loads a result file whose experiments this sockbench knows.
 pub(super) fn load(path: &std::path::Path) -> Result<crate::results::ResultFile> {
     let catalog = families::catalog();
-    results::load(path, |id| catalog.find(id).is_some())
+    results::load(path, |id| catalog.find(id).map(|e| e.headline))
 }

@@ -1,9 +1,10 @@
 //! Turns the trials of one experiment into result records: medians, spread, noise
-//! flag and the comparison with the fastest transport.
+//! flag, intervals, and the comparison with the reference and the fastest transport.
 
 use crate::results::metric::Metric;
+use crate::results::paired::pair;
 use crate::results::{Headline, Metrics, Params, ResultRecord, Trial};
-use crate::stats::Spread;
+use crate::stats::{Interval, Spread};
 use crate::transport::TlsInfo;
 
 /// The record for one (experiment, parameters, transport) over its trials.
@@ -36,6 +37,9 @@ pub fn record(
             higher_is_better: headline.higher_is_better(),
             noisy: spread.is_noisy(),
             spread,
+            interval: Interval::of(&values),
+            vs_reference: None,
+            settled: false,
         },
         vs_fastest: 0.0,
         tls,
@@ -45,9 +49,12 @@ pub fn record(
     }
 }
 
-/// Sets `vs_fastest` on records that share experiment and parameters: the extra time
-/// per operation compared with the best of them (a rate of half the best is +100%).
-pub fn rank(records: &mut [ResultRecord]) {
+/// Compares records that share experiment and parameters: `vs_fastest` is the extra
+/// time per operation over the best of them (a rate of half the best is +100%);
+/// `vs_reference` the round-by-round ratio to the reference transport with its
+/// interval; `settled` whether the interval that decides is within ±5%.
+pub fn rank(records: &mut [ResultRecord], headline: &Metric) {
+    pair(records, headline);
     let cost = |r: &ResultRecord| {
         let value = r.headline.spread.median;
         if r.headline.higher_is_better {
@@ -111,7 +118,7 @@ mod tests {
                 None,
             ),
         ];
-        rank(&mut records);
+        rank(&mut records, &CONN_PER_S);
         assert_eq!(records[0].vs_fastest, 0.0);
         assert!((records[1].vs_fastest - 1.0).abs() < 1e-12);
     }

@@ -13,12 +13,15 @@
 
 pub mod aggregate;
 pub mod measure;
+mod settle;
 #[cfg(test)]
 mod tests;
 pub mod threads;
 
+use crate::results::metric::Metric;
 use crate::results::{ResultRecord, Trial};
 use anyhow::{Context, Result};
+use std::time::Instant;
 
 /// What the scheduler reports between trials; the terminal's progress bar is one.
 pub trait Progress {
@@ -26,6 +29,8 @@ pub trait Progress {
     fn begin(&self, experiment: &str, steps: u64);
     /// Counts the trial about to start and says what it is.
     fn step(&self, what: String);
+    /// Adds `steps` trials to the experiment: a round more, to settle its intervals.
+    fn grow(&self, _steps: u64) {}
     /// Says what happens while no trial runs, e.g. a server starting.
     fn note(&self, text: &str);
 }
@@ -54,13 +59,39 @@ pub struct Case {
     pub targets: Vec<usize>,
 }
 
+/// How many measured rounds an experiment runs: every case on every one of its
+/// targets once per round.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rounds {
+    /// Always run.
+    pub min: u32,
+    /// Never more.
+    pub max: u32,
+    /// After `min` rounds, another one only while the whole experiment stays within
+    /// this multiple of the time its first `min` rounds took.
+    pub time_factor: f64,
+}
+
+impl Rounds {
+    /// Exactly `n` rounds.
+    pub fn fixed(n: u32) -> Rounds {
+        Rounds {
+            min: n,
+            max: n,
+            time_factor: 1.0,
+        }
+    }
+}
+
 /// The trials of one experiment.
 pub struct Schedule<'a> {
     /// The experiment, as progress and errors name it (`sockets.pingpong`).
     pub experiment: &'a str,
     pub cases: Vec<Case>,
-    /// Measured rounds: every case on every one of its targets once per round.
-    pub rounds: u32,
+    pub rounds: Rounds,
+    /// The figure whose intervals decide whether more rounds are needed; without
+    /// one, `rounds.min` rounds run.
+    pub settle_on: Option<Metric>,
     /// Rounds run first and thrown away.
     pub warmup_rounds: u32,
     /// Says whether to stop: `Err` once the user asked to (Ctrl-C).
@@ -68,21 +99,27 @@ pub struct Schedule<'a> {
 }
 
 impl<'a> Schedule<'a> {
-    /// `rounds` measured rounds of `cases`, no warm-up round, stopped by Ctrl-C.
-    pub fn new(experiment: &'a str, cases: Vec<Case>, rounds: u32) -> Schedule<'a> {
+    /// `rounds` of `cases`, settled on `headline`, no warm-up round, stopped by
+    /// Ctrl-C.
+    pub fn new(
+        experiment: &'a str,
+        cases: Vec<Case>,
+        rounds: Rounds,
+        headline: Metric,
+    ) -> Schedule<'a> {
         Schedule {
             experiment,
             cases,
             rounds,
+            settle_on: Some(headline),
             warmup_rounds: 0,
             stop: crate::interrupt::check,
         }
     }
 
-    /// The measured trials, for a progress bar.
-    pub fn steps(&self) -> u64 {
-        let per_round: usize = self.cases.iter().map(|c| c.targets.len()).sum();
-        per_round as u64 * u64::from(self.rounds)
+    /// The trials of one round.
+    pub fn steps_per_round(&self) -> u64 {
+        self.cases.iter().map(|c| c.targets.len() as u64).sum()
     }
 }
 
@@ -103,59 +140,103 @@ pub trait Runner {
 /// `trials[case][k][round]`, `k` in the order of the case's `targets`.
 pub type Grid = Vec<Vec<Vec<Trial>>>;
 
-/// Runs every round of `schedule` and returns the measured trials.
+/// Runs the rounds of `schedule` and returns the measured trials: at least
+/// `rounds.min`, then more while a headline interval is wider than ±5% and the time
+/// and round limits allow.
 pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress) -> Result<Grid> {
-    progress.begin(schedule.experiment, schedule.steps());
+    let rounds = schedule.rounds;
+    progress.begin(
+        schedule.experiment,
+        schedule.steps_per_round() * u64::from(rounds.min),
+    );
     let mut grid: Grid = schedule
         .cases
         .iter()
         .map(|c| vec![Vec::new(); c.targets.len()])
         .collect();
-    let all = schedule.warmup_rounds + schedule.rounds;
-    for round in 0..all {
-        let measured = round.checked_sub(schedule.warmup_rounds);
-        for (c, case) in schedule.cases.iter().enumerate() {
+    for round in 0..schedule.warmup_rounds {
+        run_round(schedule, runner, progress, round, None, &mut grid)?;
+    }
+    let start = Instant::now();
+    let mut done = 0;
+    while done < rounds.max {
+        if done >= rounds.min {
+            let elapsed = start.elapsed().as_secs_f64();
+            let per_round = elapsed / f64::from(done);
+            let first = per_round * f64::from(rounds.min);
+            let settled = match &schedule.settle_on {
+                Some(metric) => settle::settled(schedule, runner, metric, &grid),
+                None => true,
+            };
+            if settled || elapsed + per_round > first * rounds.time_factor {
+                break;
+            }
+            progress.grow(schedule.steps_per_round());
+        }
+        run_round(
+            schedule,
+            runner,
+            progress,
+            schedule.warmup_rounds + done,
+            Some(done),
+            &mut grid,
+        )?;
+        done += 1;
+    }
+    Ok(grid)
+}
+
+/// One round: every case on every one of its targets, the first target rotated by
+/// `round`. `measured` is the measured round's number, `None` for a warm-up round.
+fn run_round(
+    schedule: &Schedule,
+    runner: &mut dyn Runner,
+    progress: &dyn Progress,
+    round: u32,
+    measured: Option<u32>,
+    grid: &mut Grid,
+) -> Result<()> {
+    for (c, case) in schedule.cases.iter().enumerate() {
+        (schedule.stop)()?;
+        runner.enter(c)?;
+        let n = case.targets.len();
+        for k in 0..n {
+            let slot = (k + round as usize) % n;
+            let target = case.targets[slot];
             (schedule.stop)()?;
-            runner.enter(c)?;
-            let n = case.targets.len();
-            for k in 0..n {
-                let slot = (k + round as usize) % n;
-                let target = case.targets[slot];
-                (schedule.stop)()?;
-                let label = runner.target_label(target);
-                if let Some(r) = measured {
-                    let what = if case.label.is_empty() {
-                        label.clone()
-                    } else {
-                        format!("{} {label}", case.label)
-                    };
-                    progress.step(format!("{what} trial {}/{}", r + 1, schedule.rounds));
+            let label = runner.target_label(target);
+            if let Some(r) = measured {
+                let what = if case.label.is_empty() {
+                    label.clone()
+                } else {
+                    format!("{} {label}", case.label)
+                };
+                progress.step(format!("{what} round {}", r + 1));
+            }
+            let trial = runner.trial(c, target).with_context(|| {
+                let case = if case.label.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", case.label)
+                };
+                match measured {
+                    Some(r) => format!(
+                        "{}{case} over {label} failed in trial {}",
+                        schedule.experiment,
+                        r + 1
+                    ),
+                    None => format!(
+                        "{}{case} over {label} failed in a warm-up round",
+                        schedule.experiment
+                    ),
                 }
-                let trial = runner.trial(c, target).with_context(|| {
-                    let case = if case.label.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", case.label)
-                    };
-                    match measured {
-                        Some(r) => format!(
-                            "{}{case} over {label} failed in trial {}",
-                            schedule.experiment,
-                            r + 1
-                        ),
-                        None => format!(
-                            "{}{case} over {label} failed in a warm-up round",
-                            schedule.experiment
-                        ),
-                    }
-                })?;
-                // A signal during the last trial must not pass for a finished one.
-                (schedule.stop)()?;
-                if measured.is_some() {
-                    grid[c][slot].push(trial);
-                }
+            })?;
+            // A signal during the last trial must not pass for a finished one.
+            (schedule.stop)()?;
+            if measured.is_some() {
+                grid[c][slot].push(trial);
             }
         }
     }
-    Ok(grid)
+    Ok(())
 }

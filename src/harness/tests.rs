@@ -88,11 +88,89 @@ fn cases(labels: &[&str], targets: usize) -> Vec<Case> {
         .collect()
 }
 
+const RATE: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher, |m| m.conn_per_s);
+
 fn schedule(cases: Vec<Case>, rounds: u32) -> Schedule<'static> {
     Schedule {
         stop: never,
-        ..Schedule::new("fake.connect", cases, rounds)
+        ..Schedule::new("fake.connect", cases, Rounds::fixed(rounds), RATE)
     }
+}
+
+/// Up to `max` rounds, until settled, with no time limit a fake could reach.
+fn until_settled(cases: Vec<Case>, min: u32, max: u32) -> Schedule<'static> {
+    Schedule {
+        stop: never,
+        ..Schedule::new(
+            "fake.connect",
+            cases,
+            Rounds {
+                min,
+                max,
+                time_factor: 1e9,
+            },
+            RATE,
+        )
+    }
+}
+
+#[test]
+fn rounds_stop_once_every_ratio_is_settled() {
+    // tcp is always half as fast as unix, whatever the round: settled at the minimum.
+    let values: Vec<f64> = (0..40)
+        .map(|i| if i % 2 == 0 { 100.0 } else { 50.0 })
+        .collect();
+    let steady: Vec<f64> = (0..40)
+        .map(|i| {
+            let round = i / 2;
+            // unix goes first in even rounds, tcp in odd ones.
+            let unix_first = round % 2 == 0;
+            let is_unix = (i % 2 == 0) == unix_first;
+            let swing = 1.0 + (round % 3) as f64 * 0.5;
+            if is_unix {
+                100.0 * swing
+            } else {
+                50.0 * swing
+            }
+        })
+        .collect();
+    let mut fake = Fake::new(&["unix", "tcp"], &steady);
+    let grid = run(&until_settled(cases(&[""], 2), 3, 10), &mut fake, &Silent).unwrap();
+    assert_eq!(
+        grid[0][0].len(),
+        3,
+        "a steady ratio settles in the minimum rounds"
+    );
+
+    // The same targets with a ratio that keeps jumping never settle: every round runs.
+    let mut fake = Fake::new(&["unix", "tcp"], &values);
+    let log = Log::default();
+    let grid = run(&until_settled(cases(&[""], 2), 3, 10), &mut fake, &log).unwrap();
+    assert_eq!(
+        grid[0][0].len(),
+        10,
+        "an unsettled ratio runs to the maximum"
+    );
+    assert_eq!(log.steps.borrow().len(), 20);
+    assert_eq!(log.steps.borrow()[19], "unix round 10");
+}
+
+#[test]
+fn rounds_stop_when_the_time_allowance_is_spent() {
+    let values: Vec<f64> = (0..40)
+        .map(|i| if i % 2 == 0 { 100.0 } else { 50.0 })
+        .collect();
+    let mut fake = Fake::new(&["unix", "tcp"], &values);
+    let schedule = Schedule {
+        rounds: Rounds {
+            min: 3,
+            max: 10,
+            time_factor: 0.0,
+        },
+        ..until_settled(cases(&[""], 2), 3, 10)
+    };
+    let grid = run(&schedule, &mut fake, &Silent).unwrap();
+    assert_eq!(grid[0][0].len(), 3);
 }
 
 #[test]
@@ -115,8 +193,8 @@ fn every_round_runs_each_case_on_every_target_first_one_rotating() {
     assert_eq!(*log.begun.borrow(), [("fake.connect".to_string(), 18)]);
     let steps = log.steps.borrow();
     assert_eq!(steps.len(), 18);
-    assert_eq!(steps[0], "64 B unix trial 1/3");
-    assert_eq!(steps[17], "4 KiB tcp trial 3/3");
+    assert_eq!(steps[0], "64 B unix round 1");
+    assert_eq!(steps[17], "4 KiB tcp round 3");
 }
 
 #[test]
@@ -201,7 +279,6 @@ fn a_failed_trial_names_experiment_case_target_and_round() {
 
 #[test]
 fn trials_aggregate_into_ranked_records() {
-    const RATE: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher, |m| m.conn_per_s);
     // Calls alternate unix, tcp / tcp, unix / unix, tcp over three rounds.
     let values = [100.0, 40.0, 50.0, 90.0, 110.0, 60.0];
     let mut fake = Fake::new(&["unix", "tcp"], &values);
@@ -220,8 +297,18 @@ fn trials_aggregate_into_ranked_records() {
             )
         })
         .collect();
-    rank(&mut records);
+    rank(&mut records, &RATE);
     assert_eq!(records[0].headline.spread.median, 100.0);
+    // Paired by round, tcp took 100/40, 90/50 and 110/60 times unix's time per
+    // connection; the reference has no ratio of its own.
+    let versus = records[1].headline.vs_reference.as_ref().unwrap();
+    assert_eq!(versus.reference, "unix");
+    let geometric = (2.5f64 * 1.8 * (110.0 / 60.0)).powf(1.0 / 3.0);
+    assert!((versus.ratio.estimate - geometric).abs() < 1e-9);
+    assert!(versus.ratio.differs(), "{:?}", versus.ratio);
+    assert!(!versus.ratio.settled());
+    assert!(records[0].headline.vs_reference.is_none());
+    assert!(!records[0].headline.settled && !records[1].headline.settled);
     assert_eq!(records[1].headline.spread.median, 50.0);
     assert_eq!(records[0].vs_fastest, 0.0);
     assert!((records[1].vs_fastest - 1.0).abs() < 1e-12);

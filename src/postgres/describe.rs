@@ -4,7 +4,7 @@
 //! extra time compared with the fastest transport, e.g. `97.4 µs (+57%)`.
 
 use crate::report::block::Block;
-use crate::report::columns::{distinct, having, Columns, Compare, NOISY_NOTE};
+use crate::report::columns::{certainty_notes, distinct, having, Columns, Compare};
 use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine};
 use crate::report::format::{duration_ns, rate, short_version};
 use crate::results::metric::{Better, Metric, Unit};
@@ -306,6 +306,7 @@ fn auth_rows(table: &mut Columns, method: &str, columns: &Cells) {
         duration_ns,
         |r| r.metrics.connect_ns.map(|p| p.p50),
     );
+    table.versus(columns);
     if method == "trust" {
         return; // the baseline: its cost over itself says nothing
     }
@@ -360,8 +361,8 @@ fn footnotes(records: &[ResultRecord]) -> Vec<String> {
             }
         }
     }
-    if records.iter().any(|r| r.headline.noisy) {
-        add(NOISY_NOTE.into());
+    for note in certainty_notes(records) {
+        add(note);
     }
     notes
 }

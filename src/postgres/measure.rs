@@ -69,7 +69,7 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
         cluster: cluster.as_mut().map(|c| (c, methods)),
         budget: plan.budget.clone(),
         concurrent: plan.concurrent.clone(),
-        trials: plan.trials,
+        rounds: plan.rounds,
         progress,
         per_query_ns: Default::default(),
     };

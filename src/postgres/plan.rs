@@ -44,7 +44,7 @@ pub struct ConcurrentPlan {
 pub struct PostgresPlan {
     pub source: PgSource,
     pub experiments: Vec<PgExperiment>,
-    pub trials: u32,
+    pub rounds: crate::harness::Rounds,
     pub budget: PgBudget,
     pub concurrent: ConcurrentPlan,
     pub json: Option<PathBuf>,
@@ -55,7 +55,7 @@ const DEFAULT_CLIENTS: u32 = 10;
 
 impl PostgresPlan {
     pub fn from_args(args: &PostgresArgs) -> Result<PostgresPlan> {
-        let trials = crate::plan::trials(args.measuring.trials, args.measuring.quick)?;
+        let rounds = crate::plan::rounds(args.measuring.trials, args.measuring.quick)?;
         let mut budget = if args.measuring.quick {
             PgBudget::quick()
         } else {
@@ -131,7 +131,7 @@ impl PostgresPlan {
         Ok(PostgresPlan {
             source,
             experiments,
-            trials,
+            rounds,
             budget,
             concurrent,
             json: args.measuring.json.clone(),

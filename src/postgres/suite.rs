@@ -22,7 +22,7 @@ pub struct Suite<'a> {
     pub cluster: Option<(&'a mut Cluster, Vec<AuthMethod>)>,
     pub budget: PgBudget,
     pub concurrent: ConcurrentPlan,
-    pub trials: u32,
+    pub rounds: crate::harness::Rounds,
     pub progress: &'a dyn Progress,
     /// Time per query from the query experiment, by target label.
     pub per_query_ns: HashMap<String, f64>,
@@ -88,7 +88,8 @@ impl Suite<'_> {
                     targets: c.targets.clone(),
                 })
                 .collect(),
-            self.trials,
+            self.rounds,
+            experiment.describe().headline,
         );
         let mut runner = PgRunner {
             experiment,
@@ -105,7 +106,7 @@ impl Suite<'_> {
         }
         let PgRunner { targets, cases, .. } = runner;
         let mut records = self.records(experiment, &targets, &cases, grid);
-        rank(&mut records);
+        rank(&mut records, &experiment.describe().headline);
         Ok(records)
     }
 

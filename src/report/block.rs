@@ -23,14 +23,14 @@ pub struct Block {
 
 impl Block {
     /// An empty table of an experiment's records, titled with what was measured
-    /// and over how many trials.
+    /// and over how many rounds.
     pub fn experiment(experiment: &'static Experiment, records: &[ResultRecord]) -> Block {
-        let trials = records.first().map_or(0, |r| r.trials.len());
+        let rounds = records.first().map_or(0, |r| r.trials.len());
         Block {
             experiment: Some(experiment),
             records: records.to_vec(),
             title: format!(
-                "{} — {}, median of {trials} trials",
+                "{} — {}, median of {rounds} rounds",
                 experiment.id, experiment.title
             ),
             header: Vec::new(),

@@ -2,7 +2,7 @@
 //! a row per measurement, and on the rows that compare, the extra time over the
 //! fastest transport, e.g. `97.4 µs (+57%)`.
 
-use super::format::vs_fastest;
+use super::format::{versus, vs_fastest};
 use crate::results::ResultRecord;
 
 /// How a row compares its cells.
@@ -70,7 +70,34 @@ impl Columns {
         self.rows.push(row);
     }
 
-    /// The headline's min–max over trials, marked `~` when noisy.
+    /// The headline against the reference transport, paired by round, with its 95%
+    /// interval: `+28% [+19%, +37%]`. Left out when nothing was compared.
+    pub fn versus(&mut self, cells: &[Option<&ResultRecord>]) {
+        let Some(reference) = cells
+            .iter()
+            .flatten()
+            .find_map(|r| r.headline.vs_reference.as_ref())
+            .map(|v| v.reference.clone())
+        else {
+            return;
+        };
+        let mut row = vec![format!("  vs {reference}, 95% interval")];
+        for c in cells {
+            row.push(match c {
+                Some(r) if r.transport == reference => "reference".into(),
+                Some(r) => r
+                    .headline
+                    .vs_reference
+                    .as_ref()
+                    .map_or("-".into(), |v| versus(&v.ratio)),
+                None => "-".into(),
+            });
+        }
+        self.rows.push(row);
+    }
+
+    /// The headline's min–max over trials, marked `~` when noisy, then the
+    /// comparison with the reference transport.
     pub fn range(
         &mut self,
         label: &str,
@@ -86,6 +113,7 @@ impl Columns {
             }));
         }
         self.rows.push(row);
+        self.versus(cells);
     }
 }
 
@@ -142,6 +170,34 @@ pub fn having<'r, T: PartialEq>(
 /// The note every table carries when a range was wide.
 pub const NOISY_NOTE: &str = "~ marks a range over trials wider than 10% of the median: noisy";
 
+/// The notes on how sure a table's figures are: noisy ranges, what the intervals
+/// are, and which comparisons are not settled.
+pub fn certainty_notes(records: &[ResultRecord]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if records.iter().any(|r| r.headline.noisy) {
+        notes.push(NOISY_NOTE.into());
+    }
+    if records.iter().any(|r| r.headline.vs_reference.is_some()) {
+        notes.push(
+            "vs: extra time per operation over the reference, paired round by round, with \
+             its 95% interval; an interval that holds 0% means no clear difference"
+                .into(),
+        );
+    }
+    let names = distinct(
+        records
+            .iter()
+            .filter(|r| r.headline.vs_reference.is_some() && !r.headline.settled),
+        |r| r.transport.clone(),
+    );
+    if !names.is_empty() {
+        notes.push(format!(
+            "not settled (interval wider than ±5%): {}",
+            names.join(", ")
+        ));
+    }
+    notes
+}
 #[cfg(test)]
 mod tests {
     use super::*;

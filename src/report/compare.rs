@@ -11,6 +11,7 @@ use super::format::figure;
 use super::system::facts;
 use super::{Document, Section};
 use crate::results::{Params, ResultFile, ResultRecord};
+use crate::stats::Interval;
 
 /// The comparison of `a` and `b`, named as given on the command line.
 pub fn document(a: (&str, &ResultFile), b: (&str, &ResultFile), catalog: &Catalog) -> Document {
@@ -25,7 +26,9 @@ pub fn document(a: (&str, &ResultFile), b: (&str, &ResultFile), catalog: &Catalo
             ),
             summary: vec![
                 "Each row is a headline figure; B / A above 1 means B measured more (more \
-                 time for times, more per second for rates)."
+                 time for times, more per second for rates). The interval is Welch's t on \
+                 the logarithms of both runs' trials, 95%; the runs differ only when it \
+                 excludes 1."
                     .into(),
             ],
             blocks,
@@ -62,26 +65,64 @@ fn experiment_blocks(a: &[ResultRecord], b: &[ResultRecord], catalog: &Catalog) 
                 let value = |x: Option<&ResultRecord>| {
                     x.map_or("-".into(), |x| figure(unit, x.headline.spread.median))
                 };
-                let ratio = match (va, vb) {
-                    (Some(x), Some(y)) if x.headline.spread.median > 0.0 => {
-                        format!("{:.2}", y.headline.spread.median / x.headline.spread.median)
-                    }
-                    _ => "-".into(),
+                let (ratio, verdict) = match (va, vb) {
+                    (Some(x), Some(y)) => between(experiment, x, y),
+                    _ => ("-".into(), "-".into()),
                 };
-                rows.push(vec![label(experiment, r), value(va), value(vb), ratio]);
+                rows.push(vec![
+                    label(experiment, r),
+                    value(va),
+                    value(vb),
+                    ratio,
+                    verdict,
+                ]);
             }
             Block {
                 title: format!(
                     "{} — {}, median over trials",
                     experiment.id, experiment.headline.name
                 ),
-                header: vec!["transport".into(), "A".into(), "B".into(), "B / A".into()],
+                header: ["transport", "A", "B", "B / A, 95% interval", "runs differ?"]
+                    .map(String::from)
+                    .to_vec(),
                 rows,
                 experiment: Some(experiment),
                 ..Block::facts("", Vec::new(), Vec::new())
             }
         })
         .collect()
+}
+
+/// B / A with its interval over both runs' trials, and whether they differ: `1.22
+/// [1.06, 1.42]`, `B higher`. With fewer than two trials on a side, the ratio of
+/// the medians alone, "not settled".
+fn between(experiment: &Experiment, a: &ResultRecord, b: &ResultRecord) -> (String, String) {
+    let values = |r: &ResultRecord| -> Vec<f64> {
+        r.trials
+            .iter()
+            .filter_map(|t| (experiment.headline.read)(&t.metrics))
+            .collect()
+    };
+    match Interval::of_two(&values(a), &values(b)) {
+        Some(i) => {
+            let verdict = if !i.differs() {
+                "no clear difference"
+            } else if i.low > 1.0 {
+                "B higher"
+            } else {
+                "B lower"
+            };
+            (
+                format!("{:.2} [{:.2}, {:.2}]", i.estimate, i.low, i.high),
+                verdict.into(),
+            )
+        }
+        None if a.headline.spread.median > 0.0 => (
+            format!("{:.2}", b.headline.spread.median / a.headline.spread.median),
+            "not settled".into(),
+        ),
+        None => ("-".into(), "-".into()),
+    }
 }
 
 /// The record of `of`'s kind in `records`: same experiment, transport, parameters.

@@ -1,6 +1,7 @@
 //! Numbers formatted for tables: durations, rates and relative differences.
 
 use crate::results::metric::Unit;
+use crate::stats::Interval;
 
 /// Nanoseconds with a unit that keeps three significant digits: `850 ns`,
 /// `12.3 µs`, `4.56 ms`.
@@ -45,6 +46,27 @@ pub fn vs_fastest(relative: f64) -> String {
     } else {
         format!("+{percent:.0}%")
     }
+}
+
+/// A ratio as extra time in percent: `+28%`, `-4.2%`, `+0.0%`.
+pub fn percent(ratio: f64) -> String {
+    let p = (ratio - 1.0) * 100.0;
+    let sign = if p < 0.0 { "-" } else { "+" };
+    if p.abs() < 10.0 {
+        format!("{sign}{:.1}%", p.abs())
+    } else {
+        format!("{sign}{:.0}%", p.abs())
+    }
+}
+
+/// A ratio with its interval: `+28% [+19%, +37%]`.
+pub fn versus(ratio: &Interval) -> String {
+    format!(
+        "{} [{}, {}]",
+        percent(ratio.estimate),
+        percent(ratio.low),
+        percent(ratio.high)
+    )
 }
 
 /// `PostgreSQL 15.18 (Debian 15.18-0+deb12u1) on x86_64-pc-linux-gnu, …` without the

@@ -5,23 +5,19 @@
 //! Every line is built from the records present; a run without PostgreSQL simply
 //! has fewer lines.
 
-use super::columns::{extra_over_fastest, with_extra};
 use super::experiment::{Catalog, Experiment, Pick, VerdictLine};
-use super::format::figure;
+use super::format::{figure, versus};
 use crate::results::metric::Metric;
 use crate::results::ResultRecord;
-
-/// Below this extra time over the fastest, transports count as the same.
-const SAME: f64 = 0.10;
 
 /// One measurement on every transport that has it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
     pub what: String,
-    /// `unix 125 µs`, `tcp 129 µs (+3.5%)`, …
+    /// `unix 125 µs`, `tcp 160 µs, +28% [+19%, +37%]`, …
     pub cells: Vec<String>,
-    /// The extra time of the slowest transport over the fastest.
-    pub widest: f64,
+    /// Whether any transport's interval against the reference excludes no change.
+    pub differs: bool,
     /// Bulk work: whether the difference disappears there.
     pub bulk: bool,
 }
@@ -60,30 +56,41 @@ pub fn lines(records: &[ResultRecord], catalog: &Catalog) -> Vec<Line> {
 }
 
 fn line(what: String, rs: &[&ResultRecord], metric: &Metric, bulk: bool) -> Option<Line> {
-    let values: Vec<(&str, f64)> = rs
+    let values: Vec<(&ResultRecord, f64)> = rs
         .iter()
-        .filter_map(|r| {
-            let value = (metric.read)(&r.metrics).filter(|v| *v > 0.0)?;
-            Some((r.transport.as_str(), value))
-        })
+        .filter_map(|r| Some((*r, (metric.read)(&r.metrics).filter(|v| *v > 0.0)?)))
         .collect();
     if values.len() < 2 {
         return None;
     }
-    let figures: Vec<Option<f64>> = values.iter().map(|(_, v)| Some(*v)).collect();
-    let extras = extra_over_fastest(&figures, metric.higher_is_better());
-    let widest = extras.iter().flatten().copied().fold(0.0, f64::max);
+    let mut differs = false;
     let cells = values
         .iter()
-        .zip(extras)
-        .map(|((label, v), extra)| {
-            with_extra(format!("{label} {}", figure(metric.unit, *v)), extra)
+        .map(|(r, v)| {
+            let value = format!("{} {}", r.transport, figure(metric.unit, *v));
+            match &r.headline.vs_reference {
+                Some(vs) if vs.ratio.differs() => {
+                    differs = true;
+                    format!("{value}, {}", versus(&vs.ratio))
+                }
+                Some(vs) => format!("{value}, no clear difference ({})", versus(&vs.ratio)),
+                None if values.iter().any(|(o, _)| {
+                    o.headline
+                        .vs_reference
+                        .as_ref()
+                        .is_some_and(|vs| vs.reference == r.transport)
+                }) =>
+                {
+                    value
+                }
+                None => format!("{value}, not settled (too few rounds to compare)"),
+            }
         })
         .collect();
     Some(Line {
         what,
         cells,
-        widest,
+        differs,
         bulk,
     })
 }
@@ -93,12 +100,12 @@ pub fn sentences(lines: &[Line]) -> Vec<String> {
     let mut out: Vec<String> = lines
         .iter()
         .map(|l| {
-            let mut s = format!("{}: {}", capitalised(&l.what), l.cells.join(", "));
+            let mut s = format!("{}: {}", capitalised(&l.what), l.cells.join("; "));
             if l.bulk {
-                s.push_str(if l.widest < SAME {
-                    " — the difference all but disappears here"
-                } else {
+                s.push_str(if l.differs {
                     " — the difference stays, even for bulk work"
+                } else {
+                    " — no clear difference for bulk work"
                 });
             }
             s + "."
@@ -106,8 +113,9 @@ pub fn sentences(lines: &[Line]) -> Vec<String> {
         .collect();
     if !out.is_empty() {
         out.push(
-            "Percentages are extra time over the fastest transport; differences under 10% \
-             are within the run-to-run noise of a shared virtual machine."
+            "Percentages are extra time per operation over the reference transport, \
+             paired round by round, with 95% intervals; a difference is stated only when \
+             its interval excludes 0%."
                 .into(),
         );
     }

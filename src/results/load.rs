@@ -4,6 +4,8 @@
 //! field, so a damaged or hand-edited file is never printed as if measured.
 
 use crate::error::usage;
+use crate::results::metric::Metric;
+use crate::results::paired::pair;
 use crate::results::{ResultFile, SCHEMA_VERSION};
 use anyhow::Result;
 use serde_json::Value;
@@ -16,9 +18,13 @@ const MAX_MAGNITUDE: f64 = 1e15;
 /// Figures that are differences or fits, and so may be below zero.
 const MAY_BE_NEGATIVE: [&str; 4] = ["intercept_ns", "auth_ns", "handshake_ns", "r2"];
 
-/// Reads a result file, or says in one line why it cannot be reported; `known`
-/// says whether this sockbench knows an experiment id.
-pub fn load(path: &Path, known: impl Fn(&str) -> bool) -> Result<ResultFile> {
+/// The oldest result format this sockbench reads: format 2 lacks only the intervals,
+/// which are computed from its trials on loading.
+const OLDEST_FORMAT: u32 = 2;
+
+/// Reads a result file, or says in one line why it cannot be reported; `headline`
+/// gives the headline figure of each experiment id this sockbench knows.
+pub fn load(path: &Path, headline: impl Fn(&str) -> Option<Metric>) -> Result<ResultFile> {
     let shown = path.display();
     let text = crate::input::read_text(path, MAX_FILE_BYTES).map_err(|e| {
         usage(format!(
@@ -37,19 +43,51 @@ pub fn load(path: &Path, known: impl Fn(&str) -> bool) -> Result<ResultFile> {
              measurement"
         )));
     }
-    let file: ResultFile = serde_json::from_value(value)
+    let mut file: ResultFile = serde_json::from_value(value)
         .map_err(|e| usage(format!("{shown} is not a valid sockbench result file: {e}")))?;
-    if let Some(r) = file.results.iter().find(|r| !known(&r.experiment)) {
+    if let Some(r) = file
+        .results
+        .iter()
+        .find(|r| headline(&r.experiment).is_none())
+    {
         return Err(usage(format!(
             "{shown} holds an experiment this sockbench does not know ({}); report it with \
              the sockbench that wrote it ({})",
             r.experiment, file.sockbench_version
         )));
     }
+    if file.schema_version < SCHEMA_VERSION {
+        upgrade(&mut file, headline);
+    }
     Ok(file)
 }
 
-/// The file's `schema_version` is the one this sockbench reads.
+/// Fills in what an older format did not record: the intervals of every
+/// experiment's records, from their trials.
+fn upgrade(file: &mut ResultFile, headline: impl Fn(&str) -> Option<Metric>) {
+    let mut ids: Vec<String> = Vec::new();
+    for r in &file.results {
+        if !ids.contains(&r.experiment) {
+            ids.push(r.experiment.clone());
+        }
+    }
+    for id in ids {
+        let Some(metric) = headline(&id) else {
+            continue;
+        };
+        let (mut of, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut file.results)
+            .into_iter()
+            .partition(|r| r.experiment == id);
+        pair(&mut of, &metric);
+        // Each experiment moves to the end in the order they first appear, so the
+        // experiments keep their order.
+        file.results = rest;
+        file.results.extend(of);
+    }
+    file.schema_version = SCHEMA_VERSION;
+}
+
+/// The file's `schema_version` is one this sockbench reads.
 fn check_format(value: &Value) -> Result<(), String> {
     let written_by = value
         .get("sockbench_version")
@@ -62,11 +100,13 @@ fn check_format(value: &Value) -> Result<(), String> {
                 .into(),
         ),
         Some(v) => match v.as_u64() {
-            Some(v) if v == u64::from(SCHEMA_VERSION) => Ok(()),
+            Some(v) if (u64::from(OLDEST_FORMAT)..=u64::from(SCHEMA_VERSION)).contains(&v) => {
+                Ok(())
+            }
             Some(v) => Err(format!(
                 "has result format {v} (written by sockbench {written_by}); this sockbench \
-                 reads format {SCHEMA_VERSION}: re-run the measurement, or report it with the \
-                 sockbench that wrote it"
+                 reads formats {OLDEST_FORMAT} to {SCHEMA_VERSION}: re-run the measurement, or \
+                 report it with the sockbench that wrote it"
             )),
             None => Err(format!(
                 "has schema_version {v}, which is not a format number; give a file written \

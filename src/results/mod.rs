@@ -6,16 +6,17 @@
 pub mod file;
 mod load;
 pub mod metric;
+pub mod paired;
 
 pub use load::load;
 
-use crate::stats::{median, Percentiles, Spread};
+use crate::stats::{median, Interval, Percentiles, Spread};
 use crate::system::System;
 use crate::transport::TlsInfo;
 use serde::{Deserialize, Serialize};
 
 /// Version of the result file format.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// A whole result file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -29,6 +30,9 @@ pub struct ResultFile {
     pub started_at: String,
     /// The command line that produced the file, without the program name.
     pub command: Vec<String>,
+    /// How the intervals in this file were computed.
+    #[serde(default)]
+    pub intervals: String,
     pub system: System,
     pub results: Vec<ResultRecord>,
 }
@@ -81,6 +85,26 @@ pub struct Headline {
     pub spread: Spread,
     /// True when the range over trials exceeds 10% of the median.
     pub noisy: bool,
+    /// The headline's 95% interval over trials (geometric mean), with two or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Interval>,
+    /// The time per operation against the reference transport, round by round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_reference: Option<Versus>,
+    /// Whether the interval that decides (`vs_reference`'s; on the reference, all
+    /// those compared with it; alone, the headline's own) is narrower than ±5%.
+    #[serde(default)]
+    pub settled: bool,
+}
+
+/// One transport against the reference transport of the same case.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Versus {
+    /// The reference transport: `unix` when measured, else the first.
+    pub reference: String,
+    /// This transport's time per operation over the reference's, paired by round:
+    /// 1.28 is 28% more time. `low`–`high` is its 95% interval.
+    pub ratio: Interval,
 }
 
 /// What an experiment was asked to do.
@@ -275,6 +299,7 @@ impl ResultFile {
             sockbench_commit: env!("SOCKBENCH_COMMIT").to_string(),
             started_at: crate::timestamp::now_rfc3339(),
             command,
+            intervals: crate::stats::INTERVAL_METHOD.to_string(),
             system: System::read(),
             results: Vec::new(),
         }

@@ -4,7 +4,7 @@
 //! client count where those vary), and the extra time over the fastest transport.
 
 use crate::report::block::Block;
-use crate::report::columns::{distinct, having, Columns, Compare, NOISY_NOTE};
+use crate::report::columns::{certainty_notes, distinct, having, Columns, Compare};
 use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine};
 use crate::report::format::{bytes_rate, duration_ns, rate};
 use crate::results::metric::{Better, Metric, Unit};
@@ -124,6 +124,7 @@ fn pingpong(records: &[ResultRecord]) -> Block {
         let label = format!("{}: round trip p50", format_size(size.unwrap_or(0)));
         let rtt = |r: &ResultRecord| r.metrics.rtt_ns.map(|p| p.p50);
         table.line(&label, &cells, Compare::LowerIsBetter, duration_ns, rtt);
+        table.versus(&cells);
         for (label, get) in &TAILS[1..] {
             table.line(label, &cells, Compare::Not, duration_ns, |r| {
                 r.metrics.rtt_ns.as_ref().map(get)
@@ -185,9 +186,7 @@ fn notes(records: &[ResultRecord]) -> Vec<String> {
             tls.version, tls.cipher, tls.certificate
         ));
     }
-    if records.iter().any(|r| r.headline.noisy) {
-        notes.push(NOISY_NOTE.into());
-    }
+    notes.extend(certainty_notes(records));
     if records
         .iter()
         .flat_map(|r| &r.trials)

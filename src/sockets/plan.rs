@@ -27,7 +27,7 @@ pub enum ServerSource {
 pub struct SocketsPlan {
     pub server: ServerSource,
     pub workloads: Vec<Workload>,
-    pub trials: u32,
+    pub rounds: crate::harness::Rounds,
     pub sizes: Vec<u64>,
     pub write_sizes: Vec<u64>,
     pub clients: u32,
@@ -65,7 +65,7 @@ impl SocketsPlan {
                 return Err(usage("give at most one --server address per transport"));
             }
         }
-        let trials = crate::plan::trials(args.measuring.trials, args.measuring.quick)?;
+        let rounds = crate::plan::rounds(args.measuring.trials, args.measuring.quick)?;
         let clients = args.clients.unwrap_or(DEFAULT_CLIENTS);
         if !(1..=MAX_CLIENTS).contains(&clients) {
             return Err(usage(format!(
@@ -79,7 +79,7 @@ impl SocketsPlan {
         Ok(SocketsPlan {
             server,
             workloads: dedup(workloads),
-            trials,
+            rounds,
             sizes: match &args.sizes {
                 Some(texts) => sizes("--sizes", texts)?,
                 None => DEFAULT_SIZES.to_vec(),
@@ -181,12 +181,16 @@ mod tests {
             p.workloads,
             vec![Workload::Connect, Workload::PingPong, Workload::Stream]
         );
-        assert_eq!(p.trials, 5);
+        assert_eq!(p.rounds.min, 5);
+        assert!(p.rounds.max > p.rounds.min, "rounds go on until settled");
         assert_eq!(p.sizes, vec![64, 4096, 65536]);
         assert_eq!(p.write_sizes, vec![4096, 65536]);
         assert_eq!(p.budget, Budget::FULL);
-        assert_eq!(plan(&["--quick"]).unwrap().trials, 3);
-        assert_eq!(plan(&["--quick", "--trials", "7"]).unwrap().trials, 7);
+        assert_eq!(plan(&["--quick"]).unwrap().rounds.min, 3);
+        assert_eq!(
+            plan(&["--quick", "--trials", "7"]).unwrap().rounds,
+            crate::harness::Rounds::fixed(7)
+        );
     }
 
     #[test]

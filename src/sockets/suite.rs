@@ -87,7 +87,12 @@ fn run(
             targets: all.clone(),
         })
         .collect();
-    let schedule = Schedule::new(experiment.id, cases, runner.plan.trials);
+    let schedule = Schedule::new(
+        experiment.id,
+        cases,
+        runner.plan.rounds,
+        experiment.headline,
+    );
     let grid = harness::run(&schedule, runner, progress)?;
     let mut records = Vec::new();
     for (params, per_target) in runner.cases.iter().zip(grid) {
@@ -102,6 +107,6 @@ fn run(
             ));
         }
     }
-    rank(&mut records);
+    rank(&mut records, &experiment.headline);
     Ok(records)
 }

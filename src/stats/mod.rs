@@ -6,9 +6,11 @@
 //! flags the result as noisy instead of hiding it.
 
 mod fit;
+mod interval;
 mod percentiles;
 mod spread;
 
 pub use fit::Fit;
+pub use interval::{t_975, Interval, METHOD as INTERVAL_METHOD, SETTLED};
 pub use percentiles::Percentiles;
 pub use spread::{median, Spread};

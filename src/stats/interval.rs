@@ -1,0 +1,243 @@
+//! Confidence intervals over rounds: how sure a figure, or a paired ratio of two
+//! figures, is.
+//!
+//! Every round measures every transport once, one after the other, so each round
+//! gives a ratio (other ÷ reference) in which slow drift of the machine mostly
+//! cancels. Timings are multiplicative and skewed, so the interval is computed on
+//! the logarithms: a Student t interval of the mean log ratio, turned back into a
+//! ratio. Its centre is the geometric mean of the per-round ratios.
+
+use serde::{Deserialize, Serialize};
+
+/// How intervals are computed, as the result file and `--help` say it.
+pub const METHOD: &str =
+    "95% Student t interval of the mean log ratio over paired rounds (geometric mean)";
+
+/// An interval is settled when it is narrower than this on either side (±5%).
+pub const SETTLED: f64 = 0.05;
+
+/// A positive figure (or ratio) and its 95% confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// The geometric mean.
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+    /// How many values (rounds) it rests on.
+    pub n: u32,
+}
+
+impl Interval {
+    /// The interval of the geometric mean of positive `values`; `None` with fewer
+    /// than two, or with a value that is not positive and finite.
+    pub fn of(values: &[f64]) -> Option<Interval> {
+        let (mean, variance, n) = log_moments(values)?;
+        let half = t_975(n as usize - 1) * (variance / n).sqrt();
+        Some(Interval {
+            estimate: mean.exp(),
+            low: (mean - half).exp(),
+            high: (mean + half).exp(),
+            n: n as u32,
+        })
+    }
+
+    /// The interval of `other[i] / reference[i]`, round by round.
+    pub fn of_ratios(reference: &[f64], other: &[f64]) -> Option<Interval> {
+        if reference.len() != other.len() {
+            return None;
+        }
+        let ratios: Vec<f64> = reference.iter().zip(other).map(|(r, o)| o / r).collect();
+        Interval::of(&ratios)
+    }
+
+    /// The interval of the ratio of two unpaired sets of figures (two runs),
+    /// mean(b) ÷ mean(a) in geometric means: Welch's t on the logarithms, its
+    /// degrees of freedom rounded down (slightly wider, never narrower).
+    pub fn of_two(a: &[f64], b: &[f64]) -> Option<Interval> {
+        let (ma, va, na) = log_moments(a)?;
+        let (mb, vb, nb) = log_moments(b)?;
+        let (sa, sb) = (va / na, vb / nb);
+        let se = (sa + sb).sqrt();
+        let df = if se == 0.0 {
+            na + nb - 2.0
+        } else {
+            (sa + sb).powi(2) / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0))
+        };
+        let d = mb - ma;
+        let half = t_975(df.floor() as usize) * se;
+        Some(Interval {
+            estimate: d.exp(),
+            low: (d - half).exp(),
+            high: (d + half).exp(),
+            n: (na + nb) as u32,
+        })
+    }
+
+    /// True when the interval, read as a ratio, excludes 1: the two differ.
+    pub fn differs(&self) -> bool {
+        self.low > 1.0 || self.high < 1.0
+    }
+
+    /// The wider side of the interval, relative to the estimate (0.05 is ±5%).
+    pub fn half_width(&self) -> f64 {
+        (self.high / self.estimate - 1.0).max(1.0 - self.low / self.estimate)
+    }
+
+    /// Narrower than ±[`SETTLED`].
+    pub fn settled(&self) -> bool {
+        self.half_width() < SETTLED
+    }
+
+    /// The same interval for the reciprocal figure (a rate read as time per op).
+    pub fn inverse(&self) -> Interval {
+        Interval {
+            estimate: 1.0 / self.estimate,
+            low: 1.0 / self.high,
+            high: 1.0 / self.low,
+            n: self.n,
+        }
+    }
+}
+
+/// Mean and sample variance of the logarithms, and the count; `None` with fewer
+/// than two values or one that is not positive and finite.
+fn log_moments(values: &[f64]) -> Option<(f64, f64, f64)> {
+    if values.len() < 2 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+        return None;
+    }
+    let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+    let n = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / n;
+    let variance = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some((mean, variance, n))
+}
+
+/// The 0.975 quantile of Student's t distribution with `df` degrees of freedom:
+/// exact to six decimals from a table up to 30, then the Cornish–Fisher expansion
+/// around the normal quantile (error below 1e-5 from 31 on).
+pub fn t_975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157,
+        2.228139, 2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922,
+        2.093024, 2.085963, 2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831,
+        2.048407, 2.045230, 2.042272,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => TABLE[df - 1],
+        _ => {
+            let z: f64 = 1.959_963_984_540_054;
+            let v = df as f64;
+            let z3 = z.powi(3);
+            let z5 = z.powi(5);
+            let z7 = z.powi(7);
+            z + (z3 + z) / (4.0 * v)
+                + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * v * v)
+                + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * v * v * v)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-6 * b.abs().max(1.0)
+    }
+
+    // Reference values computed independently with Python 3.11.7 and SciPy 1.17.1:
+    //   from scipy import stats; import math, statistics as st
+    //   logs = [math.log(x) for x in xs]; m = st.mean(logs); se = st.stdev(logs) / math.sqrt(len(xs))
+    //   t = stats.t.ppf(0.975, len(xs) - 1)
+    //   print(math.exp(m), math.exp(m - t * se), math.exp(m + t * se))
+    #[test]
+    fn interval_of_five_ratios_matches_scipy() {
+        let i = Interval::of(&[1.28, 1.35, 1.19, 1.31, 1.24]).unwrap();
+        assert!(close(i.estimate, 1.2727899), "{i:?}");
+        assert!(close(i.low, 1.1979204), "{i:?}");
+        assert!(close(i.high, 1.3523388), "{i:?}");
+        assert_eq!(i.n, 5);
+        assert!(i.differs());
+    }
+
+    #[test]
+    fn interval_of_three_values_matches_scipy() {
+        let i = Interval::of(&[34.0, 67.0, 51.0]).unwrap();
+        assert!(close(i.estimate, 48.7949224), "{i:?}");
+        assert!(close(i.low, 20.8998580), "{i:?}");
+        assert!(close(i.high, 113.9215616), "{i:?}");
+    }
+
+    #[test]
+    fn paired_ratios_are_taken_round_by_round() {
+        // Both transports swing together by 2x from round to round; the paired
+        // ratio stays at 1.5 and its interval is that one point.
+        let unix = [10.0, 20.0, 10.0, 20.0];
+        let tcp = [15.0, 30.0, 15.0, 30.0];
+        let i = Interval::of_ratios(&unix, &tcp).unwrap();
+        assert!(close(i.estimate, 1.5) && close(i.low, 1.5) && close(i.high, 1.5));
+        assert!(i.settled());
+    }
+
+    #[test]
+    fn no_clear_difference_when_the_interval_holds_one() {
+        let i = Interval::of(&[0.94, 2.03, 1.1]).unwrap();
+        assert!(i.low < 1.0 && i.high > 1.0, "{i:?}");
+        assert!(!i.differs());
+        assert!(!i.settled());
+        let faster = Interval::of(&[0.80, 0.82, 0.79, 0.81]).unwrap();
+        assert!(faster.differs());
+    }
+
+    // Welch on logs, df rounded down, as SciPy computes it:
+    //   la, lb = [math.log(x) for x in a], [math.log(x) for x in b]
+    //   sa, sb = st.variance(la) / len(a), st.variance(lb) / len(b)
+    //   df = (sa + sb)**2 / (sa**2 / (len(a) - 1) + sb**2 / (len(b) - 1))
+    //   d = st.mean(lb) - st.mean(la); h = stats.t.ppf(0.975, math.floor(df)) * math.sqrt(sa + sb)
+    //   print(math.exp(d), math.exp(d - h), math.exp(d + h))
+    const B_OVER_A: (f64, f64, f64) = (1.2240570, 1.0576313, 1.4166711);
+
+    #[test]
+    fn two_runs_compare_with_welch_on_logs_as_scipy_does() {
+        let a = [100.0, 104.0, 98.0, 101.0, 99.0];
+        let b = [120.0, 131.0, 118.0];
+        let i = Interval::of_two(&a, &b).unwrap();
+        assert!(close(i.estimate, B_OVER_A.0), "{i:?}");
+        assert!(close(i.low, B_OVER_A.1), "{i:?}");
+        assert!(close(i.high, B_OVER_A.2), "{i:?}");
+        assert!(i.differs());
+        let same = Interval::of_two(&a, &[97.0, 103.0, 100.0]).unwrap();
+        assert!(!same.differs(), "{same:?}");
+    }
+
+    #[test]
+    fn too_few_or_bad_values_give_no_interval() {
+        assert_eq!(Interval::of(&[1.0]), None);
+        assert_eq!(Interval::of(&[1.0, 0.0]), None);
+        assert_eq!(Interval::of(&[1.0, f64::NAN]), None);
+        assert_eq!(Interval::of_ratios(&[1.0, 2.0], &[1.0]), None);
+    }
+
+    // scipy.stats.t.ppf(0.975, df) for df = 1, 4, 30, 31, 40, 100.
+    #[test]
+    fn t_quantiles_match_scipy() {
+        for (df, want) in [
+            (1, 12.7062047),
+            (4, 2.7764451),
+            (30, 2.0422725),
+            (31, 2.0395134),
+            (40, 2.0210754),
+            (100, 1.9839715),
+        ] {
+            assert!((t_975(df) - want).abs() < 2e-5, "df {df}: {}", t_975(df));
+        }
+    }
+
+    #[test]
+    fn inverse_swaps_the_bounds() {
+        let i = Interval::of(&[2.0, 4.0]).unwrap().inverse();
+        assert!(i.low < i.estimate && i.estimate < i.high);
+        assert!(close(i.estimate, 1.0 / 8f64.sqrt()));
+    }
+}
