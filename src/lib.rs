@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod command;
+pub mod cpu;
 pub mod error;
 pub mod export;
 pub mod families;

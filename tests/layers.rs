@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
         "input",
         "leftovers",
         "subprocess",
+        "cpu",
         "system",
     ],
     &["transport"],

@@ -18,6 +18,8 @@ mod settle;
 mod tests;
 pub mod threads;
 
+use crate::cpu::load::Snapshot;
+use crate::cpu::Meter;
 use crate::results::metric::Metric;
 use crate::results::{ResultRecord, Trial};
 use anyhow::{Context, Result};
@@ -127,13 +129,19 @@ impl<'a> Schedule<'a> {
 pub trait Runner {
     /// How progress and errors name a target (`tcp`, or a URL's name).
     fn target_label(&self, target: usize) -> String;
+    /// The server process sockbench started, if any: its CPU is counted (with the
+    /// threads and processes it starts) and it is placed as `--placement` says.
+    fn server_pid(&self) -> Option<u32> {
+        None
+    }
     /// Called before each case's trials in every round, e.g. to switch the server's
     /// authentication method.
     fn enter(&mut self, _case: usize) -> Result<()> {
         Ok(())
     }
-    /// One trial of `case` on `target`.
-    fn trial(&mut self, case: usize, target: usize) -> Result<Trial>;
+    /// One trial of `case` on `target`; the experiment starts and stops `meter`
+    /// around its timed loop.
+    fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial>;
 }
 
 /// The trials of every case on every one of its targets:
@@ -186,6 +194,36 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
     Ok(grid)
 }
 
+/// How many times a trial run under outside load is run again, at most.
+const RERUNS: u32 = 2;
+
+/// One trial with its CPU cost and the load of the rest of the machine; run again
+/// (up to [`RERUNS`] times) while outside load disturbs it. The last run is kept,
+/// marked when it was disturbed too.
+fn measured_trial(
+    schedule: &Schedule,
+    runner: &mut dyn Runner,
+    case: usize,
+    target: usize,
+) -> Result<Trial> {
+    let server = runner.server_pid();
+    let mut reruns = 0;
+    loop {
+        let before = Snapshot::take(server);
+        let mut meter = Meter::open(server);
+        let mut trial = runner.trial(case, target, &mut meter)?;
+        trial.metrics.cpu = meter.take();
+        trial.load = before.and_then(|b| b.until(&Snapshot::take(server)?));
+        trial.disturbed = trial.load.is_some_and(|l| l.disturbed());
+        trial.reruns = reruns;
+        if !trial.disturbed || reruns == RERUNS {
+            return Ok(trial);
+        }
+        (schedule.stop)()?;
+        reruns += 1;
+    }
+}
+
 /// One round: every case on every one of its targets, the first target rotated by
 /// `round`. `measured` is the measured round's number, `None` for a warm-up round.
 fn run_round(
@@ -213,7 +251,7 @@ fn run_round(
                 };
                 progress.step(format!("{what} round {}", r + 1));
             }
-            let trial = runner.trial(c, target).with_context(|| {
+            let trial = measured_trial(schedule, runner, c, target).with_context(|| {
                 let case = if case.label.is_empty() {
                     String::new()
                 } else {

@@ -2,6 +2,7 @@
 
 use super::aggregate::{rank, record};
 use super::*;
+use crate::cpu::Meter;
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::{Metrics, Params};
 use anyhow::bail;
@@ -40,7 +41,7 @@ impl Runner for Fake {
         Ok(())
     }
 
-    fn trial(&mut self, case: usize, target: usize) -> Result<Trial> {
+    fn trial(&mut self, case: usize, target: usize, _: &mut Meter) -> Result<Trial> {
         let i = self.calls.len();
         self.calls.push((case, target));
         if self.fail_on == Some(i) {
@@ -243,11 +244,11 @@ impl Runner for Interrupted {
     fn target_label(&self, target: usize) -> String {
         self.0.target_label(target)
     }
-    fn trial(&mut self, case: usize, target: usize) -> Result<Trial> {
+    fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
         if self.0.calls.len() == 1 {
             STOP.store(true, Ordering::SeqCst);
         }
-        self.0.trial(case, target)
+        self.0.trial(case, target, meter)
     }
 }
 

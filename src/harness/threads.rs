@@ -5,9 +5,19 @@ use anyhow::{anyhow, Result};
 /// Runs `work(0) … work(n - 1)` on `n` scoped threads and returns their results in
 /// that order, or the first error (a panicking thread counts as one).
 pub fn on_threads<T: Send>(n: usize, work: impl Fn(usize) -> Result<T> + Sync) -> Result<Vec<T>> {
+    on_threads_while(n, work, || {})
+}
+
+/// The same, with `meanwhile` run on the calling thread while the others work.
+pub fn on_threads_while<T: Send>(
+    n: usize,
+    work: impl Fn(usize) -> Result<T> + Sync,
+    meanwhile: impl FnOnce(),
+) -> Result<Vec<T>> {
     let work = &work;
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..n).map(|i| scope.spawn(move || work(i))).collect();
+        meanwhile();
         handles
             .into_iter()
             .map(|h| {

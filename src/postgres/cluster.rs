@@ -299,8 +299,8 @@ impl Cluster {
         Ok(())
     }
 
-    /// The process ID of the postmaster, while it runs.
-    #[cfg(test)]
+    /// The process ID of the postmaster, while it runs: its CPU counters follow
+    /// the backends it forks.
     pub fn pid(&self) -> Option<u32> {
         self.server.as_ref().map(Spawned::pid)
     }

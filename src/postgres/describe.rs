@@ -306,7 +306,7 @@ fn auth_rows(table: &mut Columns, method: &str, columns: &Cells) {
         duration_ns,
         |r| r.metrics.connect_ns.map(|p| p.p50),
     );
-    table.versus(columns);
+    table.certainty(columns);
     if method == "trust" {
         return; // the baseline: its cost over itself says nothing
     }

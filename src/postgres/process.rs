@@ -51,7 +51,6 @@ impl Spawned {
         })
     }
 
-    #[cfg(test)]
     pub fn pid(&self) -> u32 {
         self.child.id()
     }

@@ -7,6 +7,7 @@ use super::experiment::concurrent::{self, Load};
 use super::experiment::{connect, fitted, PgBudget, PgExperiment, PgTarget};
 use super::hba::AuthMethod;
 use super::plan::ConcurrentPlan;
+use crate::cpu::Meter;
 use crate::harness::aggregate::{rank, record};
 use crate::harness::{self, Case, Grid, Progress, Runner, Schedule};
 use crate::results::{Params, ResultRecord, Trial};
@@ -60,16 +61,20 @@ impl Runner for PgRunner<'_> {
         Ok(())
     }
 
-    fn trial(&mut self, case: usize, target: usize) -> Result<Trial> {
+    fn server_pid(&self) -> Option<u32> {
+        self.cluster.as_ref().and_then(|c| c.pid())
+    }
+
+    fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
         let (t, b) = (&self.targets[target], self.budget);
         match self.experiment {
-            PgExperiment::Query => fitted::query_trial(t, &b.queries),
-            PgExperiment::Rows => fitted::rows_trial(t, &b.rows),
-            PgExperiment::Connect => connect::trial(t, b.connections, b.connect_time),
-            PgExperiment::Auth => connect::trial(t, b.auth_connections, b.auth_time),
+            PgExperiment::Query => fitted::query_trial(t, &b.queries, meter),
+            PgExperiment::Rows => fitted::rows_trial(t, &b.rows, meter),
+            PgExperiment::Connect => connect::trial(t, b.connections, b.connect_time, meter),
+            PgExperiment::Auth => connect::trial(t, b.auth_connections, b.auth_time, meter),
             PgExperiment::Concurrent => {
                 let load = self.cases[case].load.as_ref().context("no load")?;
-                concurrent::trial(t, load)
+                concurrent::trial(t, load, meter)
             }
         }
     }

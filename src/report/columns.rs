@@ -2,7 +2,8 @@
 //! a row per measurement, and on the rows that compare, the extra time over the
 //! fastest transport, e.g. `97.4 µs (+57%)`.
 
-use super::format::{versus, vs_fastest};
+use super::format::{count, duration_ns, versus, vs_fastest};
+use crate::cpu::{Cost, Counts};
 use crate::results::ResultRecord;
 
 /// How a row compares its cells.
@@ -113,7 +114,62 @@ impl Columns {
             }));
         }
         self.rows.push(row);
+        self.certainty(cells);
+    }
+
+    /// The rows that say how sure and how costly the headline is: the comparison
+    /// with the reference, then CPU per operation.
+    pub fn certainty(&mut self, cells: &[Option<&ResultRecord>]) {
         self.versus(cells);
+        self.cost(cells);
+    }
+
+    /// CPU per operation, client and server apart: time (with the kernel's share),
+    /// instructions where counted, context switches and migrations.
+    pub fn cost(&mut self, cells: &[Option<&ResultRecord>]) {
+        type Side = fn(&Cost) -> Option<Counts>;
+        let sides: [(&str, Side); 2] = [("client", |c| Some(c.client)), ("server", |c| c.server)];
+        for (side, get) in sides {
+            let counts: Vec<Option<Counts>> = cells
+                .iter()
+                .map(|c| c.and_then(|r| r.metrics.cpu.as_ref()).and_then(get))
+                .collect();
+            if counts.iter().all(Option::is_none) {
+                continue;
+            }
+            let mut row = |label: String, f: &dyn Fn(&Counts) -> Option<String>| {
+                if counts.iter().flatten().any(|c| f(c).is_some()) {
+                    let mut cells = vec![label];
+                    cells.extend(
+                        counts
+                            .iter()
+                            .map(|c| c.and_then(|c| f(&c)).unwrap_or("-".into())),
+                    );
+                    self.rows.push(cells);
+                }
+            };
+            row(format!("  CPU per op, {side} (kernel share)"), &|c| {
+                let kernel = c.sys_ns.map_or(String::new(), |s| {
+                    format!(" ({:.0}%)", 100.0 * s / c.cpu_ns.max(f64::MIN_POSITIVE))
+                });
+                Some(format!("{}{kernel}", duration_ns(c.cpu_ns)))
+            });
+            row(
+                format!("  instructions per op, {side} (kernel share)"),
+                &|c| {
+                    let (user, kernel) = (c.instructions_user?, c.instructions_kernel?);
+                    let total = user + kernel;
+                    Some(format!(
+                        "{} ({:.0}%)",
+                        count(total),
+                        100.0 * kernel / total.max(f64::MIN_POSITIVE)
+                    ))
+                },
+            );
+            row(format!("  switches / migrations per op, {side}"), &|c| {
+                Some(format!("{:.2} / {:.3}", c.context_switches?, c.migrations?))
+            });
+        }
     }
 }
 
@@ -167,6 +223,29 @@ pub fn having<'r, T: PartialEq>(
     records.iter().filter(|r| &get(r) == value).collect()
 }
 
+/// Where the CPU figures came from, and what the server side covers.
+fn cost_note(cost: &Cost, records: &[ResultRecord]) -> String {
+    let source = if cost.source == "perf_event" {
+        "kernel counters (perf_event_open)"
+    } else {
+        "getrusage and /proc (no counters permitted: times only, in clock ticks)"
+    };
+    let instructions = records
+        .iter()
+        .filter_map(|r| r.metrics.cpu.as_ref())
+        .any(|c| c.client.instructions_user.is_some());
+    let missing = if instructions || cost.source != "perf_event" {
+        ""
+    } else {
+        "; instructions: this machine exposes no hardware counters"
+    };
+    format!(
+        "CPU per op: median over rounds of the timed loop's CPU ÷ its operations, from \
+         {source}{missing}; the server side is the server process with every thread and \
+         process it starts"
+    )
+}
+
 /// The note every table carries when a range was wide.
 pub const NOISY_NOTE: &str = "~ marks a range over trials wider than 10% of the median: noisy";
 
@@ -183,6 +262,9 @@ pub fn certainty_notes(records: &[ResultRecord]) -> Vec<String> {
              its 95% interval; an interval that holds 0% means no clear difference"
                 .into(),
         );
+    }
+    if let Some(cost) = records.iter().find_map(|r| r.metrics.cpu.as_ref()) {
+        notes.push(cost_note(cost, records));
     }
     let names = distinct(
         records

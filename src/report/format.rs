@@ -25,6 +25,16 @@ pub fn rate(per_s: f64) -> String {
     format!("{}{unit}/s", three_digits(value))
 }
 
+/// A count with three significant digits: `950`, `21.4k`, `1.20M`.
+pub fn count(n: f64) -> String {
+    let (value, unit) = match n {
+        n if n >= 1e6 => (n / 1e6, "M"),
+        n if n >= 1e3 => (n / 1e3, "k"),
+        n => (n, ""),
+    };
+    format!("{}{unit}", three_digits(value))
+}
+
 /// Bytes per second in decimal units: `2.31 GB/s`, `850 MB/s`.
 pub fn bytes_rate(per_s: f64) -> String {
     let (value, unit) = match per_s {

@@ -10,6 +10,8 @@ pub mod paired;
 
 pub use load::load;
 
+use crate::cpu::load::Load;
+use crate::cpu::{Cost, Counts};
 use crate::stats::{median, Interval, Percentiles, Spread};
 use crate::system::System;
 use crate::transport::TlsInfo;
@@ -134,6 +136,10 @@ pub struct Params {
     /// The authentication method in force (PostgreSQL connect and auth).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_method: Option<String>,
+    /// Where client and server were placed, when `--placement` chose: `same` (one
+    /// CPU), `split` (two), `free` (as the OS schedules).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
 }
 
 /// Figures of one trial, or their medians over trials.
@@ -186,6 +192,9 @@ pub struct Metrics {
     /// Transactions the server answered with an error (over all trials in a record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<u64>,
+    /// CPU cost per operation of the timed loop, client and server apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<Cost>,
 }
 
 /// Where the time of one PostgreSQL connection goes, as libpq's non-blocking connect
@@ -250,8 +259,25 @@ impl Metrics {
             auth_ns: scalar(|m| m.auth_ns),
             tps: scalar(|m| m.tps),
             failed: trials.iter().filter_map(|m| m.failed).reduce(|a, b| a + b),
+            cpu: median_cost(trials),
         }
     }
+}
+
+/// The median CPU cost over the trials that have one; where each side ran stays
+/// with the trials.
+fn median_cost(trials: &[Metrics]) -> Option<Cost> {
+    let all: Vec<&Cost> = trials.iter().filter_map(|m| m.cpu.as_ref()).collect();
+    let first = all.first()?;
+    let clients: Vec<Counts> = all.iter().map(|c| c.client).collect();
+    let servers: Vec<Counts> = all.iter().filter_map(|c| c.server).collect();
+    Some(Cost {
+        source: first.source.clone(),
+        client: Counts::median_of(&clients),
+        server: (!servers.is_empty()).then(|| Counts::median_of(&servers)),
+        client_cpu: None,
+        server_cpus: Vec::new(),
+    })
 }
 
 /// One trial: its figures plus the counts behind them.
@@ -281,6 +307,19 @@ pub struct Trial {
     /// Total time of each timed batch of N operations, the points of the fit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub points: Vec<Point>,
+    /// What the rest of the machine did meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<Load>,
+    /// Set when the trial ran under outside load even after it was run again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disturbed: bool,
+    /// How many times the trial was run again because of outside load.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reruns: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One timed batch: N operations took `total_ns`.

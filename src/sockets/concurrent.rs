@@ -6,6 +6,7 @@
 
 use super::pingpong::{timed_round_trips, warm_up};
 use super::Target;
+use crate::cpu::Meter;
 use crate::harness::measure::{rate, sample_buffer, sample_capacity};
 use crate::harness::threads::on_threads;
 use crate::results::{Metrics, Trial};
@@ -25,10 +26,18 @@ struct ClientRun {
     elapsed_ns: u64,
 }
 
-pub fn trial(target: &Target, clients: usize, budget: Duration) -> Result<Trial> {
+/// The meter counts the clients' connects and warm-ups too: they run on the client
+/// threads, which start together.
+pub fn trial(
+    target: &Target,
+    clients: usize,
+    budget: Duration,
+    meter: &mut Meter,
+) -> Result<Trial> {
     // Each client's buffer is sized for the whole machine's best rate, shared out.
     let capacity = (sample_capacity(budget) / clients.max(1)).max(1_000);
     let barrier = Barrier::new(clients);
+    meter.start();
     let runs = on_threads(clients, |_| client(target, capacity, budget, &barrier))?;
 
     let ops_per_s: f64 = runs
@@ -36,6 +45,7 @@ pub fn trial(target: &Target, clients: usize, budget: Duration) -> Result<Trial>
         .map(|r| rate(r.samples.len() as u64, r.elapsed_ns))
         .sum();
     let count: u64 = runs.iter().map(|r| r.samples.len() as u64).sum();
+    meter.stop(count);
     let elapsed_ns = runs.iter().map(|r| r.elapsed_ns).max().unwrap_or(0);
     let mut all: Vec<u64> = runs.into_iter().flat_map(|r| r.samples).collect();
     Ok(Trial {

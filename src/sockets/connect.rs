@@ -7,6 +7,7 @@
 //! cap is recorded, so a run never fails half-way with `EADDRNOTAVAIL`.
 
 use super::Target;
+use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
 use crate::results::{Metrics, Trial};
 use crate::sockets::server::protocol::GREETING;
@@ -21,7 +22,7 @@ const WARMUP: usize = 50;
 /// Ports left alone for everything else on the machine when ports are capped.
 const PORT_MARGIN: u64 = 2_000;
 
-pub fn trial(target: &Target, budget: Duration) -> Result<Trial> {
+pub fn trial(target: &Target, budget: Duration, meter: &mut Meter) -> Result<Trial> {
     for _ in 0..WARMUP {
         target.open()?;
     }
@@ -41,6 +42,7 @@ pub fn trial(target: &Target, budget: Duration) -> Result<Trial> {
     let mut samples = sample_buffer(capacity);
     let mut greeting = [0u8; GREETING.len()];
     let connector = &target.connector;
+    meter.start();
     let start = Instant::now();
     let deadline = start + budget;
     let mut prev = start;
@@ -59,6 +61,7 @@ pub fn trial(target: &Target, budget: Duration) -> Result<Trial> {
         }
     }
     let elapsed_ns = nanos(prev - start);
+    meter.stop(samples.len() as u64);
 
     let server_after = target.server_count()?;
     let count = samples.len() as u64;
@@ -74,8 +77,7 @@ pub fn trial(target: &Target, budget: Duration) -> Result<Trial> {
         time_wait_before,
         time_wait_after: uses_ports.then(system::time_wait_count).flatten(),
         port_limited: port_cap.is_some_and(|cap| samples.len() >= cap),
-        connections: None,
-        points: Vec::new(),
+        ..Trial::default()
     })
 }
 

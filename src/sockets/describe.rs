@@ -124,7 +124,7 @@ fn pingpong(records: &[ResultRecord]) -> Block {
         let label = format!("{}: round trip p50", format_size(size.unwrap_or(0)));
         let rtt = |r: &ResultRecord| r.metrics.rtt_ns.map(|p| p.p50);
         table.line(&label, &cells, Compare::LowerIsBetter, duration_ns, rtt);
-        table.versus(&cells);
+        table.certainty(&cells);
         for (label, get) in &TAILS[1..] {
             table.line(label, &cells, Compare::Not, duration_ns, |r| {
                 r.metrics.rtt_ns.as_ref().map(get)

@@ -15,6 +15,7 @@ pub mod server;
 pub mod stream;
 pub mod suite;
 
+use crate::cpu::Meter;
 use crate::report::experiment::{Experiment, Family};
 use crate::results::{Params, Trial};
 use crate::transport::{Conn, Connector, Endpoint, TlsInfo, TlsVersion, Transport};
@@ -67,18 +68,28 @@ impl Workload {
     }
 
     /// Runs one trial of this workload with `params` against `target`.
-    pub fn run(self, target: &Target, params: &Params, budget: &Budget) -> Result<Trial> {
+    pub fn run(
+        self,
+        target: &Target,
+        params: &Params,
+        budget: &Budget,
+        meter: &mut Meter,
+    ) -> Result<Trial> {
         match self {
-            Workload::Connect => connect::trial(target, budget.connect),
-            Workload::PingPong => pingpong::trial(target, param(params.size)?, budget.pingpong),
+            Workload::Connect => connect::trial(target, budget.connect, meter),
+            Workload::PingPong => {
+                pingpong::trial(target, param(params.size)?, budget.pingpong, meter)
+            }
             Workload::Stream => stream::trial(
                 target,
                 param(params.write_size)?,
                 budget.stream_bytes,
                 budget.stream,
+                meter,
             ),
             Workload::Concurrent => {
-                concurrent::trial(target, param(params.clients)? as usize, budget.concurrent)
+                let clients = param(params.clients)? as usize;
+                concurrent::trial(target, clients, budget.concurrent, meter)
             }
         }
     }

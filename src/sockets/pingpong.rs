@@ -2,6 +2,7 @@
 //! response, again and again: the round trip a query to a local server pays.
 
 use super::{ready_for_timing, Target};
+use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
 use crate::results::{Metrics, Trial};
 use crate::sockets::server::protocol::Request;
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 const WARMUP_ROUND_TRIPS: usize = 1_000;
 const WARMUP_TIME: Duration = Duration::from_millis(50);
 
-pub fn trial(target: &Target, size: u64, budget: Duration) -> Result<Trial> {
+pub fn trial(target: &Target, size: u64, budget: Duration, meter: &mut Meter) -> Result<Trial> {
     let size = usize::try_from(size)?;
     let mut conn = target.session(Request::PingPong { size: size as u32 })?;
     let mut buf = vec![0xa5u8; size];
@@ -23,7 +24,9 @@ pub fn trial(target: &Target, size: u64, budget: Duration) -> Result<Trial> {
     warm_up(target, &mut conn, &mut buf, WARMUP_ROUND_TRIPS, WARMUP_TIME)?;
 
     let mut samples = sample_buffer(sample_capacity(budget));
+    meter.start();
     let elapsed_ns = timed_round_trips(&mut conn, &mut buf, &mut samples, budget)?;
+    meter.stop(samples.len() as u64);
 
     let count = samples.len() as u64;
     Ok(Trial {

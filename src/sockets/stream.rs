@@ -2,6 +2,7 @@
 //! `write_size` writes, read in reads of the same size: bulk transfer throughput.
 
 use super::{ready_for_timing, Target};
+use crate::cpu::Meter;
 use crate::harness::measure::nanos;
 use crate::results::{Metrics, Trial};
 use crate::sockets::server::protocol::Request;
@@ -15,7 +16,14 @@ const WARMUP_BYTES: u64 = 8 << 20;
 /// would be a measurable share of the loop.
 const READS_PER_CLOCK: u32 = 16;
 
-pub fn trial(target: &Target, write_size: u64, bytes: u64, budget: Duration) -> Result<Trial> {
+/// One operation, for the CPU cost, is one `write_size` read.
+pub fn trial(
+    target: &Target,
+    write_size: u64,
+    bytes: u64,
+    budget: Duration,
+    meter: &mut Meter,
+) -> Result<Trial> {
     let mut conn = target.session(Request::Stream {
         write_size: u32::try_from(write_size)?,
         total_bytes: WARMUP_BYTES + bytes,
@@ -38,6 +46,7 @@ pub fn trial(target: &Target, write_size: u64, bytes: u64, budget: Duration) -> 
 
     ready_for_timing(&conn)?;
 
+    meter.start();
     let start = Instant::now();
     let deadline = start + budget;
     let mut reads = 0u32;
@@ -62,6 +71,7 @@ pub fn trial(target: &Target, write_size: u64, bytes: u64, budget: Duration) -> 
     }
     let elapsed_ns = nanos(end - start);
     let timed = received - untimed;
+    meter.stop(timed / write_size.max(1));
 
     Ok(Trial {
         metrics: Metrics {

@@ -6,6 +6,7 @@
 use super::plan::{ServerSource, SocketsPlan};
 use super::server::child::ServerProcess;
 use super::{Target, Workload};
+use crate::cpu::Meter;
 use crate::harness::aggregate::{rank, record};
 use crate::harness::{self, Case, Progress, Runner, Schedule, Sink};
 use crate::report::experiment::Plan;
@@ -22,7 +23,7 @@ impl Plan for SocketsPlan {
 /// Runs every workload of the plan, handing each to `sink` as it finishes.
 pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
     progress.note("sockets: starting the server");
-    let (_server, endpoints) = match &plan.server {
+    let (server, endpoints) = match &plan.server {
         ServerSource::Spawn(transports) => {
             let server = ServerProcess::start(transports)?;
             let endpoints = server.endpoints().to_vec();
@@ -45,6 +46,7 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
             workload,
             cases: plan.cases(workload),
             targets: &targets,
+            server: server.as_ref().map(ServerProcess::pid),
         };
         let records = run(&mut runner, &tls, progress);
         sink.keep(records)?;
@@ -58,6 +60,8 @@ struct WorkloadRunner<'a> {
     workload: Workload,
     cases: Vec<Params>,
     targets: &'a [Target],
+    /// The server process sockbench started, if it did.
+    server: Option<u32>,
 }
 
 impl Runner for WorkloadRunner<'_> {
@@ -65,9 +69,13 @@ impl Runner for WorkloadRunner<'_> {
         self.targets[target].transport.to_string()
     }
 
-    fn trial(&mut self, case: usize, target: usize) -> Result<Trial> {
-        self.workload
-            .run(&self.targets[target], &self.cases[case], &self.plan.budget)
+    fn server_pid(&self) -> Option<u32> {
+        self.server
+    }
+
+    fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
+        let (target, params) = (&self.targets[target], &self.cases[case]);
+        self.workload.run(target, params, &self.plan.budget, meter)
     }
 }
 

@@ -10,8 +10,9 @@
 //! its own connection, like `pgbench -C`.
 
 use super::PgTarget;
+use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate};
-use crate::harness::threads::on_threads;
+use crate::harness::threads::on_threads_while;
 use crate::postgres::libpq::{wait_any, Conn, Step, TxOutcome, Wait};
 use crate::results::{Metrics, Trial};
 use crate::stats::Percentiles;
@@ -57,16 +58,28 @@ enum State {
 const MAX_LATENCY_NS: u64 = 60_000_000_000;
 
 /// One trial on `target`.
-pub fn trial(target: &PgTarget, load: &Load) -> Result<Trial> {
+/// The meter counts the measured window only, from the thread that waits for the
+/// clients.
+pub fn trial(target: &PgTarget, load: &Load, meter: &mut Meter) -> Result<Trial> {
     let threads = load.threads.clamp(1, load.clients);
     let start = Instant::now() + Duration::from_millis(50);
     let measured_from = start + load.warmup;
     let end = measured_from + load.duration;
-    let tallies = on_threads(threads as usize, |t| {
-        let t = t as u32;
-        let share = load.clients / threads + u32::from(t < load.clients % threads);
-        drive(target, load, share, start, measured_from, end)
-    })?;
+    let window = || {
+        sleep_until(measured_from);
+        meter.start();
+        sleep_until(end);
+        meter.end();
+    };
+    let tallies = on_threads_while(
+        threads as usize,
+        |t| {
+            let t = t as u32;
+            let share = load.clients / threads + u32::from(t < load.clients % threads);
+            drive(target, load, share, start, measured_from, end)
+        },
+        window,
+    )?;
     let mut merged = histogram();
     let (mut failed, mut connections) = (0, 0);
     for tally in tallies {
@@ -79,6 +92,7 @@ pub fn trial(target: &PgTarget, load: &Load) -> Result<Trial> {
         bail!("every transaction failed ({failed} of them); check the script against the server");
     }
     let elapsed_ns = nanos(load.duration);
+    meter.stop(count);
     let q = |q: f64| merged.value_at_quantile(q) as f64;
     Ok(Trial {
         metrics: Metrics {
@@ -226,5 +240,16 @@ fn progress(
                 Ok(())
             }
         },
+    }
+}
+
+/// Sleeps until `at`, or until Ctrl-C, in slices of at most 50 ms.
+fn sleep_until(at: Instant) {
+    loop {
+        let left = at.saturating_duration_since(Instant::now());
+        if left.is_zero() || crate::interrupt::interrupted() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
     }
 }

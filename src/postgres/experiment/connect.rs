@@ -13,6 +13,7 @@
 //! authentication and backend start as one phase.
 
 use super::PgTarget;
+use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate, sample_buffer};
 use crate::postgres::libpq::Conn;
 use crate::results::{Metrics, Phases, Trial};
@@ -24,12 +25,13 @@ use std::time::{Duration, Instant};
 type Sample = [u64; 6];
 
 /// One trial: up to `max` connections, for at most `limit`.
-pub fn trial(target: &PgTarget, max: u64, limit: Duration) -> Result<Trial> {
+pub fn trial(target: &PgTarget, max: u64, limit: Duration, meter: &mut Meter) -> Result<Trial> {
     let fail = || format!("a connection over {} failed", target.label);
     for _ in 0..3 {
         one(target).with_context(fail)?;
     }
     let mut samples: Vec<Sample> = sample_buffer(max as usize);
+    meter.start();
     let start = Instant::now();
     let deadline = start + limit;
     let mut end = start;
@@ -39,6 +41,7 @@ pub fn trial(target: &PgTarget, max: u64, limit: Duration) -> Result<Trial> {
         end = finished;
     }
     let elapsed_ns = nanos(end - start);
+    meter.stop(samples.len() as u64);
     let mut totals: Vec<u64> = samples.iter().map(|s| s.iter().sum()).collect();
     let phase = |i: usize| median(&samples.iter().map(|s| s[i] as f64).collect::<Vec<_>>());
     let count = samples.len() as u64;

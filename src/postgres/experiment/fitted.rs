@@ -4,6 +4,7 @@
 //! row; the intercept the fixed cost of a batch.
 
 use super::{PgTarget, BATCH_LIMIT};
+use crate::cpu::Meter;
 use crate::harness::measure::nanos;
 use crate::postgres::libpq::{Conn, PgError};
 use crate::results::{Metrics, Point, Trial};
@@ -15,12 +16,12 @@ use std::time::Instant;
 const SELECT_1: &std::ffi::CStr = c"SELECT 1";
 
 /// One trial of `query`: a batch of N `SELECT 1` for each N in `counts`.
-pub fn query_trial(target: &PgTarget, counts: &[u64]) -> Result<Trial> {
+pub fn query_trial(target: &PgTarget, counts: &[u64], meter: &mut Meter) -> Result<Trial> {
     let conn = open(target)?;
     for _ in 0..200 {
         conn.exec(SELECT_1)?;
     }
-    let (points, fit) = fitted_batches(counts, "--queries", |n| {
+    let (points, fit) = fitted_batches(counts, "--queries", meter, |n| {
         let deadline = Instant::now() + BATCH_LIMIT;
         for i in 0..n {
             conn.exec(SELECT_1)?;
@@ -48,7 +49,7 @@ pub fn query_trial(target: &PgTarget, counts: &[u64]) -> Result<Trial> {
 
 /// One trial of `rows`: `SELECT * FROM generate_series(1,N)` for each N in
 /// `counts`, every value parsed by the client.
-pub fn rows_trial(target: &PgTarget, counts: &[u64]) -> Result<Trial> {
+pub fn rows_trial(target: &PgTarget, counts: &[u64], meter: &mut Meter) -> Result<Trial> {
     let conn = open(target)?;
     let queries: Vec<CString> = counts
         .iter()
@@ -60,7 +61,7 @@ pub fn rows_trial(target: &PgTarget, counts: &[u64]) -> Result<Trial> {
         1000,
     )?;
     let mut sums = vec![0u64; counts.len()];
-    let (points, fit) = fitted_batches(counts, "--rows", |n| {
+    let (points, fit) = fitted_batches(counts, "--rows", meter, |n| {
         let i = counts.iter().position(|&c| c == n).unwrap_or(0);
         sums[i] = read_series(&conn, &queries[i], n)?;
         Ok(())
@@ -106,22 +107,26 @@ fn open(target: &PgTarget) -> Result<Conn> {
     Conn::connect(&target.params).with_context(|| format!("cannot connect over {}", target.label))
 }
 
-/// Times `batch(n)` once per count, in order, and fits a line through the totals.
+/// Times `batch(n)` once per count, in order, and fits a line through the totals;
+/// `meter` counts the batches' CPU, per operation of all of them.
 /// When noise hides the growth with N (a slope of zero or less), the batches run again,
 /// at most three times in all.
 fn fitted_batches(
     counts: &[u64],
     flag: &str,
+    meter: &mut Meter,
     mut batch: impl FnMut(u64) -> Result<()>,
 ) -> Result<(Vec<Point>, Fit)> {
     for _ in 0..3 {
         let mut points = Vec::with_capacity(counts.len());
+        meter.start();
         for &n in counts {
             let start = Instant::now();
             batch(n)?;
             let total_ns = nanos(start.elapsed());
             points.push(Point { n, total_ns });
         }
+        meter.stop(counts.iter().sum());
         let xy: Vec<(f64, f64)> = points
             .iter()
             .map(|p| (p.n as f64, p.total_ns as f64))

@@ -27,6 +27,11 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
+    /// The server's process id, for its CPU counters and placement.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Starts a server listening on a fresh local address for each transport.
     pub fn start(transports: &[Transport]) -> Result<ServerProcess> {
         let dir = crate::leftovers::private_dir(crate::leftovers::SERVER)?;

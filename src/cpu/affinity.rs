@@ -1,0 +1,109 @@
+//! Which CPUs a thread or process may run on, and on which one it ran.
+
+use std::io;
+
+crate::named! {
+    /// Where client and server run, as `--placement` names it.
+    pub enum Placement as "placement" {
+        /// Wherever the scheduler puts them.
+        Free = "free",
+        /// Both pinned to one CPU.
+        Same = "same",
+        /// Pinned to two different CPUs.
+        Split = "split",
+    }
+}
+
+/// The CPUs this process may run on, in order.
+pub fn allowed() -> Vec<usize> {
+    // SAFETY: an all-zero cpu_set_t is an empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid cpu_set_t of the size given.
+    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    if rc != 0 {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `cpu` is below CPU_SETSIZE.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect()
+}
+
+/// Lets thread `tid` (0: the calling thread) run only on `cpus`. Threads and
+/// processes it starts afterwards inherit this.
+pub fn pin(tid: i32, cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: an all-zero cpu_set_t is an empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+        // SAFETY: CPU_SET checks nothing; `cpu` is below the set's size.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size given.
+    let rc = unsafe { libc::sched_setaffinity(tid, std::mem::size_of_val(&set), &set) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Pins every thread of process `pid` to `cpus`.
+pub fn pin_process(pid: u32, cpus: &[usize]) -> io::Result<()> {
+    for tid in super::proc::threads(pid) {
+        pin(tid, cpus)?;
+    }
+    Ok(())
+}
+
+/// The CPU the calling thread runs on now.
+pub fn current_cpu() -> Option<u32> {
+    // SAFETY: a plain call with no arguments.
+    let cpu = unsafe { libc::sched_getcpu() };
+    u32::try_from(cpu).ok()
+}
+
+/// The client's and the server's CPUs under `placement`, from the CPUs this
+/// process may use: `None` for free placement; an error when `split` has fewer
+/// than two CPUs to use.
+pub fn cpus_for(placement: Placement, allowed: &[usize]) -> Result<Option<(usize, usize)>, String> {
+    match (placement, allowed) {
+        (Placement::Free, _) => Ok(None),
+        (_, []) => Err("cannot read which CPUs sockbench may use".into()),
+        (Placement::Same, [first, ..]) => Ok(Some((*first, *first))),
+        (Placement::Split, [first, second, ..]) => Ok(Some((*first, *second))),
+        (Placement::Split, [_]) => Err(
+            "--placement split needs two CPUs, and sockbench may use only one here; use \
+             --placement same or free"
+                .into(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placements_choose_cpus_from_those_allowed() {
+        assert_eq!(cpus_for(Placement::Free, &[0, 1]), Ok(None));
+        assert_eq!(cpus_for(Placement::Same, &[2, 3]), Ok(Some((2, 2))));
+        assert_eq!(cpus_for(Placement::Split, &[2, 3]), Ok(Some((2, 3))));
+        assert!(cpus_for(Placement::Split, &[0])
+            .unwrap_err()
+            .contains("two CPUs"));
+    }
+
+    #[test]
+    fn a_pinned_thread_runs_where_it_was_pinned() {
+        let cpus = allowed();
+        assert!(!cpus.is_empty());
+        let last = *cpus.last().unwrap();
+        std::thread::spawn(move || {
+            pin(0, &[last]).unwrap();
+            std::thread::yield_now();
+            assert_eq!(current_cpu(), Some(last as u32));
+        })
+        .join()
+        .unwrap();
+    }
+}

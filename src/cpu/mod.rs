@@ -1,0 +1,288 @@
+//! What a timed loop costs the CPU, client and server apart, per operation: CPU
+//! time (user and system), context switches, CPU migrations and, where the
+//! hardware counters are exposed, instructions in user and kernel mode. Also where
+//! client and server run ([`affinity`]) and how busy the rest of the machine was
+//! ([`load`]).
+//!
+//! The counters come from `perf_event_open` when it is permitted (root, or a low
+//! `perf_event_paranoid`): they follow every thread and process the watched task
+//! starts after they open, so the server's session threads, or the PostgreSQL
+//! backends the postmaster forks, are counted too. Otherwise the figures come from
+//! `getrusage` and `/proc/<pid>/stat` (times only, in clock ticks), and the result
+//! says which.
+
+pub mod affinity;
+pub mod counters;
+pub mod load;
+pub mod proc;
+
+use counters::{Task, TaskCounters};
+use serde::{Deserialize, Serialize};
+
+/// CPU figures of one side: running totals, or per operation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// User plus system CPU time, ns.
+    pub cpu_ns: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sys_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_switches: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migrations: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_user: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_kernel: Option<f64>,
+}
+
+impl Counts {
+    /// `self − before`, field by field, divided by `ops`.
+    fn per_op(&self, before: &Counts, ops: f64) -> Counts {
+        let d = |a: Option<f64>, b: Option<f64>| Some((a? - b?) / ops);
+        Counts {
+            cpu_ns: (self.cpu_ns - before.cpu_ns) / ops,
+            user_ns: d(self.user_ns, before.user_ns),
+            sys_ns: d(self.sys_ns, before.sys_ns),
+            context_switches: d(self.context_switches, before.context_switches),
+            migrations: d(self.migrations, before.migrations),
+            instructions_user: d(self.instructions_user, before.instructions_user),
+            instructions_kernel: d(self.instructions_kernel, before.instructions_kernel),
+        }
+    }
+
+    /// Precise counter totals with the user/system split of the coarser times:
+    /// `cpu_ns` stays the counters', divided in the times' proportion.
+    fn split_like(mut self, times: &Counts) -> Counts {
+        if let (Some(user), Some(sys)) = (times.user_ns, times.sys_ns) {
+            let total = user + sys;
+            if total > 0.0 {
+                self.user_ns = Some(self.cpu_ns * user / total);
+                self.sys_ns = Some(self.cpu_ns * sys / total);
+            }
+        }
+        self
+    }
+
+    /// Each figure's median over `all`.
+    pub fn median_of(all: &[Counts]) -> Counts {
+        let m = |get: fn(&Counts) -> Option<f64>| {
+            let v: Vec<f64> = all.iter().filter_map(get).collect();
+            (!v.is_empty()).then(|| crate::stats::median(&v))
+        };
+        Counts {
+            cpu_ns: m(|c| Some(c.cpu_ns)).unwrap_or(0.0),
+            user_ns: m(|c| c.user_ns),
+            sys_ns: m(|c| c.sys_ns),
+            context_switches: m(|c| c.context_switches),
+            migrations: m(|c| c.migrations),
+            instructions_user: m(|c| c.instructions_user),
+            instructions_kernel: m(|c| c.instructions_kernel),
+        }
+    }
+
+    /// User plus kernel instructions, when counted.
+    pub fn instructions(&self) -> Option<f64> {
+        Some(self.instructions_user? + self.instructions_kernel?)
+    }
+}
+
+/// What one timed loop cost per operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    /// Where the figures came from: `perf_event` (counters) or `proc` (times from
+    /// getrusage and /proc, no instructions or migrations).
+    pub source: String,
+    pub client: Counts,
+    /// The server's side: sockbench's server process, or the PostgreSQL postmaster
+    /// and the backends it starts. Absent for a server sockbench did not start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<Counts>,
+    /// The CPU the client ran on when the loop ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu: Option<u32>,
+    /// The CPUs the server's threads and processes were last seen on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_cpus: Vec<u32>,
+}
+
+/// One side's counters: kernel counters, or only times from /proc.
+enum Side {
+    Counters(Vec<TaskCounters>),
+    Times,
+}
+
+/// Counts one trial's timed loop: opened before the trial sets up (so the
+/// connections and backends it starts are followed), started and stopped around
+/// the loop by the experiment.
+pub struct Meter {
+    client: Side,
+    server: Option<(u32, Side)>,
+    started: Option<(Counts, Option<Counts>)>,
+    ended: Option<Ended>,
+    cost: Option<Cost>,
+}
+
+/// The closing reading, taken when the loop ended.
+struct Ended {
+    client: Option<Counts>,
+    client_cpu: Option<u32>,
+    server: Option<Counts>,
+}
+
+impl Meter {
+    /// Opens the counters of the calling thread (the client, and the client
+    /// threads it starts) and of process `server` with everything it starts.
+    pub fn open(server: Option<u32>) -> Meter {
+        let client = match TaskCounters::open(Task::Me) {
+            Ok(c) => Side::Counters(vec![c]),
+            Err(_) => Side::Times,
+        };
+        let server = server.map(|pid| {
+            let side = match &client {
+                Side::Counters(_) => proc::threads(pid)
+                    .into_iter()
+                    .map(|tid| TaskCounters::open(Task::Id(tid)))
+                    .collect::<std::io::Result<Vec<_>>>()
+                    .map_or(Side::Times, Side::Counters),
+                Side::Times => Side::Times,
+            };
+            (pid, side)
+        });
+        Meter {
+            client,
+            server,
+            started: None,
+            ended: None,
+            cost: None,
+        }
+    }
+
+    /// A meter that counts nothing, for a trial without a timed loop to count.
+    pub fn none() -> Meter {
+        Meter {
+            client: Side::Times,
+            server: None,
+            started: None,
+            ended: None,
+            cost: None,
+        }
+    }
+
+    /// Reads the counters just before the timed loop.
+    pub fn start(&mut self) {
+        let client = read(&mut self.client, None);
+        let server = self
+            .server
+            .as_mut()
+            .map(|(pid, side)| read(side, Some(*pid)));
+        self.started = client.map(|c| (c, server.flatten()));
+    }
+
+    /// Reads them again when the loop ends, for a loop whose count of operations
+    /// is known only later (see [`Meter::stop`]).
+    pub fn end(&mut self) {
+        let client_cpu = affinity::current_cpu();
+        let client = read(&mut self.client, None);
+        let server = self
+            .server
+            .as_mut()
+            .and_then(|(pid, side)| read(side, Some(*pid)));
+        self.ended = Some(Ended {
+            client,
+            client_cpu,
+            server,
+        });
+    }
+
+    /// Reads them again just after the loop (unless [`Meter::end`] did), which did
+    /// `ops` operations.
+    pub fn stop(&mut self, ops: u64) {
+        if self.ended.is_none() {
+            self.end();
+        }
+        let ended = self.ended.take();
+        let (Some((client_before, server_before)), Some(ended)) = (self.started.take(), ended)
+        else {
+            return;
+        };
+        let Some(client) = ended.client else {
+            return;
+        };
+        let client_cpu = ended.client_cpu;
+        let ops = ops.max(1) as f64;
+        let server = match (&self.server, server_before, ended.server) {
+            (Some((pid, _)), Some(before), Some(after)) => Some((after.per_op(&before, ops), *pid)),
+            _ => None,
+        };
+        let server_cpus = server.map_or_else(Vec::new, |(_, pid)| where_runs(pid));
+        self.cost = Some(Cost {
+            source: match self.client {
+                Side::Counters(_) => "perf_event".into(),
+                Side::Times => "proc".into(),
+            },
+            client: client.per_op(&client_before, ops),
+            server: server.map(|(c, _)| c),
+            client_cpu,
+            server_cpus,
+        });
+    }
+
+    /// The cost of the loop between `start` and `stop`, once.
+    pub fn take(&mut self) -> Option<Cost> {
+        self.cost.take()
+    }
+}
+
+/// A side's running totals; `pid` is the server's process (`None`: this one).
+fn read(side: &mut Side, pid: Option<u32>) -> Option<Counts> {
+    let times = match pid {
+        None => proc::own_usage(),
+        Some(pid) => {
+            let (user, sys) = proc::process_times(pid, true)?;
+            Counts {
+                cpu_ns: user + sys,
+                user_ns: Some(user),
+                sys_ns: Some(sys),
+                ..Counts::default()
+            }
+        }
+    };
+    match side {
+        Side::Times => Some(times),
+        Side::Counters(all) => {
+            let mut sum = Counts::default();
+            for c in all {
+                let r = c.read().ok()?;
+                sum.cpu_ns += r.cpu_ns;
+                let add = |a: Option<f64>, b: Option<f64>| Some(a.unwrap_or(0.0) + b?);
+                sum.context_switches = add(sum.context_switches, r.context_switches);
+                sum.migrations = add(sum.migrations, r.migrations);
+                sum.instructions_user = add(sum.instructions_user, r.instructions_user);
+                sum.instructions_kernel = add(sum.instructions_kernel, r.instructions_kernel);
+            }
+            Some(sum.split_like(&times))
+        }
+    }
+}
+
+/// The CPUs process `pid`'s threads and its children's were last seen on.
+fn where_runs(pid: u32) -> Vec<u32> {
+    let mut cpus: Vec<u32> = proc::threads(pid)
+        .into_iter()
+        .filter_map(|tid| proc::last_cpu(pid, tid))
+        .chain(
+            proc::children(pid)
+                .into_iter()
+                .filter_map(|c| proc::last_cpu(c, c as i32)),
+        )
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,120 @@
+//! CPU figures from `/proc` and `getrusage`, which need no privilege: user and
+//! system time of a process and its children, the busy and steal time of the whole
+//! machine, and the CPU a task last ran on.
+
+use super::Counts;
+use std::fs;
+
+/// Clock ticks per second of `/proc`'s times (`sysconf(_SC_CLK_TCK)`).
+fn ticks_per_s() -> f64 {
+    // SAFETY: sysconf reads a constant of the system.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// The fields of `/proc/<pid>/stat` after the command name (field 3 is index 0).
+fn stat_fields(path: &str) -> Option<Vec<String>> {
+    let text = fs::read_to_string(path).ok()?;
+    let after = &text[text.rfind(')')? + 2..];
+    Some(after.split_whitespace().map(String::from).collect())
+}
+
+/// User and system time, ns, of process `pid` with all its threads, plus its
+/// children: those already waited for, and (with `live_children`) those still
+/// running, read one by one.
+pub fn process_times(pid: u32, live_children: bool) -> Option<(f64, f64)> {
+    let f = stat_fields(&format!("/proc/{pid}/stat"))?;
+    let tick = 1e9 / ticks_per_s();
+    let field = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+    // utime, stime, cutime, cstime are fields 14–17.
+    let mut user = field(11)? + field(13)?;
+    let mut sys = field(12)? + field(14)?;
+    if live_children {
+        for child in children(pid) {
+            if let Some(c) = stat_fields(&format!("/proc/{child}/stat")) {
+                let get = |i: usize| c.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+                user += get(11);
+                sys += get(12);
+            }
+        }
+    }
+    Some((user * tick, sys * tick))
+}
+
+/// The running children of `pid`, from every one of its threads.
+pub fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// The thread ids of process `pid`.
+pub fn threads(pid: u32) -> Vec<i32> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| t.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// The CPU task `tid` of process `pid` last ran on (field 39 of its stat).
+pub fn last_cpu(pid: u32, tid: i32) -> Option<u32> {
+    stat_fields(&format!("/proc/{pid}/task/{tid}/stat"))?
+        .get(36)?
+        .parse()
+        .ok()
+}
+
+/// This process's CPU use so far: user and system time and context switches,
+/// every thread included, from `getrusage`.
+pub fn own_usage() -> Counts {
+    // SAFETY: an all-zero rusage is a valid value for getrusage to fill.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable rusage.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let ns = |t: libc::timeval| t.tv_sec as f64 * 1e9 + t.tv_usec as f64 * 1e3;
+    let (user, sys) = (ns(u.ru_utime), ns(u.ru_stime));
+    Counts {
+        cpu_ns: user + sys,
+        user_ns: Some(user),
+        sys_ns: Some(sys),
+        context_switches: Some((u.ru_nvcsw + u.ru_nivcsw) as f64),
+        migrations: None,
+        instructions_user: None,
+        instructions_kernel: None,
+    }
+}
+
+/// The whole machine's CPU time so far, ns: busy (everything but idle and iowait)
+/// and stolen by the hypervisor, from the first line of `/proc/stat`.
+pub fn machine_times() -> Option<(f64, f64)> {
+    let text = fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().next()?;
+    let v: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest times are in user)
+    if v.len() < 8 {
+        return None;
+    }
+    let tick = 1e9 / ticks_per_s();
+    let busy = v[0] + v[1] + v[2] + v[5] + v[6];
+    Some((busy * tick, v[7] * tick))
+}

@@ -1,0 +1,143 @@
+//! The meter against the kernel's own clock of this thread's CPU time.
+
+use super::load::{Load, Snapshot};
+use super::*;
+use std::time::{Duration, Instant};
+
+fn thread_cpu_ns() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 * 1e9 + t.tv_nsec as f64
+}
+
+fn spin(time: Duration) -> u64 {
+    let end = Instant::now() + time;
+    let mut n = 0u64;
+    while Instant::now() < end {
+        n = std::hint::black_box(n + 1);
+    }
+    n
+}
+
+#[test]
+fn the_client_side_counts_this_threads_cpu_time() {
+    // On a thread of its own, so the test harness's other threads stay out.
+    std::thread::spawn(|| {
+        let mut meter = Meter::open(None);
+        meter.start();
+        let before = thread_cpu_ns();
+        spin(Duration::from_millis(200));
+        let spent = thread_cpu_ns() - before;
+        meter.stop(4);
+        let cost = meter.take().expect("a cost after start and stop");
+        assert!(meter.take().is_none(), "taken once");
+        let per_op = spent / 4.0;
+        let counted = cost.client.cpu_ns;
+        // getrusage (the fallback) counts the whole process, so allow more there.
+        let tolerance = if cost.source == "perf_event" {
+            0.05
+        } else {
+            0.5
+        };
+        assert!(
+            (counted - per_op).abs() <= tolerance * per_op,
+            "{} counted {counted:.0} ns/op, the thread clock says {per_op:.0}",
+            cost.source
+        );
+        assert!(cost.server.is_none());
+        if let (Some(user), Some(sys)) = (cost.client.user_ns, cost.client.sys_ns) {
+            assert!(user > sys, "a spinning loop runs in user mode: {cost:?}");
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn stop_without_start_gives_nothing() {
+    let mut meter = Meter::none();
+    meter.stop(10);
+    assert!(meter.take().is_none());
+}
+
+#[test]
+fn per_op_divides_every_counted_figure() {
+    let before = Counts {
+        cpu_ns: 100.0,
+        context_switches: Some(2.0),
+        migrations: None,
+        ..Counts::default()
+    };
+    let after = Counts {
+        cpu_ns: 1100.0,
+        context_switches: Some(12.0),
+        migrations: Some(3.0),
+        ..Counts::default()
+    };
+    let c = after.per_op(&before, 10.0);
+    assert_eq!(c.cpu_ns, 100.0);
+    assert_eq!(c.context_switches, Some(1.0));
+    assert_eq!(c.migrations, None, "not counted at the start");
+    let split = Counts {
+        cpu_ns: 1000.0,
+        ..Counts::default()
+    }
+    .split_like(&Counts {
+        user_ns: Some(30.0),
+        sys_ns: Some(10.0),
+        ..Counts::default()
+    });
+    assert_eq!((split.user_ns, split.sys_ns), (Some(750.0), Some(250.0)));
+}
+
+#[test]
+fn a_busy_neighbour_disturbs_and_a_quiet_machine_does_not() {
+    let quiet = Load {
+        outside_cpus: 0.02,
+        steal_cpus: 0.0,
+    };
+    assert!(!quiet.disturbed());
+    let busy = Load {
+        outside_cpus: 0.9,
+        ..quiet
+    };
+    assert!(busy.disturbed());
+    let stolen = Load {
+        steal_cpus: 0.2,
+        ..quiet
+    };
+    assert!(stolen.disturbed());
+    // Our own busy thread is not outside load.
+    let before = Snapshot::take(None).unwrap();
+    let t = std::thread::spawn(|| spin(Duration::from_millis(300)));
+    t.join().unwrap();
+    let load = before.until(&Snapshot::take(None).unwrap()).unwrap();
+    assert!(load.outside_cpus < 0.9, "{load:?}");
+}
+
+#[test]
+fn threads_started_after_opening_count_while_they_still_run() {
+    std::thread::spawn(|| {
+        let mut meter = Meter::open(None);
+        let worker = std::thread::spawn(|| spin(Duration::from_millis(600)));
+        std::thread::sleep(Duration::from_millis(100));
+        meter.start();
+        std::thread::sleep(Duration::from_millis(300));
+        meter.end();
+        worker.join().unwrap();
+        meter.stop(1);
+        let cost = meter.take().unwrap();
+        if cost.source != "perf_event" {
+            return; // getrusage counts the whole process: nothing to tell apart
+        }
+        // The worker spun through the whole window: about 300 ms of CPU.
+        let ms = cost.client.cpu_ns / 1e6;
+        assert!((200.0..=400.0).contains(&ms), "{ms:.0} ms counted");
+    })
+    .join()
+    .unwrap();
+}
