@@ -5,6 +5,7 @@
 //! Every check that can fail on bad input happens in a plan, before any server
 //! starts, so a typo costs one clear line and no waiting.
 
+use crate::cpu::affinity::{self, Placement};
 use crate::error::usage;
 use crate::harness::Rounds;
 use crate::transport::Transport;
@@ -40,6 +41,20 @@ pub fn rounds(given: Option<u32>, quick: bool) -> Result<Rounds> {
         None if quick => Ok(QUICK_ROUNDS),
         None => Ok(DEFAULT_ROUNDS),
     }
+}
+
+/// The placements to measure, each once, checked against the CPUs this process
+/// may use: `free` when none are given.
+pub fn placements(given: &[Placement]) -> Result<Vec<Placement>> {
+    let placements = if given.is_empty() {
+        vec![Placement::Free]
+    } else {
+        dedup(given)
+    };
+    for &p in &placements {
+        affinity::cpus_for(p, affinity::allowed()).map_err(usage)?;
+    }
+    Ok(placements)
 }
 
 /// `--help`'s account of the rounds.
@@ -83,6 +98,13 @@ pub struct Measuring {
     /// Shorter timed loops and smaller batches, and fewer rounds unless --trials is given.
     #[arg(long)]
     pub quick: bool,
+
+    /// Where client and server run: free (as the OS schedules), same (both pinned to
+    /// one CPU), split (pinned to two different CPUs). Several make one table each;
+    /// the server is pinned with every thread and process it starts (a PostgreSQL
+    /// backend through its postmaster) [default: free].
+    #[arg(long, value_name = "PLACEMENT", value_delimiter = ',')]
+    pub placement: Vec<Placement>,
 
     /// Write the results to FILE as JSON, updated as each experiment finishes.
     #[arg(long, value_name = "FILE")]

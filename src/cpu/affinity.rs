@@ -14,8 +14,25 @@ crate::named! {
     }
 }
 
-/// The CPUs this process may run on, in order.
-pub fn allowed() -> Vec<usize> {
+impl Placement {
+    /// How tables and the verdict name it: `one CPU`, `two CPUs`, `free`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Placement::Free => "placed freely",
+            Placement::Same => "on one CPU",
+            Placement::Split => "on two CPUs",
+        }
+    }
+}
+
+/// The CPUs this process could run on when it first asked, in order; pinning the
+/// calling thread later does not change the answer.
+pub fn allowed() -> &'static [usize] {
+    static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    ALLOWED.get_or_init(read_allowed)
+}
+
+fn read_allowed() -> Vec<usize> {
     // SAFETY: an all-zero cpu_set_t is an empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid cpu_set_t of the size given.
@@ -97,6 +114,7 @@ mod tests {
     fn a_pinned_thread_runs_where_it_was_pinned() {
         let cpus = allowed();
         assert!(!cpus.is_empty());
+        let before = cpus.to_vec();
         let last = *cpus.last().unwrap();
         std::thread::spawn(move || {
             pin(0, &[last]).unwrap();
@@ -105,5 +123,6 @@ mod tests {
         })
         .join()
         .unwrap();
+        assert_eq!(allowed(), before, "the first answer stays");
     }
 }

@@ -71,9 +71,14 @@ impl TaskCounters {
     }
 }
 
-/// Whether instruction counters can be opened on this machine at all.
-pub fn instructions_available() -> bool {
-    build(Task::Me, Hardware::INSTRUCTIONS, true, false).is_ok()
+/// Which counters this process can open: `perf_event`, `perf_event without
+/// instructions` or `proc` (none: times come from /proc).
+pub fn available() -> &'static str {
+    match TaskCounters::open(Task::Me) {
+        Ok(c) if c.has_instructions() => "perf_event",
+        Ok(_) => "perf_event without instructions",
+        Err(_) => "proc",
+    }
 }
 
 fn build<E: perf_event::events::Event>(

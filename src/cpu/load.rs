@@ -8,6 +8,9 @@ use super::proc;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
+/// How many times a disturbed trial is run again, at most.
+pub const RETRIES: u32 = 2;
+
 /// Outside work above this share of one CPU disturbs a trial.
 pub const OUTSIDE_LIMIT: f64 = 0.15;
 /// Stolen time above this share of one CPU disturbs a trial.

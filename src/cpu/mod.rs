@@ -103,7 +103,8 @@ pub struct Cost {
     /// The CPU the client ran on when the loop ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpu: Option<u32>,
-    /// The CPUs the server's threads and processes were last seen on.
+    /// The CPUs the server's threads and processes that used CPU during the loop
+    /// last ran on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_cpus: Vec<u32>,
 }
@@ -121,6 +122,8 @@ pub struct Meter {
     client: Side,
     server: Option<(u32, Side)>,
     started: Option<(Counts, Option<Counts>)>,
+    /// The server's threads and their CPU time when the loop started.
+    server_tasks: Vec<(i32, u64, Option<u32>)>,
     ended: Option<Ended>,
     cost: Option<Cost>,
 }
@@ -130,6 +133,7 @@ struct Ended {
     client: Option<Counts>,
     client_cpu: Option<u32>,
     server: Option<Counts>,
+    server_cpus: Vec<u32>,
 }
 
 impl Meter {
@@ -155,6 +159,7 @@ impl Meter {
             client,
             server,
             started: None,
+            server_tasks: Vec::new(),
             ended: None,
             cost: None,
         }
@@ -166,6 +171,7 @@ impl Meter {
             client: Side::Times,
             server: None,
             started: None,
+            server_tasks: Vec::new(),
             ended: None,
             cost: None,
         }
@@ -178,6 +184,10 @@ impl Meter {
             .server
             .as_mut()
             .map(|(pid, side)| read(side, Some(*pid)));
+        self.server_tasks = self
+            .server
+            .as_ref()
+            .map_or_else(Vec::new, |(pid, _)| proc::tasks(*pid));
         self.started = client.map(|c| (c, server.flatten()));
     }
 
@@ -190,10 +200,15 @@ impl Meter {
             .server
             .as_mut()
             .and_then(|(pid, side)| read(side, Some(*pid)));
+        let server_cpus = self
+            .server
+            .as_ref()
+            .map_or_else(Vec::new, |(pid, _)| ran_since(*pid, &self.server_tasks));
         self.ended = Some(Ended {
             client,
             client_cpu,
             server,
+            server_cpus,
         });
     }
 
@@ -213,20 +228,19 @@ impl Meter {
         };
         let client_cpu = ended.client_cpu;
         let ops = ops.max(1) as f64;
-        let server = match (&self.server, server_before, ended.server) {
-            (Some((pid, _)), Some(before), Some(after)) => Some((after.per_op(&before, ops), *pid)),
+        let server = match (server_before, ended.server) {
+            (Some(before), Some(after)) => Some(after.per_op(&before, ops)),
             _ => None,
         };
-        let server_cpus = server.map_or_else(Vec::new, |(_, pid)| where_runs(pid));
         self.cost = Some(Cost {
             source: match self.client {
                 Side::Counters(_) => "perf_event".into(),
                 Side::Times => "proc".into(),
             },
             client: client.per_op(&client_before, ops),
-            server: server.map(|(c, _)| c),
+            server,
             client_cpu,
-            server_cpus,
+            server_cpus: ended.server_cpus,
         });
     }
 
@@ -268,16 +282,16 @@ fn read(side: &mut Side, pid: Option<u32>) -> Option<Counts> {
     }
 }
 
-/// The CPUs process `pid`'s threads and its children's were last seen on.
-fn where_runs(pid: u32) -> Vec<u32> {
-    let mut cpus: Vec<u32> = proc::threads(pid)
+/// The CPUs on which the threads of process `pid` (and of its children) that used
+/// CPU since `before` last ran; a thread new since then counts when it used any.
+fn ran_since(pid: u32, before: &[(i32, u64, Option<u32>)]) -> Vec<u32> {
+    let mut cpus: Vec<u32> = proc::tasks(pid)
         .into_iter()
-        .filter_map(|tid| proc::last_cpu(pid, tid))
-        .chain(
-            proc::children(pid)
-                .into_iter()
-                .filter_map(|c| proc::last_cpu(c, c as i32)),
-        )
+        .filter(|(tid, ticks, _)| {
+            let earlier = before.iter().find(|(t, _, _)| t == tid).map_or(0, |b| b.1);
+            *ticks > earlier
+        })
+        .filter_map(|(_, _, cpu)| cpu)
         .collect();
     cpus.sort_unstable();
     cpus.dedup();

@@ -72,6 +72,21 @@ pub fn threads(pid: u32) -> Vec<i32> {
         .collect()
 }
 
+/// Every thread of process `pid` and of its running children, with the CPU time it
+/// has used (clock ticks) and the CPU it last ran on.
+pub fn tasks(pid: u32) -> Vec<(i32, u64, Option<u32>)> {
+    std::iter::once(pid)
+        .chain(children(pid))
+        .flat_map(|p| {
+            threads(p).into_iter().filter_map(move |tid| {
+                let f = stat_fields(&format!("/proc/{p}/task/{tid}/stat"))?;
+                let get = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
+                Some((tid, get(11)? + get(12)?, get(36).map(|c| c as u32)))
+            })
+        })
+        .collect()
+}
+
 /// The CPU task `tid` of process `pid` last ran on (field 39 of its stat).
 pub fn last_cpu(pid: u32, tid: i32) -> Option<u32> {
     stat_fields(&format!("/proc/{pid}/task/{tid}/stat"))?

@@ -18,10 +18,11 @@ mod settle;
 mod tests;
 pub mod threads;
 
-use crate::cpu::load::Snapshot;
+use crate::cpu::affinity::{self, Placement};
+use crate::cpu::load::{Snapshot, RETRIES};
 use crate::cpu::Meter;
 use crate::results::metric::Metric;
-use crate::results::{ResultRecord, Trial};
+use crate::results::{Params, ResultRecord, Trial};
 use anyhow::{Context, Result};
 use std::time::Instant;
 
@@ -59,6 +60,45 @@ pub struct Case {
     /// How progress and errors name the case; empty when there is only one.
     pub label: String,
     pub targets: Vec<usize>,
+    /// Where client and server run during its trials.
+    pub placement: Placement,
+}
+
+impl Case {
+    /// A case placed as its parameters say (free when they do not).
+    pub fn new(label: String, targets: Vec<usize>, params: &Params) -> Case {
+        let placement = params
+            .placement
+            .as_deref()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(Placement::Free);
+        Case {
+            label,
+            targets,
+            placement,
+        }
+    }
+}
+
+/// Every case once per placement, its parameters naming it; with only `free`,
+/// the cases as they are.
+pub fn placed<T: Clone>(
+    cases: Vec<T>,
+    placements: &[Placement],
+    params: impl Fn(&mut T) -> &mut Params,
+) -> Vec<T> {
+    if placements == [Placement::Free] {
+        return cases;
+    }
+    placements
+        .iter()
+        .flat_map(|p| {
+            cases.iter().cloned().map(|mut case| {
+                params(&mut case).placement = Some(p.name().to_string());
+                case
+            })
+        })
+        .collect()
 }
 
 /// How many measured rounds an experiment runs: every case on every one of its
@@ -194,11 +234,8 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
     Ok(grid)
 }
 
-/// How many times a trial run under outside load is run again, at most.
-const RERUNS: u32 = 2;
-
 /// One trial with its CPU cost and the load of the rest of the machine; run again
-/// (up to [`RERUNS`] times) while outside load disturbs it. The last run is kept,
+/// (up to [`RETRIES`] times) while outside load disturbs it. The last run is kept,
 /// marked when it was disturbed too.
 fn measured_trial(
     schedule: &Schedule,
@@ -207,6 +244,7 @@ fn measured_trial(
     target: usize,
 ) -> Result<Trial> {
     let server = runner.server_pid();
+    place(schedule.cases[case].placement, server)?;
     let mut reruns = 0;
     loop {
         let before = Snapshot::take(server);
@@ -216,12 +254,29 @@ fn measured_trial(
         trial.load = before.and_then(|b| b.until(&Snapshot::take(server)?));
         trial.disturbed = trial.load.is_some_and(|l| l.disturbed());
         trial.reruns = reruns;
-        if !trial.disturbed || reruns == RERUNS {
+        if !trial.disturbed || reruns == RETRIES {
             return Ok(trial);
         }
         (schedule.stop)()?;
         reruns += 1;
     }
+}
+
+/// Pins the calling thread (the client, and the client threads it starts) and the
+/// server process (with what it starts) as `placement` says; `free` lets both run
+/// anywhere they may.
+fn place(placement: Placement, server: Option<u32>) -> Result<()> {
+    let allowed = affinity::allowed();
+    let (client, server_cpus) = match affinity::cpus_for(placement, allowed) {
+        Ok(Some((c, s))) => (vec![c], vec![s]),
+        Ok(None) => (allowed.to_vec(), allowed.to_vec()),
+        Err(e) => anyhow::bail!(e),
+    };
+    affinity::pin(0, &client).context("cannot place the client")?;
+    if let Some(pid) = server {
+        affinity::pin_process(pid, &server_cpus).context("cannot place the server")?;
+    }
+    Ok(())
 }
 
 /// One round: every case on every one of its targets, the first target rotated by

@@ -82,10 +82,7 @@ fn never() -> Result<()> {
 fn cases(labels: &[&str], targets: usize) -> Vec<Case> {
     labels
         .iter()
-        .map(|l| Case {
-            label: l.to_string(),
-            targets: (0..targets).collect(),
-        })
+        .map(|l| Case::new(l.to_string(), (0..targets).collect(), &Params::default()))
         .collect()
 }
 

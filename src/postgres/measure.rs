@@ -70,6 +70,7 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
         budget: plan.budget.clone(),
         concurrent: plan.concurrent.clone(),
         rounds: plan.rounds,
+        placements: plan.placements.clone(),
         progress,
         per_query_ns: Default::default(),
     };

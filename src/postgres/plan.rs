@@ -45,6 +45,7 @@ pub struct PostgresPlan {
     pub source: PgSource,
     pub experiments: Vec<PgExperiment>,
     pub rounds: crate::harness::Rounds,
+    pub placements: Vec<crate::cpu::affinity::Placement>,
     pub budget: PgBudget,
     pub concurrent: ConcurrentPlan,
     pub json: Option<PathBuf>,
@@ -56,6 +57,7 @@ const DEFAULT_CLIENTS: u32 = 10;
 impl PostgresPlan {
     pub fn from_args(args: &PostgresArgs) -> Result<PostgresPlan> {
         let rounds = crate::plan::rounds(args.measuring.trials, args.measuring.quick)?;
+        let placements = crate::plan::placements(&args.measuring.placement)?;
         let mut budget = if args.measuring.quick {
             PgBudget::quick()
         } else {
@@ -132,6 +134,7 @@ impl PostgresPlan {
             source,
             experiments,
             rounds,
+            placements,
             budget,
             concurrent,
             json: args.measuring.json.clone(),

@@ -7,6 +7,7 @@ use super::experiment::concurrent::{self, Load};
 use super::experiment::{connect, fitted, PgBudget, PgExperiment, PgTarget};
 use super::hba::AuthMethod;
 use super::plan::ConcurrentPlan;
+use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::harness::aggregate::{rank, record};
 use crate::harness::{self, Case, Grid, Progress, Runner, Schedule};
@@ -24,6 +25,7 @@ pub struct Suite<'a> {
     pub budget: PgBudget,
     pub concurrent: ConcurrentPlan,
     pub rounds: crate::harness::Rounds,
+    pub placements: Vec<Placement>,
     pub progress: &'a dyn Progress,
     /// Time per query from the query experiment, by target label.
     pub per_query_ns: HashMap<String, f64>,
@@ -39,6 +41,7 @@ struct PgRunner<'s> {
     budget: &'s PgBudget,
 }
 
+#[derive(Clone)]
 struct PgCase {
     label: String,
     params: Params,
@@ -84,14 +87,16 @@ impl Suite<'_> {
     /// Runs every round of `experiment` and returns its ranked records.
     pub fn run(&mut self, experiment: PgExperiment) -> Result<Vec<ResultRecord>> {
         let (targets, cases) = self.cases(experiment);
+        let described = experiment.describe();
+        let mut cases = harness::placed(cases, &self.placements, |c| &mut c.params);
+        for c in &mut cases {
+            c.label = described.case_label(&c.params);
+        }
         let schedule = Schedule::new(
-            experiment.describe().id,
+            described.id,
             cases
                 .iter()
-                .map(|c| Case {
-                    label: c.label.clone(),
-                    targets: c.targets.clone(),
-                })
+                .map(|c| Case::new(c.label.clone(), c.targets.clone(), &c.params))
                 .collect(),
             self.rounds,
             experiment.describe().headline,

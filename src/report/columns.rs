@@ -246,6 +246,43 @@ fn cost_note(cost: &Cost, records: &[ResultRecord]) -> String {
     )
 }
 
+/// How many trials ran under outside load, when any did.
+fn load_note(records: &[ResultRecord]) -> Option<String> {
+    let trials = records.iter().flat_map(|r| &r.trials);
+    let rerun = trials.clone().filter(|t| t.reruns > 0).count();
+    let disturbed = trials.filter(|t| t.disturbed).count();
+    (rerun + disturbed > 0).then(|| {
+        format!(
+            "outside load: {rerun} trial(s) ran again because other processes used the CPUs; \
+             {disturbed} still disturbed after {} tries",
+            crate::cpu::load::RETRIES + 1
+        )
+    })
+}
+
+/// Where unpinned client and server ran: how often they shared a CPU, which is
+/// what an unpinned round trip mostly shows.
+fn where_note(records: &[ResultRecord]) -> Option<String> {
+    let free: Vec<_> = records
+        .iter()
+        .filter(|r| r.params.placement.is_none() || r.params.placement.as_deref() == Some("free"))
+        .flat_map(|r| &r.trials)
+        .filter_map(|t| {
+            let cost = t.metrics.cpu.as_ref()?;
+            let client = cost.client_cpu?;
+            (!cost.server_cpus.is_empty()).then(|| cost.server_cpus == [client])
+        })
+        .collect();
+    let shared = free.iter().filter(|s| **s).count();
+    (!free.is_empty()).then(|| {
+        format!(
+            "placed freely: client and server shared one CPU in {shared} of {} trials \
+             (--placement same|split pins them)",
+            free.len()
+        )
+    })
+}
+
 /// The note every table carries when a range was wide.
 pub const NOISY_NOTE: &str = "~ marks a range over trials wider than 10% of the median: noisy";
 
@@ -266,6 +303,8 @@ pub fn certainty_notes(records: &[ResultRecord]) -> Vec<String> {
     if let Some(cost) = records.iter().find_map(|r| r.metrics.cpu.as_ref()) {
         notes.push(cost_note(cost, records));
     }
+    notes.extend(load_note(records));
+    notes.extend(where_note(records));
     let names = distinct(
         records
             .iter()

@@ -142,6 +142,7 @@ fn same_case(a: &Params, b: &Params) -> bool {
         && a.clients == b.clients
         && a.auth_method == b.auth_method
         && a.connect_per_transaction == b.connect_per_transaction
+        && a.placement == b.placement
 }
 
 /// `tcp`, `tcp, 64 B`, `unix, scram-sha-256`, `tls, 10 clients`.

@@ -5,6 +5,7 @@
 //! them instead of knowing any experiment by name.
 
 use super::block::Block;
+use crate::cpu::affinity::Placement;
 use crate::harness::{Progress, Sink};
 use crate::results::metric::Metric;
 use crate::results::{Params, ResultRecord};
@@ -34,9 +35,15 @@ impl Experiment {
     /// The case `params` describe, in words: `64 B`, `10 clients, connection per
     /// transaction`, `md5`; empty for an experiment of one case.
     pub fn case_label(&self, params: &Params) -> String {
-        let parts: Vec<String> = self.cases.iter().filter_map(|c| c.label(params)).collect();
+        let mut parts: Vec<String> = self.cases.iter().filter_map(|c| c.label(params)).collect();
+        parts.extend(placement(params).map(|p| p.describe().to_string()));
         parts.join(", ")
     }
+}
+
+/// The placement the parameters name, when `--placement` chose one.
+pub fn placement(params: &Params) -> Option<Placement> {
+    params.placement.as_deref()?.parse().ok()
 }
 
 impl std::fmt::Debug for Experiment {

@@ -12,7 +12,7 @@ pub mod verdict;
 use crate::results::{ResultFile, ResultRecord};
 use block::Block;
 use columns::distinct;
-use experiment::Catalog;
+use experiment::{placement as placement_of, Catalog};
 
 /// What a report or a comparison shows, format-free.
 #[derive(Debug, Clone)]
@@ -48,19 +48,30 @@ pub fn document(files: &[(String, ResultFile)], catalog: &Catalog) -> Document {
     }
 }
 
-/// One table per experiment, in the order the records name them; an experiment
-/// this sockbench does not know has none.
+/// One table per experiment, in the order the records name them, and per
+/// placement when `--placement` chose several; an experiment this sockbench does
+/// not know has none.
 pub fn blocks(records: &[ResultRecord], catalog: &Catalog) -> Vec<Block> {
     distinct(records, |r| catalog.of(r))
         .into_iter()
         .flatten()
-        .map(|experiment| {
-            let of: Vec<ResultRecord> = catalog
-                .records_of(records, experiment)
+        .flat_map(|experiment| {
+            let of = catalog.records_of(records, experiment);
+            distinct(of.iter().copied(), |r| r.params.placement.clone())
                 .into_iter()
-                .cloned()
-                .collect();
-            (experiment.table)(&of)
+                .map(|placement| {
+                    let placed: Vec<ResultRecord> = of
+                        .iter()
+                        .filter(|r| r.params.placement == placement)
+                        .map(|r| (*r).clone())
+                        .collect();
+                    let mut block = (experiment.table)(&placed);
+                    if let Some(p) = placed.first().and_then(|r| placement_of(&r.params)) {
+                        block.title = format!("{}, {}", block.title, p.describe());
+                    }
+                    block
+                })
+                .collect::<Vec<_>>()
         })
         .collect()
 }

@@ -1,17 +1,40 @@
 //! The system a result was measured on, as rows of facts: shown first in a report,
 //! and side by side in a comparison.
 
+use crate::cpu::load::Load;
 use crate::report::block::Block;
 use crate::report::format::short_version;
 use crate::results::ResultFile;
 
 /// The facts of a result file, each as (name, value); unknown facts say so.
+/// Whether the machine was quiet before the run: `quiet (others 0.02 CPUs, steal
+/// 0.00)`, or `busy (…)`.
+fn quiet(load: Option<Load>) -> String {
+    load.map_or_else(
+        || "not recorded".into(),
+        |l| {
+            let word = if l.disturbed() { "busy" } else { "quiet" };
+            format!(
+                "{word} (other processes {:.2} CPUs, steal {:.2})",
+                l.outside_cpus, l.steal_cpus
+            )
+        },
+    )
+}
+
 pub fn facts(file: &ResultFile) -> Vec<(&'static str, String)> {
     let s = &file.system;
     let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
     let number = |v: Option<u64>| v.map_or_else(|| "unknown".into(), |n| n.to_string());
     vec![
         ("CPU", or_unknown(&s.cpu_model)),
+        ("host at start", quiet(s.load_at_start)),
+        (
+            "CPU counters",
+            s.cpu_counters
+                .clone()
+                .unwrap_or_else(|| "not recorded".into()),
+        ),
         ("logical cores", s.logical_cores.to_string()),
         (
             "memory",

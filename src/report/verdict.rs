@@ -5,10 +5,12 @@
 //! Every line is built from the records present; a run without PostgreSQL simply
 //! has fewer lines.
 
-use super::experiment::{Catalog, Experiment, Pick, VerdictLine};
+use super::columns::distinct;
+use super::experiment::{placement, Catalog, Experiment, Pick, VerdictLine};
 use super::format::{figure, versus};
 use crate::results::metric::Metric;
 use crate::results::ResultRecord;
+use crate::stats::Interval;
 
 /// One measurement on every transport that has it.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +22,12 @@ pub struct Line {
     pub differs: bool,
     /// Bulk work: whether the difference disappears there.
     pub bulk: bool,
+    /// The placement the line is about, when `--placement` chose.
+    pub placement: Option<&'static str>,
+    /// Each compared transport's ratio to the reference.
+    pub ratios: Vec<(String, Interval)>,
+    /// A sentence that follows the line's, e.g. that placement changes the answer.
+    pub note: Option<String>,
 }
 
 /// The verdict lines for the records of one run: one per experiment that has a
@@ -33,26 +41,82 @@ pub fn lines(records: &[ResultRecord], catalog: &Catalog) -> Vec<Line> {
     described.sort_by_key(|(_, v)| v.rank);
     described
         .into_iter()
-        .filter_map(|(experiment, v)| {
+        .flat_map(|(experiment, v)| {
             let of = catalog.records_of(records, experiment);
-            let (case, rs) = match v.case {
-                Pick::Only => (None, of),
-                Pick::Smallest(param) | Pick::Largest(param) => {
-                    let values = of.iter().filter_map(|r| param.number(&r.params));
-                    let case = match v.case {
-                        Pick::Smallest(_) => values.min(),
-                        _ => values.max(),
-                    }?;
-                    let rs = of
-                        .into_iter()
-                        .filter(|r| param.number(&r.params) == Some(case))
+            let mut lines: Vec<Line> = distinct(of.iter().copied(), |r| r.params.placement.clone())
+                .into_iter()
+                .filter_map(|placement| {
+                    let placed = of
+                        .iter()
+                        .copied()
+                        .filter(|r| r.params.placement == placement)
                         .collect();
-                    (Some(case), rs)
+                    picked_line(placed, &v)
+                })
+                .collect();
+            if let Some(note) = placement_note(&lines) {
+                if let Some(last) = lines.last_mut() {
+                    last.note = Some(note);
                 }
-            };
-            line((v.what)(case), &rs, &v.metric, v.bulk)
+            }
+            lines
         })
         .collect()
+}
+
+/// The verdict line of one placement's records, for the case the line picks.
+fn picked_line(of: Vec<&ResultRecord>, v: &VerdictLine) -> Option<Line> {
+    let placement = of.first().and_then(|r| placement(&r.params));
+    let (case, rs) = match v.case {
+        Pick::Only => (None, of),
+        Pick::Smallest(param) | Pick::Largest(param) => {
+            let values = of.iter().filter_map(|r| param.number(&r.params));
+            let case = match v.case {
+                Pick::Smallest(_) => values.min(),
+                _ => values.max(),
+            }?;
+            let rs = of
+                .into_iter()
+                .filter(|r| param.number(&r.params) == Some(case))
+                .collect();
+            (Some(case), rs)
+        }
+    };
+    let what = match placement {
+        Some(p) => format!("{} ({})", (v.what)(case), p.describe()),
+        None => (v.what)(case),
+    };
+    line(what, &rs, &v.metric, v.bulk)
+}
+
+/// When one measurement under two placements gives a transport intervals that do
+/// not overlap, the sentence that says so: placement changes the answer.
+fn placement_note(lines: &[Line]) -> Option<String> {
+    if lines.len() < 2 {
+        return None;
+    }
+    let mut changed = Vec::new();
+    for (transport, _) in &lines[0].ratios {
+        let seen: Vec<(&str, Interval)> = lines
+            .iter()
+            .filter_map(|l| {
+                let (_, ratio) = l.ratios.iter().find(|(t, _)| t == transport)?;
+                Some((l.placement?, *ratio))
+            })
+            .collect();
+        let apart = seen
+            .iter()
+            .any(|(_, a)| seen.iter().any(|(_, b)| a.high < b.low || b.high < a.low));
+        if apart {
+            let each: Vec<String> = seen
+                .iter()
+                .map(|(p, r)| format!("{} {p}", versus(r)))
+                .collect();
+            changed.push(format!("{transport} {}", each.join(", ")));
+        }
+    }
+    (!changed.is_empty())
+        .then(|| format!("Placement changes the answer here: {}.", changed.join("; ")))
 }
 
 fn line(what: String, rs: &[&ResultRecord], metric: &Metric, bulk: bool) -> Option<Line> {
@@ -64,6 +128,10 @@ fn line(what: String, rs: &[&ResultRecord], metric: &Metric, bulk: bool) -> Opti
         return None;
     }
     let mut differs = false;
+    let ratios = values
+        .iter()
+        .filter_map(|(r, _)| Some((r.transport.clone(), r.headline.vs_reference.as_ref()?.ratio)))
+        .collect();
     let cells = values
         .iter()
         .map(|(r, v)| {
@@ -92,6 +160,12 @@ fn line(what: String, rs: &[&ResultRecord], metric: &Metric, bulk: bool) -> Opti
         cells,
         differs,
         bulk,
+        placement: rs
+            .first()
+            .and_then(|r| placement(&r.params))
+            .map(|p| p.describe()),
+        ratios,
+        note: None,
     })
 }
 
@@ -108,7 +182,12 @@ pub fn sentences(lines: &[Line]) -> Vec<String> {
                     " — no clear difference for bulk work"
                 });
             }
-            s + "."
+            s.push('.');
+            if let Some(note) = &l.note {
+                s.push(' ');
+                s.push_str(note);
+            }
+            s
         })
         .collect();
     if !out.is_empty() {
@@ -143,3 +222,7 @@ fn capitalised(text: &str) -> String {
         .next()
         .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
+
+#[cfg(test)]
+#[path = "verdict_tests.rs"]
+mod tests;

@@ -28,6 +28,7 @@ pub struct SocketsPlan {
     pub server: ServerSource,
     pub workloads: Vec<Workload>,
     pub rounds: crate::harness::Rounds,
+    pub placements: Vec<crate::cpu::affinity::Placement>,
     pub sizes: Vec<u64>,
     pub write_sizes: Vec<u64>,
     pub clients: u32,
@@ -66,6 +67,7 @@ impl SocketsPlan {
             }
         }
         let rounds = crate::plan::rounds(args.measuring.trials, args.measuring.quick)?;
+        let placements = crate::plan::placements(&args.measuring.placement)?;
         let clients = args.clients.unwrap_or(DEFAULT_CLIENTS);
         if !(1..=MAX_CLIENTS).contains(&clients) {
             return Err(usage(format!(
@@ -80,6 +82,7 @@ impl SocketsPlan {
             server,
             workloads: dedup(workloads),
             rounds,
+            placements,
             sizes: match &args.sizes {
                 Some(texts) => sizes("--sizes", texts)?,
                 None => DEFAULT_SIZES.to_vec(),

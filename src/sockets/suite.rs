@@ -44,7 +44,7 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
         let mut runner = WorkloadRunner {
             plan,
             workload,
-            cases: plan.cases(workload),
+            cases: harness::placed(plan.cases(workload), &plan.placements, |p| p),
             targets: &targets,
             server: server.as_ref().map(ServerProcess::pid),
         };
@@ -90,10 +90,7 @@ fn run(
     let cases = runner
         .cases
         .iter()
-        .map(|params| Case {
-            label: experiment.case_label(params),
-            targets: all.clone(),
-        })
+        .map(|params| Case::new(experiment.case_label(params), all.clone(), params))
         .collect();
     let schedule = Schedule::new(
         experiment.id,

@@ -10,6 +10,7 @@ mod network;
 
 pub use network::{ephemeral_ports, loopback_reuses_time_wait, time_wait_count};
 
+use crate::cpu::load::Load;
 use serde::{Deserialize, Serialize};
 
 /// The machine a result was measured on.
@@ -39,7 +40,17 @@ pub struct System {
     pub conntrack_active: Option<bool>,
     /// Kernel TLS: `loaded`, `available` (a module not loaded yet) or `absent`.
     pub kernel_tls: Option<String>,
+    /// What the rest of the machine did over a short wait before the run started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_at_start: Option<Load>,
+    /// Which CPU counters sockbench could use: `perf_event` (with instructions),
+    /// `perf_event without instructions`, or `proc` (times only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_counters: Option<String>,
 }
+
+/// How long the machine is watched before a run, to say whether it was quiet.
+const QUIET_CHECK: std::time::Duration = std::time::Duration::from_millis(300);
 
 impl System {
     pub fn read() -> System {
@@ -60,6 +71,8 @@ impl System {
             somaxconn: read_trimmed("/proc/sys/net/core/somaxconn").and_then(|s| s.parse().ok()),
             conntrack_active: network::conntrack_active(),
             kernel_tls: network::kernel_tls(),
+            load_at_start: crate::cpu::load::sample(QUIET_CHECK),
+            cpu_counters: Some(crate::cpu::counters::available().into()),
         }
     }
 }
