@@ -13,6 +13,9 @@ const RUN: &str = "tests/fixtures/run.json";
 const SOCKETS: &str = "tests/fixtures/sockets.json";
 /// PostgreSQL concurrent clients at 1, 2 and 4.
 const SWEEP: &str = "tests/fixtures/sweep.json";
+/// A format-3 run: `sockets --quick --placement same,split --transports unix,tcp
+/// --workloads connect,pingpong --sizes 64`, with CPU counts and placements.
+const PLACED: &str = "tests/fixtures/placed.json";
 
 /// sockbench run from the crate root, so file names in headings are stable.
 fn sockbench(args: &[&str]) -> assert_cmd::assert::Assert {
@@ -233,4 +236,41 @@ fn what_a_result_file_brings_is_shown_not_obeyed() {
         }
         assert!(shown.contains("owned"), "{format}: the name is still shown");
     }
+}
+
+#[test]
+fn a_placed_run_shows_intervals_cpu_rows_and_what_placement_changes() {
+    let out = stdout(&["report", PLACED]);
+    for wanted in [
+        "sockets.pingpong — request/response round trips on one connection, median of",
+        "rounds, on one CPU",
+        "rounds, on two CPUs",
+        "vs unix, 95% interval",
+        "CPU per op, client (kernel share)",
+        "CPU per op, server (kernel share)",
+        "switches / migrations per op, server",
+        "from kernel counters (perf_event_open)",
+        "Placement changes the answer here: tcp",
+        "host at start",
+    ] {
+        assert!(out.contains(wanted), "no '{wanted}' in:\n{out}");
+    }
+    assert_eq!(out.matches("sockets.connect — ").count(), 2, "{out}");
+    let md = stdout(&["report", PLACED, "--format", "markdown"]);
+    assert!(
+        md.contains("| ↳ CPU per op, client (kernel share) | "),
+        "{md}"
+    );
+    let html = stdout(&["report", PLACED, "--format", "html"]);
+    assert!(html.contains("vs unix, 95% interval") && html.contains("on two CPUs"));
+    // The same placement compares with itself, and differs from nothing.
+    let same = stdout(&["compare", PLACED, PLACED]);
+    assert!(
+        same.contains("on one CPU") && same.contains("on two CPUs"),
+        "{same}"
+    );
+    assert!(
+        !same.contains("B higher") && !same.contains("B lower"),
+        "{same}"
+    );
 }
