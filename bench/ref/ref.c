@@ -5,7 +5,8 @@
  *   ref connect  ADDR MS        connect, read the 12-byte greeting, close, for MS ms
  *   ref pingpong ADDR SIZE MS   SIZE-byte round trips on one connection for MS ms
  *
- * ADDR is unix:/path or tcp:IPV4:PORT. Prints one line: "conn_per_s N" or "p50_ns N".
+ * ADDR is unix:/path or tcp:IPV4:PORT. Prints one line: "conn_per_s N ops M" or
+ * "p50_ns N ops M warm W" (M: round trips in the timed loop, W: in the warm-up).
  * Does the same work per operation as sockbench (TCP_NODELAY on TCP sockets, one
  * clock read per operation into a pre-sized buffer), and nothing more.
  */
@@ -110,7 +111,8 @@ static void run_connect(uint64_t ms) {
         count++;
         if (prev >= deadline) break;
     }
-    printf("conn_per_s %.1f\n", count * 1e9 / (double)(prev - start));
+    printf("conn_per_s %.1f ops %llu\n", count * 1e9 / (double)(prev - start),
+           (unsigned long long)count);
 }
 
 static void run_pingpong(size_t size, uint64_t ms) {
@@ -123,9 +125,11 @@ static void run_pingpong(size_t size, uint64_t ms) {
     write_all(fd, (char *)header, sizeof header);
     char *buf = calloc(1, size);
     uint64_t warm_end = now_ns() + 50000000u;
-    for (int i = 0; i < 1000 && now_ns() < warm_end; i++) {
+    int warm = 0;
+    while (warm < 1000 && now_ns() < warm_end) {
         write_all(fd, buf, size);
         read_all(fd, buf, size);
+        warm++;
     }
     size_t cap = ms * 500 + 1000, n = 0;
     uint64_t *samples = malloc(cap * sizeof *samples);
@@ -142,7 +146,8 @@ static void run_pingpong(size_t size, uint64_t ms) {
     }
     qsort(samples, n, sizeof *samples, cmp_u64);
     size_t rank = (size_t)((n + 1) / 2);
-    printf("p50_ns %llu\n", (unsigned long long)samples[rank > 0 ? rank - 1 : 0]);
+    printf("p50_ns %llu ops %llu warm %d\n", (unsigned long long)samples[rank > 0 ? rank - 1 : 0],
+           (unsigned long long)n, warm);
     close(fd);
 }
 
