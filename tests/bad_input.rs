@@ -277,3 +277,43 @@ fn passwords_are_never_echoed() {
         assert!(!stderr.contains("Secret"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn unknown_placement() {
+    assert_rejected(
+        &["sockets", "--placement", "same,near"],
+        "unknown placement 'near'; choose from free, same, split",
+    );
+}
+
+#[test]
+fn split_placement_on_one_cpu() {
+    let tmp = tempdir();
+    let base = sockbench(tmp.path());
+    // Allowed only CPU 0, as a container or `taskset` would.
+    let mut command = std::process::Command::new("taskset");
+    command
+        .args(["-c", "0"])
+        .arg(base.get_program())
+        .args(["sockets", "--placement", "split"]);
+    for (key, value) in base.get_envs() {
+        match value {
+            Some(v) => command.env(key, v),
+            None => command.env_remove(key),
+        };
+    }
+    if let Some(dir) = base.get_current_dir() {
+        command.current_dir(dir);
+    }
+    let Ok(out) = command.output() else {
+        eprintln!("skipped: taskset (util-linux) is not installed");
+        return;
+    };
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--placement split needs two CPUs"),
+        "{stderr}"
+    );
+}

@@ -1,5 +1,5 @@
 //! `sockbench run` (and `sockbench` alone): the whole answer for this machine in
-//! about a minute. The quick sockets suite, then, when PostgreSQL's programs are
+//! one to two minutes. The quick sockets suite, then, when PostgreSQL's programs are
 //! found, the quick PostgreSQL suite on a throwaway cluster, both into one result
 //! file, and a verdict in plain words at the end.
 

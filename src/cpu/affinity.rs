@@ -64,10 +64,14 @@ pub fn pin(tid: i32, cpus: &[usize]) -> io::Result<()> {
     }
 }
 
-/// Pins every thread of process `pid` to `cpus`.
+/// Pins every thread of process `pid` to `cpus`; a thread that ends meanwhile (a
+/// server session closing) is passed over.
 pub fn pin_process(pid: u32, cpus: &[usize]) -> io::Result<()> {
     for tid in super::proc::threads(pid) {
-        pin(tid, cpus)?;
+        match pin(tid, cpus) {
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+            other => other?,
+        }
     }
     Ok(())
 }
@@ -108,6 +112,24 @@ mod tests {
         assert!(cpus_for(Placement::Split, &[0])
             .unwrap_err()
             .contains("two CPUs"));
+    }
+
+    #[test]
+    fn threads_that_end_while_a_process_is_pinned_are_passed_over() {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let churn = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::spawn(|| {}).join().unwrap();
+                }
+            })
+        };
+        for _ in 0..200 {
+            pin_process(std::process::id(), allowed()).unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        churn.join().unwrap();
     }
 
     #[test]

@@ -146,11 +146,7 @@ impl Meter {
         };
         let server = server.map(|pid| {
             let side = match &client {
-                Side::Counters(_) => proc::threads(pid)
-                    .into_iter()
-                    .map(|tid| TaskCounters::open(Task::Id(tid)))
-                    .collect::<std::io::Result<Vec<_>>>()
-                    .map_or(Side::Times, Side::Counters),
+                Side::Counters(_) => server_counters(pid).map_or(Side::Times, Side::Counters),
                 Side::Times => Side::Times,
             };
             (pid, side)
@@ -248,6 +244,20 @@ impl Meter {
     pub fn take(&mut self) -> Option<Cost> {
         self.cost.take()
     }
+}
+
+/// Counters on every thread of process `pid`; a thread that ends meanwhile (a
+/// server session closing) is passed over, any other failure fails them all.
+fn server_counters(pid: u32) -> std::io::Result<Vec<TaskCounters>> {
+    let mut all = Vec::new();
+    for tid in proc::threads(pid) {
+        match TaskCounters::open(Task::Id(tid)) {
+            Ok(c) => all.push(c),
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(all)
 }
 
 /// A side's running totals; `pid` is the server's process (`None`: this one).

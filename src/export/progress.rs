@@ -65,4 +65,11 @@ impl harness::Progress for Progress {
     fn note(&self, text: &str) {
         self.replace(0, "{prefix}", text);
     }
+
+    /// Lengthens the bar by another round.
+    fn grow(&self, steps: u64) {
+        if let Some(bar) = &*self.bar.borrow() {
+            bar.inc_length(steps);
+        }
+    }
 }
