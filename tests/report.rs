@@ -239,7 +239,7 @@ fn what_a_result_file_brings_is_shown_not_obeyed() {
 }
 
 #[test]
-fn a_placed_run_shows_intervals_cpu_rows_and_what_placement_changes() {
+fn a_placed_run_shows_intervals_cpu_rows_and_a_verdict_per_placement() {
     let out = stdout(&["report", PLACED]);
     for wanted in [
         "sockets.pingpong — request/response round trips on one connection, median of",
@@ -249,8 +249,9 @@ fn a_placed_run_shows_intervals_cpu_rows_and_what_placement_changes() {
         "CPU per op, client (kernel share)",
         "CPU per op, server (kernel share)",
         "switches / migrations per op, server",
-        "from kernel counters (perf_event_open)",
-        "Placement changes the answer here: tcp",
+        "from getrusage and /proc",
+        "A 64 B socket round trip (on one CPU): unix ",
+        "A 64 B socket round trip (on two CPUs): unix ",
         "host at start",
     ] {
         assert!(out.contains(wanted), "no '{wanted}' in:\n{out}");

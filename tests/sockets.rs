@@ -56,6 +56,7 @@ fn every_transport_and_workload_gives_plausible_results() {
     check_plausible(&file);
     check_connect_counts(&file);
     check_tls_recorded(&file);
+    check_cpu_and_intervals(&file);
     check_tables(&text(&out.stdout));
 
     assert!(
@@ -87,6 +88,38 @@ fn check_every_combination_present(file: &Value) {
                 _ => 1,
             };
             assert_eq!(n, expected, "{experiment} over {transport}");
+        }
+    }
+}
+
+/// Every record has its CPU per operation on both sides (the server is sockbench's
+/// own), an interval against unix for the other transports, and, where the kernel
+/// lets this process count (root here), the counting trial's switches.
+fn check_cpu_and_intervals(file: &Value) {
+    let counters = file["system"]["cpu_counters"].as_str().unwrap();
+    for r in results(file) {
+        let what = format!("{} {} {}", r["experiment"], r["transport"], r["params"]);
+        let cpu = &r["metrics"]["cpu"];
+        assert_eq!(cpu["source"], "proc", "{what}");
+        for side in ["client", "server"] {
+            let ns = cpu[side]["cpu_ns"].as_f64().unwrap_or(-1.0);
+            assert!(ns > 0.0 && ns < 1e9, "{what}: {side} CPU {ns} ns per op");
+        }
+        if counters != "proc" {
+            let switches = r["counters"]["server"]["context_switches"].as_f64();
+            assert!(
+                switches.is_some_and(|s| s > 0.0),
+                "{what}: {}",
+                r["counters"]
+            );
+        }
+        let versus = &r["headline"]["vs_reference"];
+        if r["transport"] == "unix" {
+            assert!(versus.is_null(), "{what}: the reference has no ratio");
+        } else {
+            assert_eq!(versus["reference"], "unix", "{what}");
+            let [low, high] = ["low", "high"].map(|k| versus["ratio"][k].as_f64().unwrap());
+            assert!(0.0 < low && low <= high, "{what}: {versus}");
         }
     }
 }

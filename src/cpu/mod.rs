@@ -4,12 +4,18 @@
 //! client and server run ([`affinity`]) and how busy the rest of the machine was
 //! ([`load`]).
 //!
-//! The counters come from `perf_event_open` when it is permitted (root, or a low
-//! `perf_event_paranoid`): they follow every thread and process the watched task
-//! starts after they open, so the server's session threads, or the PostgreSQL
-//! backends the postmaster forks, are counted too. Otherwise the figures come from
-//! `getrusage` and `/proc/<pid>/stat` (times only, in clock ticks), and the result
-//! says which.
+//! Two ways to count, because counting is not free:
+//! - [`Meter::times`]: CPU time from `getrusage` (the client, every thread) and
+//!   `/proc/<pid>/stat` (the server with its children, in clock ticks), read before
+//!   and after the loop and never during it. Every measured trial uses it, so its
+//!   wall time is not touched.
+//! - [`Meter::counters`]: kernel counters from `perf_event_open` (CPU time, context
+//!   switches, migrations, and instructions where the hardware exposes them),
+//!   inherited by every thread and process the watched task starts after they
+//!   open, so the server's session threads, or the PostgreSQL backends the
+//!   postmaster forks, are counted too. A task with counters pays for them at every
+//!   context switch (10–15% of a loopback round trip here), so they run in a
+//!   counting trial of their own, whose wall time is not used.
 
 pub mod affinity;
 pub mod counters;
@@ -93,7 +99,8 @@ impl Counts {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cost {
     /// Where the figures came from: `perf_event` (counters) or `proc` (times from
-    /// getrusage and /proc, no instructions or migrations).
+    /// getrusage and /proc: no instructions or migrations, and context switches
+    /// for the client only).
     pub source: String,
     pub client: Counts,
     /// The server's side: sockbench's server process, or the PostgreSQL postmaster
@@ -137,9 +144,18 @@ struct Ended {
 }
 
 impl Meter {
+    /// Times only, for a measured trial: nothing runs during the loop.
+    pub fn times(server: Option<u32>) -> Meter {
+        Meter {
+            server: server.map(|pid| (pid, Side::Times)),
+            ..Meter::none()
+        }
+    }
+
     /// Opens the counters of the calling thread (the client, and the client
-    /// threads it starts) and of process `server` with everything it starts.
-    pub fn open(server: Option<u32>) -> Meter {
+    /// threads it starts) and of process `server` with everything it starts, for
+    /// a counting trial; times only where counters are not permitted.
+    pub fn counters(server: Option<u32>) -> Meter {
         let client = match TaskCounters::open(Task::Me) {
             Ok(c) => Side::Counters(vec![c]),
             Err(_) => Side::Times,

@@ -27,7 +27,7 @@ fn spin(time: Duration) -> u64 {
 fn the_client_side_counts_this_threads_cpu_time() {
     // On a thread of its own, so the test harness's other threads stay out.
     std::thread::spawn(|| {
-        let mut meter = Meter::open(None);
+        let mut meter = Meter::counters(None);
         meter.start();
         let before = thread_cpu_ns();
         spin(Duration::from_millis(200));
@@ -55,6 +55,18 @@ fn the_client_side_counts_this_threads_cpu_time() {
     })
     .join()
     .unwrap();
+}
+
+#[test]
+fn times_alone_count_this_process_without_counters() {
+    let mut meter = Meter::times(None);
+    meter.start();
+    spin(Duration::from_millis(100));
+    meter.stop(1);
+    let cost = meter.take().unwrap();
+    assert_eq!(cost.source, "proc");
+    assert!(cost.client.cpu_ns >= 80e6, "{cost:?}");
+    assert!(cost.client.migrations.is_none());
 }
 
 #[test]
@@ -122,7 +134,7 @@ fn a_busy_neighbour_disturbs_and_a_quiet_machine_does_not() {
 #[test]
 fn threads_started_after_opening_count_while_they_still_run() {
     std::thread::spawn(|| {
-        let mut meter = Meter::open(None);
+        let mut meter = Meter::counters(None);
         let worker = std::thread::spawn(|| spin(Duration::from_millis(600)));
         std::thread::sleep(Duration::from_millis(100));
         meter.start();

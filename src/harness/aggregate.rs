@@ -16,6 +16,7 @@ pub fn record(
     trials: Vec<Trial>,
     tls: Option<TlsInfo>,
 ) -> ResultRecord {
+    let (counting, trials): (Vec<Trial>, Vec<Trial>) = trials.into_iter().partition(|t| t.counting);
     let per_trial: Vec<Metrics> = trials.iter().map(|t| t.metrics.clone()).collect();
     let values: Vec<f64> = per_trial.iter().filter_map(headline.read).collect();
     let spread = if values.is_empty() {
@@ -42,6 +43,7 @@ pub fn record(
             settled: false,
         },
         vs_fastest: 0.0,
+        counters: counting.into_iter().find_map(|t| t.metrics.cpu),
         tls,
         server: None,
         password_storage: None,

@@ -136,6 +136,8 @@ pub struct Schedule<'a> {
     pub settle_on: Option<Metric>,
     /// Rounds run first and thrown away.
     pub warmup_rounds: u32,
+    /// Whether a counting trial of every case on every target follows the rounds.
+    pub counting: bool,
     /// Says whether to stop: `Err` once the user asked to (Ctrl-C).
     pub stop: fn() -> Result<()>,
 }
@@ -155,6 +157,7 @@ impl<'a> Schedule<'a> {
             rounds,
             settle_on: Some(headline),
             warmup_rounds: 0,
+            counting: crate::cpu::counters::available() != "proc",
             stop: crate::interrupt::check,
         }
     }
@@ -231,7 +234,48 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
         )?;
         done += 1;
     }
+    if schedule.counting {
+        progress.grow(schedule.steps_per_round());
+        counting_round(schedule, runner, progress, &mut grid)?;
+    }
     Ok(grid)
+}
+
+/// One trial of every case on every target with kernel counters on, appended to
+/// the grid as counting trials.
+fn counting_round(
+    schedule: &Schedule,
+    runner: &mut dyn Runner,
+    progress: &dyn Progress,
+    grid: &mut Grid,
+) -> Result<()> {
+    for (c, case) in schedule.cases.iter().enumerate() {
+        (schedule.stop)()?;
+        runner.enter(c)?;
+        for (slot, &target) in case.targets.iter().enumerate() {
+            (schedule.stop)()?;
+            let label = runner.target_label(target);
+            progress.step(
+                format!("{} {label} counting", case.label)
+                    .trim()
+                    .to_string(),
+            );
+            let server = runner.server_pid();
+            place(case.placement, server)?;
+            let mut meter = Meter::counters(server);
+            let mut trial = runner.trial(c, target, &mut meter).with_context(|| {
+                format!(
+                    "{} over {label} failed in its counting trial",
+                    schedule.experiment
+                )
+            })?;
+            (schedule.stop)()?;
+            trial.metrics.cpu = meter.take();
+            trial.counting = true;
+            grid[c][slot].push(trial);
+        }
+    }
+    Ok(())
 }
 
 /// One trial with its CPU cost and the load of the rest of the machine; run again
@@ -248,7 +292,7 @@ fn measured_trial(
     let mut reruns = 0;
     loop {
         let before = Snapshot::take(server);
-        let mut meter = Meter::open(server);
+        let mut meter = Meter::times(server);
         let mut trial = runner.trial(case, target, &mut meter)?;
         trial.metrics.cpu = meter.take();
         trial.load = before.and_then(|b| b.until(&Snapshot::take(server)?));

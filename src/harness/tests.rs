@@ -91,6 +91,7 @@ const RATE: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher, |m| m
 fn schedule(cases: Vec<Case>, rounds: u32) -> Schedule<'static> {
     Schedule {
         stop: never,
+        counting: false,
         ..Schedule::new("fake.connect", cases, Rounds::fixed(rounds), RATE)
     }
 }
@@ -99,6 +100,7 @@ fn schedule(cases: Vec<Case>, rounds: u32) -> Schedule<'static> {
 fn until_settled(cases: Vec<Case>, min: u32, max: u32) -> Schedule<'static> {
     Schedule {
         stop: never,
+        counting: false,
         ..Schedule::new(
             "fake.connect",
             cases,
@@ -151,6 +153,31 @@ fn rounds_stop_once_every_ratio_is_settled() {
     );
     assert_eq!(log.steps.borrow().len(), 20);
     assert_eq!(log.steps.borrow()[19], "unix round 10");
+}
+
+#[test]
+fn a_counting_trial_follows_the_rounds_and_stays_out_of_the_figures() {
+    let mut fake = Fake::new(&["unix", "tcp"], &[100.0, 50.0, 50.0, 100.0, 1.0, 1.0]);
+    let schedule = Schedule {
+        counting: true,
+        ..schedule(cases(&[""], 2), 2)
+    };
+    let grid = run(&schedule, &mut fake, &Silent).unwrap();
+    // Two rounds, then one counting trial per target, in the targets' order.
+    assert_eq!(&fake.calls[4..], [(0, 0), (0, 1)]);
+    let unix = &grid[0][0];
+    assert_eq!(unix.len(), 3);
+    assert!(unix[2].counting && !unix[0].counting && !unix[1].counting);
+    let r = record(
+        "fake.connect",
+        &RATE,
+        &Params::default(),
+        "unix",
+        unix.clone(),
+        None,
+    );
+    assert_eq!(r.trials.len(), 2, "the counting trial is not a round");
+    assert_eq!(r.headline.spread.median, 100.0, "nor part of the median");
 }
 
 #[test]

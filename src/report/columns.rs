@@ -124,39 +124,35 @@ impl Columns {
         self.cost(cells);
     }
 
-    /// CPU per operation, client and server apart: time (with the kernel's share),
-    /// instructions where counted, context switches and migrations.
+    /// CPU per operation, client and server apart: time with the kernel's share
+    /// (over the rounds), then from the counting trial instructions where counted,
+    /// context switches and migrations.
     pub fn cost(&mut self, cells: &[Option<&ResultRecord>]) {
         type Side = fn(&Cost) -> Option<Counts>;
         let sides: [(&str, Side); 2] = [("client", |c| Some(c.client)), ("server", |c| c.server)];
         for (side, get) in sides {
-            let counts: Vec<Option<Counts>> = cells
-                .iter()
-                .map(|c| c.and_then(|r| r.metrics.cpu.as_ref()).and_then(get))
-                .collect();
-            if counts.iter().all(Option::is_none) {
-                continue;
-            }
-            let mut row = |label: String, f: &dyn Fn(&Counts) -> Option<String>| {
-                if counts.iter().flatten().any(|c| f(c).is_some()) {
-                    let mut cells = vec![label];
-                    cells.extend(
-                        counts
-                            .iter()
-                            .map(|c| c.and_then(|c| f(&c)).unwrap_or("-".into())),
-                    );
-                    self.rows.push(cells);
-                }
+            let of = |cost: fn(&ResultRecord) -> Option<&Cost>| -> Vec<Option<Counts>> {
+                cells
+                    .iter()
+                    .map(|c| c.and_then(cost).and_then(get))
+                    .collect()
             };
-            row(format!("  CPU per op, {side} (kernel share)"), &|c| {
-                let kernel = c.sys_ns.map_or(String::new(), |s| {
-                    format!(" ({:.0}%)", 100.0 * s / c.cpu_ns.max(f64::MIN_POSITIVE))
-                });
-                Some(format!("{}{kernel}", duration_ns(c.cpu_ns)))
-            });
-            row(
+            let times = of(|r| r.metrics.cpu.as_ref());
+            let counted = of(|r| r.counters.as_ref());
+            self.counts_row(
+                format!("  CPU per op, {side} (kernel share)"),
+                &times,
+                |c| {
+                    let kernel = c.sys_ns.map_or(String::new(), |s| {
+                        format!(" ({:.0}%)", 100.0 * s / c.cpu_ns.max(f64::MIN_POSITIVE))
+                    });
+                    Some(format!("{}{kernel}", duration_ns(c.cpu_ns)))
+                },
+            );
+            self.counts_row(
                 format!("  instructions per op, {side} (kernel share)"),
-                &|c| {
+                &counted,
+                |c| {
                     let (user, kernel) = (c.instructions_user?, c.instructions_kernel?);
                     let total = user + kernel;
                     Some(format!(
@@ -166,10 +162,31 @@ impl Columns {
                     ))
                 },
             );
-            row(format!("  switches / migrations per op, {side}"), &|c| {
-                Some(format!("{:.2} / {:.3}", c.context_switches?, c.migrations?))
-            });
+            self.counts_row(
+                format!("  switches / migrations per op, {side}"),
+                &counted,
+                |c| Some(format!("{:.2} / {:.3}", c.context_switches?, c.migrations?)),
+            );
         }
+    }
+
+    /// A row of CPU figures, left out when no column has one.
+    fn counts_row(
+        &mut self,
+        label: String,
+        counts: &[Option<Counts>],
+        show: impl Fn(&Counts) -> Option<String>,
+    ) {
+        if counts.iter().flatten().all(|c| show(c).is_none()) {
+            return;
+        }
+        let mut row = vec![label];
+        row.extend(
+            counts
+                .iter()
+                .map(|c| c.as_ref().and_then(&show).unwrap_or_else(|| "-".into())),
+        );
+        self.rows.push(row);
     }
 }
 
@@ -224,25 +241,23 @@ pub fn having<'r, T: PartialEq>(
 }
 
 /// Where the CPU figures came from, and what the server side covers.
-fn cost_note(cost: &Cost, records: &[ResultRecord]) -> String {
-    let source = if cost.source == "perf_event" {
-        "kernel counters (perf_event_open)"
+fn cost_note(records: &[ResultRecord]) -> String {
+    let counted: Vec<&Cost> = records.iter().filter_map(|r| r.counters.as_ref()).collect();
+    let counters = if counted.is_empty() {
+        "; no kernel counters here (perf_event_paranoid or privileges), so no switches, \
+         migrations or instructions"
+    } else if counted.iter().any(|c| c.client.instructions_user.is_some()) {
+        "; instructions, context switches and migrations from kernel counters \
+         (perf_event_open) in one counting trial after the rounds"
     } else {
-        "getrusage and /proc (no counters permitted: times only, in clock ticks)"
-    };
-    let instructions = records
-        .iter()
-        .filter_map(|r| r.metrics.cpu.as_ref())
-        .any(|c| c.client.instructions_user.is_some());
-    let missing = if instructions || cost.source != "perf_event" {
-        ""
-    } else {
-        "; instructions: this machine exposes no hardware counters"
+        "; context switches and migrations from kernel counters (perf_event_open) in one \
+         counting trial after the rounds; instructions: this machine exposes no hardware \
+         counters"
     };
     format!(
-        "CPU per op: median over rounds of the timed loop's CPU ÷ its operations, from \
-         {source}{missing}; the server side is the server process with every thread and \
-         process it starts"
+        "CPU per op: the timed loop's CPU time ÷ its operations, median over rounds, from \
+         getrusage and /proc; the server side is the server process with every thread \
+         and process it starts{counters}"
     )
 }
 
@@ -300,8 +315,8 @@ pub fn certainty_notes(records: &[ResultRecord]) -> Vec<String> {
                 .into(),
         );
     }
-    if let Some(cost) = records.iter().find_map(|r| r.metrics.cpu.as_ref()) {
-        notes.push(cost_note(cost, records));
+    if records.iter().any(|r| r.metrics.cpu.is_some()) {
+        notes.push(cost_note(records));
     }
     notes.extend(load_note(records));
     notes.extend(where_note(records));

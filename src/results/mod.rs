@@ -58,6 +58,11 @@ pub struct ResultRecord {
     /// The negotiated TLS parameters, for TLS results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsInfo>,
+    /// The kernel's counts per operation from the counting trial: CPU time,
+    /// context switches, migrations and, where the hardware counts them,
+    /// instructions. Absent where counters are not permitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<Cost>,
     /// The PostgreSQL server measured (PostgreSQL experiments).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerInfo>,
@@ -316,6 +321,10 @@ pub struct Trial {
     /// How many times the trial was run again because of outside load.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reruns: u32,
+    /// A counting trial: run once after the rounds with kernel counters on, for
+    /// its counts only (its wall time pays for the counting and is not used).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counting: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
