@@ -64,7 +64,8 @@ fn rounds_help() -> String {
         "Run exactly N rounds (every measurement once per round, transports in turn). \
          Without it: at least {} rounds, then more until every headline's 95% interval \
          is within ±{:.0}%, at most {} rounds or {}x the time of the first {} \
-         (with --quick: {}, {}, {}x). Intervals: {}",
+         (with --quick: {}, {}, {}x); then one counting trial of each with kernel counters \
+         (switches, migrations, instructions), whose time is not used. Intervals: {}",
         d.min,
         crate::stats::SETTLED * 100.0,
         d.max,
