@@ -28,7 +28,7 @@ const DEFAULT_ROUNDS: Rounds = Rounds {
 const QUICK_ROUNDS: Rounds = Rounds {
     min: 3,
     max: 8,
-    time_factor: 1.5,
+    time_factor: 1.4,
 };
 
 /// The rounds: exactly `--trials N` when given, else until settled.

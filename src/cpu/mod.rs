@@ -177,7 +177,8 @@ impl Meter {
         }
     }
 
-    /// A meter that counts nothing, for a trial without a timed loop to count.
+    /// A meter of this process's times alone, with no server to watch, for a trial
+    /// run outside the harness (a test).
     pub fn none() -> Meter {
         Meter {
             client: Side::Times,

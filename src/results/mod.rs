@@ -322,8 +322,9 @@ pub struct Trial {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reruns: u32,
     /// A counting trial: run once after the rounds with kernel counters on, for
-    /// its counts only (its wall time pays for the counting and is not used).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// its counts only (its wall time pays for the counting and is not used). Never
+    /// written: its counts become the record's `counters`.
+    #[serde(skip)]
     pub counting: bool,
 }
 
