@@ -147,8 +147,12 @@ impl Meter {
     /// Times only, for a measured trial: nothing runs during the loop.
     pub fn times(server: Option<u32>) -> Meter {
         Meter {
+            client: Side::Times,
             server: server.map(|pid| (pid, Side::Times)),
-            ..Meter::none()
+            started: None,
+            server_tasks: Vec::new(),
+            ended: None,
+            cost: None,
         }
     }
 
@@ -170,23 +174,7 @@ impl Meter {
         Meter {
             client,
             server,
-            started: None,
-            server_tasks: Vec::new(),
-            ended: None,
-            cost: None,
-        }
-    }
-
-    /// A meter of this process's times alone, with no server to watch, for a trial
-    /// run outside the harness (a test).
-    pub fn none() -> Meter {
-        Meter {
-            client: Side::Times,
-            server: None,
-            started: None,
-            server_tasks: Vec::new(),
-            ended: None,
-            cost: None,
+            ..Meter::times(None)
         }
     }
 

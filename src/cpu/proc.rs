@@ -87,14 +87,6 @@ pub fn tasks(pid: u32) -> Vec<(i32, u64, Option<u32>)> {
         .collect()
 }
 
-/// The CPU task `tid` of process `pid` last ran on (field 39 of its stat).
-pub fn last_cpu(pid: u32, tid: i32) -> Option<u32> {
-    stat_fields(&format!("/proc/{pid}/task/{tid}/stat"))?
-        .get(36)?
-        .parse()
-        .ok()
-}
-
 /// This process's CPU use so far: user and system time and context switches,
 /// every thread included, from `getrusage`.
 pub fn own_usage() -> Counts {

@@ -71,7 +71,7 @@ fn times_alone_count_this_process_without_counters() {
 
 #[test]
 fn stop_without_start_gives_nothing() {
-    let mut meter = Meter::none();
+    let mut meter = Meter::times(None);
     meter.stop(10);
     assert!(meter.take().is_none());
 }

@@ -4,7 +4,7 @@
 use crate::results::metric::Metric;
 use crate::results::paired::pair;
 use crate::results::{Headline, Metrics, Params, ResultRecord, Trial};
-use crate::stats::{Interval, Spread};
+use crate::stats::Spread;
 use crate::transport::TlsInfo;
 
 /// The record for one (experiment, parameters, transport) over its trials.
@@ -38,7 +38,8 @@ pub fn record(
             higher_is_better: headline.higher_is_better(),
             noisy: spread.is_noisy(),
             spread,
-            interval: Interval::of(&values),
+            // Filled in with the comparisons, by `rank`.
+            interval: None,
             vs_reference: None,
             settled: false,
         },

@@ -87,16 +87,6 @@ impl Interval {
     pub fn settled(&self) -> bool {
         self.half_width() < SETTLED
     }
-
-    /// The same interval for the reciprocal figure (a rate read as time per op).
-    pub fn inverse(&self) -> Interval {
-        Interval {
-            estimate: 1.0 / self.estimate,
-            low: 1.0 / self.high,
-            high: 1.0 / self.low,
-            n: self.n,
-        }
-    }
 }
 
 /// Mean and sample variance of the logarithms, and the count; `None` with fewer
@@ -232,12 +222,5 @@ mod tests {
         ] {
             assert!((t_975(df) - want).abs() < 2e-5, "df {df}: {}", t_975(df));
         }
-    }
-
-    #[test]
-    fn inverse_swaps_the_bounds() {
-        let i = Interval::of(&[2.0, 4.0]).unwrap().inverse();
-        assert!(i.low < i.estimate && i.estimate < i.high);
-        assert!(close(i.estimate, 1.0 / 8f64.sqrt()));
     }
 }
