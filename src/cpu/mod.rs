@@ -229,8 +229,14 @@ impl Meter {
         };
         let client_cpu = ended.client_cpu;
         let ops = ops.max(1) as f64;
+        // Times read from /proc can still step back when a child is reaped at
+        // the wrong moment; such a reading is left out rather than reported.
         let server = match (server_before, ended.server) {
-            (Some(before), Some(after)) => Some(after.per_op(&before, ops)),
+            (Some(before), Some(after)) => Some(after.per_op(&before, ops)).filter(|c| {
+                c.cpu_ns >= 0.0
+                    && c.sys_ns.is_none_or(|s| s >= 0.0)
+                    && c.user_ns.is_none_or(|u| u >= 0.0)
+            }),
             _ => None,
         };
         self.cost = Some(Cost {

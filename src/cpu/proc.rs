@@ -25,15 +25,18 @@ fn stat_fields(path: &str) -> Option<Vec<String>> {
 
 /// User and system time, ns, of process `pid` with all its threads, plus its
 /// children: those already waited for, and (with `live_children`) those still
-/// running, read one by one.
+/// running, read one by one. A child reaped while they are read would be counted
+/// twice or not at all, so the reading is taken again (a few times at most) until
+/// the waited-for total did not move meanwhile.
 pub fn process_times(pid: u32, live_children: bool) -> Option<(f64, f64)> {
-    let f = stat_fields(&format!("/proc/{pid}/stat"))?;
     let tick = 1e9 / ticks_per_s();
-    let field = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
-    // utime, stime, cutime, cstime are fields 14–17.
-    let mut user = field(11)? + field(13)?;
-    let mut sys = field(12)? + field(14)?;
-    if live_children {
+    let mut last = None;
+    for _ in 0..5 {
+        let [user, sys, c_user, c_sys] = own_and_waited(pid)?;
+        let (mut user, mut sys) = (user + c_user, sys + c_sys);
+        if !live_children {
+            return Some((user * tick, sys * tick));
+        }
         for child in children(pid) {
             if let Some(c) = stat_fields(&format!("/proc/{child}/stat")) {
                 let get = |i: usize| c.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
@@ -41,8 +44,20 @@ pub fn process_times(pid: u32, live_children: bool) -> Option<(f64, f64)> {
                 sys += get(12);
             }
         }
+        last = Some((user * tick, sys * tick));
+        let [_, _, after_user, after_sys] = own_and_waited(pid)?;
+        if (after_user, after_sys) == (c_user, c_sys) {
+            break;
+        }
     }
-    Some((user * tick, sys * tick))
+    last
+}
+
+/// utime, stime, cutime and cstime of process `pid` (fields 14–17), in ticks.
+fn own_and_waited(pid: u32) -> Option<[f64; 4]> {
+    let f = stat_fields(&format!("/proc/{pid}/stat"))?;
+    let field = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+    Some([field(11)?, field(12)?, field(13)?, field(14)?])
 }
 
 /// The running children of `pid`, from every one of its threads.
