@@ -4,13 +4,20 @@
 //! 40 MB), so each one carries an owner file naming the sockbench process that made
 //! it (PID and start time, so a reused PID does not count). Before making a new
 //! one, sockbench removes those of either kind in the same temporary directory whose
-//! owner is gone, whose files belong to the account running now, and in which no
-//! PostgreSQL server is still running.
+//! owner is gone, which belong (directory and owner file) to the account running
+//! now, and in which no PostgreSQL server is still running.
+//!
+//! The directory itself always belongs to the account sockbench runs as, even when
+//! what is inside belongs to the server account: in a sticky temporary directory
+//! (`/tmp`) no other account can then rename it or put something in its place.
+//! Everything inside is removed through descriptors ([`crate::dir`]), so an entry
+//! another account swaps for a symbolic link is removed, never followed.
 
+use crate::dir::{euid, Dir};
 use anyhow::{Context, Result};
-use std::fs;
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::path::Path;
 
 /// The file in each directory that names its owner.
 const OWNER_FILE: &str = "sockbench.owner";
@@ -20,74 +27,87 @@ pub const CLUSTER: &str = "sockbench-pg-";
 pub const SERVER: &str = "sockbench-srv-";
 const KINDS: [&str; 2] = [CLUSTER, SERVER];
 
-/// A private temporary directory, removed on drop with its owner file last, so
-/// that a run killed half-way through removing it still leaves it to the sweep.
+/// A private temporary directory, held open, and removed on drop through
+/// descriptors with its owner file last, so that a run killed half-way through
+/// removing it still leaves it to the sweep.
 pub struct PrivateDir {
-    path: PathBuf,
+    parent: Dir,
+    name: OsString,
+    dir: Dir,
 }
 
 impl PrivateDir {
+    /// Its path, for messages and for the programs given it.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.dir.path()
+    }
+
+    /// The directory itself, to make and write what is inside.
+    pub fn dir(&self) -> &Dir {
+        &self.dir
     }
 }
 
 impl Drop for PrivateDir {
     fn drop(&mut self) {
-        remove(&self.path);
+        remove(&self.parent, &self.name, &self.dir);
     }
 }
 
 /// Makes a private (0700) temporary directory named `prefix…` (one of the kinds
 /// above), after removing abandoned ones.
 pub fn private_dir(prefix: &str) -> Result<PrivateDir> {
-    let parent = std::env::temp_dir();
+    let path = std::env::temp_dir();
+    let cannot = || {
+        format!(
+            "cannot create a private directory in {} (from TMPDIR); set TMPDIR to a \
+             writable directory",
+            path.display()
+        )
+    };
+    let parent = Dir::open(&path).with_context(cannot)?;
     sweep(&parent, &KINDS);
-    let dir = tempfile::Builder::new()
+    let made = tempfile::Builder::new()
         .prefix(prefix)
-        .tempdir_in(&parent)
-        .with_context(|| {
-            format!(
-                "cannot create a private directory in {} (from TMPDIR); set TMPDIR to a \
-                 writable directory",
-                parent.display()
-            )
-        })?;
-    let dir = PrivateDir { path: dir.keep() };
-    fs::write(dir.path().join(OWNER_FILE), owner_line(std::process::id()))
-        .with_context(|| format!("cannot write into {}", dir.path().display()))?;
-    Ok(dir)
+        .tempdir_in(&path)
+        .with_context(cannot)?;
+    let name = made
+        .path()
+        .file_name()
+        .context("a temporary directory without a name")?
+        .to_os_string();
+    // Held open from the parent opened above, so what it names stays put.
+    let dir = parent.open_dir(&name);
+    let _ = made.keep();
+    let dir = dir.with_context(cannot)?;
+    let owner = dir.create_new(OWNER_FILE, 0o644).and_then(|mut f| {
+        std::io::Write::write_all(&mut f, owner_line(std::process::id()).as_bytes())
+    });
+    let private = PrivateDir { parent, name, dir };
+    owner.with_context(|| format!("cannot write into {}", private.path().display()))?;
+    Ok(private)
 }
 
-/// Removes `dir` and everything in it, its owner file last; true when it is gone.
-/// A file that appears meanwhile (a server process that is still exiting writes
-/// its last one) is removed on the next pass; the owner file goes only once
-/// nothing else is left, so a directory that cannot be emptied stays sweepable.
-fn remove(dir: &Path) -> bool {
+/// Removes `name` in `parent` (opened as `dir`) and everything in it, its owner
+/// file last; true when it is gone. A file that appears meanwhile (a server process
+/// that is still exiting writes its last one) is removed on the next pass; the
+/// owner file goes only once nothing else is left, so a directory that cannot be
+/// emptied stays sweepable.
+fn remove(parent: &Dir, name: &OsStr, dir: &Dir) -> bool {
     for pass in 0..REMOVE_PASSES {
         if pass > 0 {
             std::thread::sleep(REMOVE_PAUSE);
         }
-        let Ok(entries) = fs::read_dir(dir) else {
-            return !dir.exists();
+        let Ok(names) = dir.names() else {
+            return parent.entry_at(name).is_ok_and(|e| e.is_none());
         };
-        let mut others = 0;
-        for entry in entries.flatten() {
-            if entry.file_name() == OWNER_FILE {
-                continue;
-            }
-            others += 1;
-            let path = entry.path();
-            let _ = match entry.file_type() {
-                Ok(t) if t.is_dir() => fs::remove_dir_all(&path),
-                _ => fs::remove_file(&path),
-            };
+        for other in names.iter().filter(|n| *n != OWNER_FILE) {
+            let _ = dir.remove_tree(other);
         }
-        let emptied =
-            fs::read_dir(dir).is_ok_and(|e| e.flatten().all(|e| e.file_name() == OWNER_FILE));
-        if others == 0 || emptied {
-            let _ = fs::remove_file(dir.join(OWNER_FILE));
-            if fs::remove_dir(dir).is_ok() {
+        let emptied = dir.names().is_ok_and(|n| n.iter().all(|n| n == OWNER_FILE));
+        if emptied && same(parent, name, dir) {
+            let _ = dir.remove_file(OWNER_FILE);
+            if parent.remove_tree(name).is_ok() {
                 return true;
             }
         }
@@ -95,48 +115,64 @@ fn remove(dir: &Path) -> bool {
     false
 }
 
+/// True when `name` in `parent` is still the directory `dir` (not something put
+/// in its place).
+fn same(parent: &Dir, name: &OsStr, dir: &Dir) -> bool {
+    match (parent.entry_at(name), dir.entry()) {
+        (Ok(Some(at)), Ok(held)) => at.dev == held.dev && at.ino == held.ino,
+        _ => false,
+    }
+}
+
 /// Passes [`remove`] makes at most, and the pause between them.
 const REMOVE_PASSES: u32 = 20;
 const REMOVE_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Removes the abandoned directories in `parent` named with one of `prefixes`
-/// (never through a symbolic link); returns how many.
-pub fn sweep(parent: &Path, prefixes: &[&str]) -> usize {
-    let Ok(entries) = fs::read_dir(parent) else {
+/// (never through a symbolic link, never one of another account); returns how many.
+pub fn sweep(parent: &Dir, prefixes: &[&str]) -> usize {
+    let Ok(names) = parent.names() else {
         return 0;
     };
     let mut removed = 0;
-    for entry in entries.flatten() {
-        let dir = entry.path();
-        let name = entry.file_name();
+    for name in names {
         let named = prefixes
             .iter()
             .any(|p| name.to_string_lossy().starts_with(p));
-        let real_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if named && real_dir && abandoned(&dir) && remove(&dir) {
+        if !named {
+            continue;
+        }
+        let Ok(dir) = parent.open_dir(&name) else {
+            continue; // a symbolic link, a file, or gone
+        };
+        let mine = dir.entry().is_ok_and(|e| e.uid == euid());
+        if mine && abandoned(&dir) && remove(parent, &name, &dir) {
             removed += 1;
         }
     }
     removed
 }
 
-fn abandoned(dir: &Path) -> bool {
-    let owner = dir.join(OWNER_FILE);
-    let Ok(meta) = fs::symlink_metadata(&owner) else {
+fn abandoned(dir: &Dir) -> bool {
+    let Ok(text) = read_small(dir, OWNER_FILE, true) else {
         return false; // not made by sockbench, or still being made
-    };
-    // SAFETY: a plain syscall.
-    let me = unsafe { libc::geteuid() };
-    if !meta.is_file() || meta.uid() != me {
-        return false;
-    }
-    let Ok(text) = fs::read_to_string(&owner) else {
-        return false;
     };
     let Some(pid) = text.split_whitespace().next().and_then(|p| p.parse().ok()) else {
         return false;
     };
-    !alive_as(pid, &text) && !server_running(&dir.join("data"))
+    !alive_as(pid, &text) && !server_running(dir)
+}
+
+/// The start of a regular file in `dir` (never through a link, never blocking);
+/// with `own`, only a file of the account running now.
+fn read_small(dir: &Dir, name: &str, own: bool) -> std::io::Result<String> {
+    let file = dir.open_read(name)?;
+    if own && std::os::unix::fs::MetadataExt::uid(&file.metadata()?) != euid() {
+        return Err(std::io::ErrorKind::PermissionDenied.into());
+    }
+    let mut text = String::new();
+    file.take(4096).read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// `PID START\n`, START being the process's start time in clock ticks since boot.
@@ -151,14 +187,17 @@ fn alive_as(pid: u32, line: &str) -> bool {
 
 /// Field 22 of /proc/PID/stat, read after the command name (which may hold spaces).
 fn start_time(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after_name = &stat[stat.rfind(')')? + 1..];
     after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// True when a PostgreSQL server still runs on the data directory `data`.
-fn server_running(data: &Path) -> bool {
-    let Ok(text) = fs::read_to_string(data.join("postmaster.pid")) else {
+/// True when a PostgreSQL server still runs on the data directory `data` in `dir`.
+fn server_running(dir: &Dir) -> bool {
+    let Ok(text) = dir
+        .open_dir("data")
+        .and_then(|data| read_small(&data, "postmaster.pid", false))
+    else {
         return false;
     };
     let Some(pid) = text
@@ -174,6 +213,7 @@ fn server_running(data: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn only_directories_of_a_gone_owner_are_removed() {
@@ -196,9 +236,23 @@ mod tests {
         let mine = make("sockbench-x-mine", Some(owner_line(std::process::id())));
         let foreign = make("sockbench-x-foreign", None);
         let other_kind = make("other-gone", Some("4194305 1\n".into()));
-        assert_eq!(sweep(parent.path(), &["sockbench-x-"]), 2);
+        // A link to an abandoned-looking directory is not followed.
+        let target = make("elsewhere", Some("4194305 1\n".into()));
+        std::os::unix::fs::symlink(&target, parent.path().join("sockbench-x-link")).unwrap();
+        // A directory another account made (and could swap) is never removed, even
+        // with an owner file of this account's in it.
+        let theirs = make("sockbench-x-theirs", Some("4194305 1\n".into()));
+        if euid() == 0 {
+            std::os::unix::fs::chown(&theirs, Some(65_534), None).unwrap();
+        } else {
+            fs::remove_dir_all(&theirs).unwrap();
+        }
+        let held = Dir::open(parent.path()).unwrap();
+        assert_eq!(sweep(&held, &["sockbench-x-"]), 2);
         assert!(!gone.exists() && !reused.exists());
         assert!(mine.exists() && foreign.exists() && other_kind.exists());
+        assert!(target.join("data").exists());
+        assert!(euid() != 0 || theirs.join("data").exists());
     }
 
     #[test]
@@ -227,7 +281,9 @@ mod tests {
             })
         };
         std::thread::sleep(std::time::Duration::from_millis(10));
-        let gone = remove(&dir);
+        let held = Dir::open(parent.path()).unwrap();
+        let opened = held.open_dir("sockbench-x-busy").unwrap();
+        let gone = remove(&held, OsStr::new("sockbench-x-busy"), &opened);
         writer.join().unwrap();
         // Either it is gone, or it still has its owner file for the next sweep.
         assert!(gone || dir.join(OWNER_FILE).exists());

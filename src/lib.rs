@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod command;
 pub mod cpu;
+pub mod dir;
 pub mod error;
 pub mod export;
 pub mod families;

@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
         "error",
         "interrupt",
         "input",
+        "dir",
         "leftovers",
         "subprocess",
         "cpu",

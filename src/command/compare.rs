@@ -13,5 +13,6 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     super::emit(
         &args.render.format.exporter().render(&document),
         args.render.output.as_deref(),
+        &[&args.a, &args.b],
     )
 }

@@ -6,6 +6,7 @@ mod run;
 mod serve;
 
 use crate::cli::{Command, Invocation, RunArgs};
+use crate::dir::Dir;
 use crate::error::Interrupted;
 use crate::export::progress::Progress;
 use crate::export::stdout;
@@ -17,11 +18,12 @@ use crate::plan::Measuring;
 use crate::postgres::redact;
 use crate::report as content;
 use crate::report::experiment::Family;
-use crate::results::file::{Claim, JsonSink};
+use crate::results::file::{self, Claim, JsonSink};
 use crate::results::{ResultFile, ResultRecord};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{ArgMatches, FromArgMatches};
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 /// Runs the command; with none, `run` with its defaults.
 pub fn dispatch(invocation: Invocation, argv: Vec<String>) -> Result<()> {
@@ -43,24 +45,50 @@ pub fn dispatch(invocation: Invocation, argv: Vec<String>) -> Result<()> {
 fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<()> {
     let plan = (family.plan)(matches)?;
     let measuring = Measuring::from_arg_matches(matches)?;
-    let json = measuring.json.as_deref().map(|p| (p, Claim::Replace));
-    let mut session = Session::open(json, redact::arguments(argv), measuring.quiet)?;
+    let command = ResultFile::new(redact::arguments(argv));
+    let sink = match measuring.json.as_deref() {
+        Some(path) => Some(JsonSink::create(path, Claim::Replace, command)?),
+        None => None,
+    };
+    let mut session = Session::open(sink, measuring.quiet);
     let progress = session.progress.clone();
     let outcome = plan.measure(&progress, &mut session);
     session.finish(outcome)
 }
 
-/// Writes a rendered document to `output`, or to standard output.
-fn emit(text: &str, output: Option<&Path>) -> Result<()> {
-    match output {
-        Some(path) => std::fs::write(path, text).map_err(|e| {
-            crate::error::usage(format!(
-                "cannot write {}: {e}; choose a writable path for --output",
-                path.display()
-            ))
-        }),
-        None => stdout::print(text),
+/// Writes a rendered document to `output`, or to standard output. The file is
+/// written like the result file: through its directory's descriptor, by renaming a
+/// new file over an old one of this account, never over one of `inputs`, a device,
+/// a FIFO, a link, or another account's file.
+fn emit(text: &str, output: Option<&Path>, inputs: &[&Path]) -> Result<()> {
+    let Some(path) = output else {
+        return stdout::print(text);
+    };
+    let refuse = |why: &str| {
+        crate::error::usage(format!(
+            "cannot write {}: {why}; choose another path for --output",
+            path.display()
+        ))
+    };
+    let (dir, name) = Dir::open_parent(path).map_err(|e| refuse(&e.to_string()))?;
+    let before = file::replaceable(&dir, &name).map_err(|e| refuse(&e))?;
+    if let Some(entry) = &before {
+        let is_input = inputs.iter().any(|input| {
+            std::fs::metadata(input).is_ok_and(|m| m.dev() == entry.dev && m.ino() == entry.ino)
+        });
+        if is_input {
+            return Err(refuse(
+                "it is one of the files being read, and would be lost",
+            ));
+        }
     }
+    let (temp, temp_name) = file::scratch_file(&dir, &name, before.as_ref(), text.as_bytes())
+        .map_err(|e| refuse(&e.to_string()))?;
+    drop(temp);
+    dir.rename(&temp_name, &name).map_err(|e| {
+        let _ = dir.remove_file(&temp_name);
+        refuse(&e.to_string())
+    })
 }
 
 /// What a measuring command carries from one experiment to the next: the result
@@ -71,22 +99,14 @@ pub struct Session {
 }
 
 impl Session {
-    /// Checks that the result file can be written at `json` (so a bad path fails
-    /// before any measuring) and installs the signal handler.
-    pub fn open(
-        json: Option<(&Path, Claim)>,
-        command: Vec<String>,
-        quiet: bool,
-    ) -> Result<Session> {
+    /// A session saving into `sink` (checked already, so a bad path failed before
+    /// any measuring); installs the signal handler.
+    pub fn open(sink: Option<JsonSink>, quiet: bool) -> Session {
         interrupt::install();
-        let sink = match json {
-            Some((path, claim)) => Some(JsonSink::create(path, claim, ResultFile::new(command))?),
-            None => None,
-        };
-        Ok(Session {
+        Session {
             sink,
             progress: Progress::new(quiet),
-        })
+        }
     }
 
     /// The results measured so far.
@@ -95,7 +115,7 @@ impl Session {
     }
 
     /// Where the results were saved, once at least one experiment was.
-    fn saved_to(&self) -> Option<&Path> {
+    fn saved_to(&self) -> Option<PathBuf> {
         self.sink.as_ref().and_then(JsonSink::written_to)
     }
 
@@ -123,20 +143,25 @@ impl Session {
 impl Sink for Session {
     /// Ends one experiment: clears the progress bar, turns a failure after a signal
     /// into the interruption it is, saves the records and then prints the table (so
-    /// a closed or full standard output loses nothing).
+    /// a closed or full standard output loses nothing). When saving fails (a full
+    /// disk), the table is printed all the same before the error ends the run, so
+    /// what was measured is not lost.
     fn keep(&mut self, records: Result<Vec<ResultRecord>>) -> Result<()> {
         self.progress.clear();
         let records = records.map_err(|e| match interrupt::check() {
             Err(interrupted) => interrupted,
             Ok(()) => e,
         })?;
-        if let Some(sink) = &mut self.sink {
-            sink.push(&records)?;
-        }
+        let saved = match &mut self.sink {
+            Some(sink) => sink.push(&records),
+            None => Ok(()),
+        };
         let tables: String = content::blocks(&records, &families::catalog())
             .iter()
             .map(block_text)
             .collect();
-        stdout::print(&format!("{tables}\n"))
+        let printed = stdout::print(&format!("{tables}\n"));
+        saved.context("the table above was measured but could not be saved")?;
+        printed
     }
 }

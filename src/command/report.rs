@@ -14,7 +14,8 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let document = report::document(&files, &families::catalog());
     let text = args.render.format.exporter().render(&document);
-    super::emit(&text, args.render.output.as_deref())
+    let inputs: Vec<&std::path::Path> = args.files.iter().map(|p| p.as_path()).collect();
+    super::emit(&text, args.render.output.as_deref(), &inputs)
 }
 
 /// Loads a result file whose experiments this sockbench knows.

@@ -5,6 +5,8 @@
 
 use super::Session;
 use crate::cli::RunArgs;
+use crate::dir::{euid, Dir};
+use crate::error::usage;
 use crate::export::stdout;
 use crate::families;
 use crate::plan::Measuring;
@@ -12,11 +14,12 @@ use crate::postgres::args::PostgresArgs;
 use crate::postgres::bindir::Binaries;
 use crate::postgres::plan::PostgresPlan;
 use crate::report::verdict;
-use crate::results::file::Claim;
+use crate::results::file::{Claim, JsonSink};
+use crate::results::ResultFile;
 use crate::sockets::args::SocketsArgs;
 use crate::sockets::plan::SocketsPlan;
-use anyhow::{Context, Result};
-use std::path::{Path, PathBuf};
+use anyhow::Result;
+use std::path::Path;
 
 /// Where results go when `--json` is not given.
 const RESULTS_DIR: &str = "sockbench-results";
@@ -44,17 +47,18 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
         }
         Err(e) => return Err(e),
     };
-    let json = match &args.json {
-        Some(path) => (path.clone(), Claim::Replace),
-        None => (default_path()?, Claim::New),
+    let command = ResultFile::new(argv);
+    let sink = match &args.json {
+        Some(path) => JsonSink::create(path, Claim::Replace, command)?,
+        None => default_sink(command)?,
     };
-    let mut session = Session::open(Some((&json.0, json.1)), argv, args.quiet)?;
+    let mut session = Session::open(Some(sink), args.quiet);
     let outcome = measure(
         &sockets_plan,
         postgres_found.then_some(&pg_plan),
         &mut session,
     );
-    let saved = session.saved_to().map(Path::to_path_buf);
+    let saved = session.saved_to();
     session.finish(outcome)?;
     let Some(path) = saved else {
         return Ok(());
@@ -86,15 +90,38 @@ fn measure(
 }
 
 /// `sockbench-results/<start time>.json`, creating the directory. The file itself is
-/// claimed without replacing anything when the first experiment is saved.
-fn default_path() -> Result<PathBuf> {
-    let dir = Path::new(RESULTS_DIR);
-    std::fs::create_dir_all(dir).with_context(|| {
-        format!(
-            "cannot create {}; run from a writable directory or pass --json FILE",
-            dir.display()
-        )
-    })?;
+/// claimed without replacing anything when the first experiment is saved. The
+/// directory is opened once, never through a symbolic link, and must be this
+/// account's: in a shared directory another account could have put a link or a
+/// directory of its own there.
+fn default_sink(command: ResultFile) -> Result<JsonSink> {
+    let refuse = |why: String| {
+        usage(format!(
+            "cannot use {RESULTS_DIR}/ for the result file: {why}; run from a writable \
+             directory of your own or pass --json FILE"
+        ))
+    };
+    let here = Dir::open(Path::new(".")).map_err(|e| refuse(e.to_string()))?;
+    let dir = match here.make_dir(RESULTS_DIR, 0o777, None) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            match here.entry_at(RESULTS_DIR) {
+                Ok(Some(entry)) if entry.file_type != rustix::fs::FileType::Directory => {
+                    return Err(refuse(format!("it is {}", entry.kind())));
+                }
+                _ => here
+                    .open_dir(RESULTS_DIR)
+                    .map_err(|e| refuse(e.to_string()))?,
+            }
+        }
+        Err(e) => return Err(refuse(e.to_string())),
+    };
+    let owner = dir.entry().map_err(|e| refuse(e.to_string()))?.uid;
+    if owner != euid() {
+        return Err(refuse(format!(
+            "it belongs to another account (uid {owner})"
+        )));
+    }
     let stamp = crate::timestamp::now_rfc3339().replace(':', "-");
-    Ok(dir.join(format!("{stamp}.json")))
+    JsonSink::create_in(dir, format!("{stamp}.json").into(), Claim::New, command)
 }

@@ -89,14 +89,6 @@ pub fn can_reach(account: &Account, dir: &Path) -> bool {
     })
 }
 
-/// Hands `path` to `account` (no-op for `None`).
-pub fn give(path: &Path, account: Option<&Account>) -> Result<()> {
-    if let Some(a) = account {
-        std::os::unix::fs::chown(path, Some(a.uid), Some(a.gid))?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

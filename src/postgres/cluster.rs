@@ -19,13 +19,12 @@ use super::bindir::Binaries;
 use super::hba::{self, AuthMethod, ProbeAddr, ADMIN_ROLE, ROLE};
 use super::libpq::{Conn, ConnParams};
 use super::process::{self, Spawned};
+use crate::dir::{Dir, Owner};
 use crate::error::usage;
 use crate::leftovers::PrivateDir;
 use crate::transport::{Kind, Place, Transport, MAX_UNIX_PATH};
 use anyhow::{bail, Context, Result};
-use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Connections beyond the clients: the administrator's, the startup probes', and
@@ -41,6 +40,9 @@ pub struct Cluster {
     abstract_name: Option<String>,
     password: String,
     account: Option<Account>,
+    /// The data directory, held open: it belongs to the server account, so files
+    /// root writes there are written through this descriptor, never by path.
+    data: Dir,
     // Last, so the directory goes after the server has stopped.
     dir: Option<PrivateDir>,
 }
@@ -72,8 +74,17 @@ impl Cluster {
                 )));
             }
         }
-        fs::set_permissions(&base, fs::Permissions::from_mode(0o700))?;
-        account::give(&base, account.as_ref())?;
+        // The directory stays the account's running sockbench (so no other account can
+        // rename it, or anything at its top, in a sticky TMPDIR); the server account
+        // gets its own `data` and `sock` inside, and passes through to them.
+        let passable = if account.is_some() { 0o711 } else { 0o700 };
+        dir.dir().set_mode(passable)?;
+        let owner = account.as_ref().map(|a| Owner {
+            uid: a.uid,
+            gid: a.gid,
+        });
+        let data = dir.dir().make_dir("data", 0o700, owner)?;
+        dir.dir().make_dir("sock", 0o700, owner)?;
         let mut cluster = Cluster {
             server: None,
             port: 0,
@@ -85,6 +96,7 @@ impl Cluster {
             password: random_hex(24),
             account,
             base,
+            data,
             dir: Some(dir),
         };
         cluster.init(binaries)?;
@@ -118,43 +130,32 @@ impl Cluster {
             &self.base.join("initdb.log"),
             Duration::from_secs(120),
         )?;
-        self.write_private(&self.socket_dir, None)?;
         let certified =
             rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()])
                 .context("cannot make the server certificate")?;
+        self.write_private("server.crt", certified.cert.pem().as_bytes())?;
         self.write_private(
-            &data.join("server.crt"),
-            Some(certified.cert.pem().as_bytes()),
+            "server.key",
+            certified.signing_key.serialize_pem().as_bytes(),
         )?;
         self.write_private(
-            &data.join("server.key"),
-            Some(certified.signing_key.serialize_pem().as_bytes()),
+            "pg_ident.conf",
+            hba::ident_conf(&account::current_user_name()).as_bytes(),
         )?;
-        self.write_private(
-            &data.join("pg_ident.conf"),
-            Some(hba::ident_conf(&account::current_user_name()).as_bytes()),
-        )?;
-        self.write_private(
-            &data.join("pg_hba.conf"),
-            Some(hba::hba_conf(AuthMethod::Trust).as_bytes()),
-        )
+        self.write_private("pg_hba.conf", hba::hba_conf(AuthMethod::Trust).as_bytes())
     }
 
-    /// Writes a file (or makes a directory, for `None`) only the server account can read.
-    fn write_private(&self, path: &Path, contents: Option<&[u8]>) -> Result<()> {
-        let mode = match contents {
-            Some(bytes) => {
-                fs::write(path, bytes)?;
-                0o600
-            }
-            None => {
-                fs::create_dir(path)?;
-                0o700
-            }
-        };
-        fs::set_permissions(path, fs::Permissions::from_mode(mode))?;
-        account::give(path, self.account.as_ref())
-            .with_context(|| format!("cannot hand {} to the server account", path.display()))
+    /// Writes a file of the data directory that only the server account can read:
+    /// through the directory's descriptor, replacing whatever is at `name` (a link
+    /// the server account planted there included) rather than writing through it.
+    fn write_private(&self, name: &str, contents: &[u8]) -> Result<()> {
+        let owner = self.account.as_ref().map(|a| Owner {
+            uid: a.uid,
+            gid: a.gid,
+        });
+        self.data
+            .replace_file(name, contents, 0o600, owner)
+            .with_context(|| format!("cannot write {}", self.data.join(name).display()))
     }
 
     /// Starts the postmaster on a free port (a few tries, in case another program
@@ -287,8 +288,7 @@ impl Cluster {
             method.password_storage()
         ))?;
         admin.query_value(&format!("ALTER ROLE {ROLE} PASSWORD '{}'", self.password))?;
-        let hba = self.base.join("data").join("pg_hba.conf");
-        fs::write(&hba, hba::hba_conf(method))?;
+        self.write_private("pg_hba.conf", hba::hba_conf(method).as_bytes())?;
         admin.query_value("SELECT pg_reload_conf()")?;
         let socket = self.socket_dir.join(format!(".s.PGSQL.{}", self.port));
         hba::wait_until_switched(
@@ -321,7 +321,7 @@ impl Cluster {
 
     /// The private directory of the Unix socket.
     #[cfg(test)]
-    pub fn socket_dir(&self) -> &Path {
+    pub fn socket_dir(&self) -> &std::path::Path {
         &self.socket_dir
     }
 
@@ -347,7 +347,7 @@ impl Cluster {
 
     /// The cluster's directory (removed on drop).
     #[cfg(test)]
-    pub fn dir(&self) -> &Path {
+    pub fn dir(&self) -> &std::path::Path {
         &self.base
     }
 

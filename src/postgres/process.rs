@@ -28,8 +28,9 @@ impl Spawned {
         death_signal: libc::c_int,
     ) -> Result<Spawned> {
         let line = command_line(program, args);
+        // The log lives in sockbench's own directory (see `leftovers`), not the
+        // server account's: the program writes to it through the inherited descriptor.
         let out = File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
-        super::account::give(log, account)?;
         let mut command = Command::new(program);
         command
             .args(args)

@@ -1,0 +1,324 @@
+//! Directories held open, and everything done inside them done through the
+//! descriptor: the one way sockbench touches the file system where another local
+//! account could change what a path means.
+//!
+//! Architecture invariant: as root, sockbench never acts by path inside a
+//! directory another account can write. It opens such a directory once (from a
+//! parent that account cannot change, without following a symbolic link), then
+//! creates files with `O_EXCL|O_NOFOLLOW`, sets their mode and owner on the
+//! descriptor, replaces them by renaming within the directory (which replaces a
+//! planted symbolic link rather than writing through it), and removes trees entry by
+//! entry through descriptors opened with `O_NOFOLLOW`. A directory swapped for a
+//! symbolic link after it was opened changes nothing: the descriptor still names
+//! the directory that was opened.
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// How deep [`Dir::remove_tree`] goes: PostgreSQL's data directory is four levels
+/// deep; a deeper tree was made to exhaust descriptors, and is left alone.
+const MAX_DEPTH: usize = 32;
+
+/// A directory held open; `path` is only for messages.
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+/// The owner and group a file is handed to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// What is at a name in a directory, seen without following a symbolic link.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    pub file_type: FileType,
+    pub uid: u32,
+    pub dev: u64,
+    pub ino: u64,
+    pub mode: u32,
+    pub size: u64,
+}
+
+impl Entry {
+    fn of(stat: &rustix::fs::Stat) -> Entry {
+        Entry {
+            file_type: FileType::from_raw_mode(stat.st_mode),
+            uid: stat.st_uid,
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+            mode: stat.st_mode & 0o7777,
+            size: stat.st_size as u64,
+        }
+    }
+
+    /// "a directory", "a symbolic link", ... for messages.
+    pub fn kind(&self) -> &'static str {
+        match self.file_type {
+            FileType::RegularFile => "a regular file",
+            FileType::Directory => "a directory",
+            FileType::Symlink => "a symbolic link",
+            FileType::CharacterDevice | FileType::BlockDevice => "a device",
+            FileType::Fifo => "a FIFO",
+            FileType::Socket => "a socket",
+            FileType::Unknown => "a special file",
+        }
+    }
+}
+
+/// The effective user ID sockbench runs as.
+pub fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+impl Dir {
+    /// Opens the directory `path` as the user wrote it (a symbolic link the user
+    /// named is followed once, here, and never again).
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(path, flags, Mode::empty())?;
+        Ok(Dir {
+            fd,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The parent directory of `file` (`.` for a bare name) and the file's name.
+    pub fn open_parent(file: &Path) -> io::Result<(Dir, OsString)> {
+        let name = file
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
+        let parent = match file.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        Ok((Dir::open(parent)?, name.to_os_string()))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path of `name` in this directory, for messages.
+    pub fn join(&self, name: impl AsRef<OsStr>) -> PathBuf {
+        self.path.join(name.as_ref())
+    }
+
+    /// The directory's own owner, mode and identity.
+    pub fn entry(&self) -> io::Result<Entry> {
+        Ok(Entry::of(&rustix::fs::fstat(&self.fd)?))
+    }
+
+    /// Sets this directory's own mode.
+    pub fn set_mode(&self, mode: u32) -> io::Result<()> {
+        rustix::fs::fchmod(&self.fd, Mode::from_raw_mode(mode))?;
+        Ok(())
+    }
+
+    /// Opens the directory `name` in this one; a symbolic link there is refused.
+    pub fn open_dir(&self, name: impl AsRef<OsStr>) -> io::Result<Dir> {
+        let fd = rustix::fs::openat(&self.fd, name.as_ref(), dir_flags(), Mode::empty())?;
+        Ok(Dir {
+            fd,
+            path: self.join(name),
+        })
+    }
+
+    /// Makes the directory `name` with `mode` (less the umask), handed to `owner`,
+    /// and opens it.
+    pub fn make_dir(
+        &self,
+        name: impl AsRef<OsStr>,
+        mode: u32,
+        owner: Option<Owner>,
+    ) -> io::Result<Dir> {
+        rustix::fs::mkdirat(&self.fd, name.as_ref(), Mode::from_raw_mode(mode))?;
+        let dir = self.open_dir(name)?;
+        if let Some(o) = owner {
+            fchown(&dir.fd, o)?;
+        }
+        Ok(dir)
+    }
+
+    /// What is at `name`, without following a symbolic link; `None` when nothing.
+    pub fn entry_at(&self, name: impl AsRef<OsStr>) -> io::Result<Option<Entry>> {
+        match rustix::fs::statat(&self.fd, name.as_ref(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => Ok(Some(Entry::of(&stat))),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Opens the regular file `name` for reading; a symbolic link, FIFO or device
+    /// there is refused without blocking.
+    pub fn open_read(&self, name: impl AsRef<OsStr>) -> io::Result<File> {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let fd = rustix::fs::openat(&self.fd, name.as_ref(), flags, Mode::empty())?;
+        let stat = rustix::fs::fstat(&fd)?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        Ok(File::from(fd))
+    }
+
+    /// Creates the new file `name` (never an existing one, never through a link)
+    /// with `mode` (less the umask), for writing.
+    pub fn create_new(&self, name: impl AsRef<OsStr>, mode: u32) -> io::Result<File> {
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.fd, name.as_ref(), flags, Mode::from_raw_mode(mode))?;
+        Ok(File::from(fd))
+    }
+
+    /// A new file with a fresh name starting `.prefix.` and ending `.tmp`.
+    pub fn create_temp(&self, prefix: &OsStr, mode: u32) -> io::Result<(File, OsString)> {
+        for _ in 0..100 {
+            let mut name = OsString::from(".");
+            name.push(prefix);
+            name.push(format!(".{:016x}.tmp", random_u64()));
+            match self.create_new(&name, mode) {
+                Ok(file) => return Ok((file, name)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "no free temporary name",
+        ))
+    }
+
+    /// Writes `bytes` as the file `name` with exactly `mode`, handed to `owner`:
+    /// into a new temporary file renamed over `name`, so whatever was at `name` (a
+    /// planted symbolic link included) is replaced, never written through.
+    pub fn replace_file(
+        &self,
+        name: impl AsRef<OsStr>,
+        bytes: &[u8],
+        mode: u32,
+        owner: Option<Owner>,
+    ) -> io::Result<()> {
+        let (mut file, temp) = self.create_temp(name.as_ref(), 0o600)?;
+        let written = (|| {
+            if let Some(o) = owner {
+                fchown(file.as_fd(), o)?;
+            }
+            rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(mode))?;
+            file.write_all(bytes)?;
+            file.flush()?;
+            self.rename(&temp, name.as_ref())
+        })();
+        if written.is_err() {
+            let _ = self.remove_file(&temp);
+        }
+        written
+    }
+
+    /// Renames `from` to `to` within this directory, replacing what is at `to`.
+    pub fn rename(&self, from: impl AsRef<OsStr>, to: impl AsRef<OsStr>) -> io::Result<()> {
+        rustix::fs::renameat(&self.fd, from.as_ref(), &self.fd, to.as_ref())?;
+        Ok(())
+    }
+
+    /// Renames `from` to `to` within this directory unless something is at `to`
+    /// (an error of kind `AlreadyExists` then).
+    pub fn rename_new(&self, from: impl AsRef<OsStr>, to: impl AsRef<OsStr>) -> io::Result<()> {
+        rustix::fs::renameat_with(
+            &self.fd,
+            from.as_ref(),
+            &self.fd,
+            to.as_ref(),
+            rustix::fs::RenameFlags::NOREPLACE,
+        )?;
+        Ok(())
+    }
+
+    /// Removes the file (or symbolic link, or socket) `name`.
+    pub fn remove_file(&self, name: impl AsRef<OsStr>) -> io::Result<()> {
+        rustix::fs::unlinkat(&self.fd, name.as_ref(), AtFlags::empty())?;
+        Ok(())
+    }
+
+    /// The names in this directory, without `.` and `..`.
+    pub fn names(&self) -> io::Result<Vec<OsString>> {
+        let mut names = Vec::new();
+        for entry in rustix::fs::Dir::read_from(&self.fd)? {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                names.push(OsStr::from_bytes(name).to_os_string());
+            }
+        }
+        Ok(names)
+    }
+
+    /// Removes `name` and, when it is a directory, everything in it, through
+    /// descriptors only: a symbolic link is removed itself, never followed, and an
+    /// entry swapped meanwhile is at worst left behind. Ok when nothing is left.
+    pub fn remove_tree(&self, name: impl AsRef<OsStr>) -> io::Result<()> {
+        self.remove_tree_at(name.as_ref(), MAX_DEPTH)
+    }
+
+    fn remove_tree_at(&self, name: &OsStr, depth: usize) -> io::Result<()> {
+        match rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::NOENT) => return Ok(()),
+            // Linux says EISDIR for a directory.
+            Err(rustix::io::Errno::ISDIR) if depth > 0 => {}
+            Err(e) => return Err(e.into()),
+        }
+        let inner = self.open_dir(name)?;
+        let mut first_error = None;
+        for child in inner.names()? {
+            if let Err(e) = inner.remove_tree_at(&child, depth - 1) {
+                first_error.get_or_insert(e);
+            }
+        }
+        match rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(e) => Err(first_error.unwrap_or_else(|| e.into())),
+        }
+    }
+}
+
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+fn fchown(fd: impl AsFd, owner: Owner) -> io::Result<()> {
+    rustix::fs::fchown(
+        fd,
+        Some(rustix::fs::Uid::from_raw(owner.uid)),
+        Some(rustix::fs::Gid::from_raw(owner.gid)),
+    )?;
+    Ok(())
+}
+
+/// A random number for temporary names (not a secret: `O_EXCL` makes them safe).
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    hasher.finish()
+}
+
+#[cfg(test)]
+#[path = "dir_tests.rs"]
+mod tests;
