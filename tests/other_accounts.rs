@@ -1,0 +1,260 @@
+//! sockbench run as root next to another local account that races it: a watcher
+//! running as the server account (`postgres`, else `nobody`) plants symbolic links
+//! and swaps directories while a run writes and cleans up. Nothing outside the run's
+//! own files may change. These tests need root (to be the other account too); run
+//! as another user they say so and return.
+
+mod common;
+
+use common::{postgres_installed, run, sockbench, text, KillOnDrop};
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The account PostgreSQL runs as when sockbench is root, and the adversary here.
+fn other_account(test: &str) -> Option<(u32, u32)> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED {test}: playing another account needs root");
+        return None;
+    }
+    for name in ["postgres", "nobody"] {
+        let c = std::ffi::CString::new(name).unwrap();
+        // SAFETY: `c` is NUL-terminated and outlives the call; the result is checked.
+        let entry = unsafe { libc::getpwnam(c.as_ptr()) };
+        if !entry.is_null() {
+            // SAFETY: a non-null entry from getpwnam, read at once.
+            return Some(unsafe { ((*entry).pw_uid, (*entry).pw_gid) });
+        }
+    }
+    eprintln!("SKIPPED {test}: neither a postgres nor a nobody account exists");
+    None
+}
+
+/// A bash loop run as `account` for at most 100 s, with `S` and `V` set.
+fn watcher(account: (u32, u32), script: &str, s: &Path, v: &Path) -> KillOnDrop {
+    let bounded = format!("while [ $SECONDS -lt 100 ]; do {script}; sleep 0.005; done");
+    let child = Command::new("bash")
+        .args(["-c", &bounded])
+        .env("S", s)
+        .env("V", v)
+        .uid(account.0)
+        .gid(account.1)
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("bash starts");
+    KillOnDrop(child)
+}
+
+/// A directory like /tmp: everyone may create entries, only owners remove them.
+fn sticky(parent: &Path, name: &str) -> PathBuf {
+    let dir = parent.join(name);
+    fs::create_dir(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o1777)).unwrap();
+    dir
+}
+
+/// A root-only directory holding files that must survive, with what they held.
+fn victim(parent: &Path) -> (PathBuf, Vec<(PathBuf, String, u32)>) {
+    let dir = parent.join("root-only");
+    fs::create_dir(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    let files = ["passwd", "pg_hba.conf", "out.json"]
+        .iter()
+        .map(|name| {
+            let path = dir.join(name);
+            fs::write(&path, format!("root's own {name}\n")).unwrap();
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+            (path, format!("root's own {name}\n"), 0o644)
+        })
+        .collect();
+    (dir, files)
+}
+
+fn assert_untouched(files: &[(PathBuf, String, u32)]) {
+    for (path, content, mode) in files {
+        let meta = fs::symlink_metadata(path)
+            .unwrap_or_else(|e| panic!("{} was removed: {e}", path.display()));
+        assert!(meta.is_file(), "{} was replaced", path.display());
+        assert_eq!(meta.uid(), 0, "{} was given away", path.display());
+        assert_eq!(meta.mode() & 0o7777, *mode, "{} changed mode", path.display());
+        assert_eq!(&fs::read_to_string(path).unwrap(), content);
+    }
+}
+
+/// A test directory every account may pass through.
+fn open_tempdir() -> tempfile::TempDir {
+    let tmp = common::tempdir();
+    fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    tmp
+}
+
+#[test]
+fn links_planted_in_the_data_directory_never_make_root_write_elsewhere() {
+    let test = "links_planted_in_the_data_directory";
+    let Some(account) = other_account(test) else {
+        return;
+    };
+    if !postgres_installed(test) {
+        return;
+    }
+    let tmp = open_tempdir();
+    let scratch = sticky(tmp.path(), "shared");
+    let (victim_dir, files) = victim(tmp.path());
+    // Every file root writes into data/ is replaced by a link to a root file, over
+    // and over, for the whole run (the authentication experiment rewrites
+    // pg_hba.conf at every switch).
+    let _watcher = watcher(
+        account,
+        r#"for d in "$S"/sockbench-pg-*/data; do [ -d "$d" ] || continue;
+           for f in pg_hba.conf pg_ident.conf server.crt server.key; do
+             ln -sfn "$V/passwd" "$d/$f" 2>/dev/null; done; done"#,
+        &scratch,
+        &victim_dir,
+    );
+    let out = run(
+        &scratch,
+        &["postgres", "--experiments", "auth", "--trials", "1", "--quick"],
+    );
+    assert_untouched(&files);
+    // The run may fail (the server cannot read a link to a root-only file), but
+    // with one line, and it removes what it made.
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(no_run_dirs(&scratch), "left behind: {:?}", common::leftovers(&scratch));
+}
+
+#[test]
+fn cleanup_never_follows_what_the_server_account_put_in_place() {
+    let test = "cleanup_never_follows";
+    let Some(account) = other_account(test) else {
+        return;
+    };
+    if !postgres_installed(test) {
+        return;
+    }
+    let tmp = open_tempdir();
+    let scratch = sticky(tmp.path(), "shared");
+    let (victim_dir, files) = victim(tmp.path());
+    // Rename the run's directory away and put a link to a root directory in its
+    // place; inside data/, links to it and a swapped subdirectory.
+    let _watcher = watcher(
+        account,
+        r#"for d in "$S"/sockbench-pg-*; do [ -e "$d" ] || continue;
+             mv "$d" "$S/moved.$RANDOM" 2>/dev/null && ln -s "$V" "$d";
+             ln -s "$V" "$d/data/link-to-root" 2>/dev/null;
+             [ -d "$d/data/pg_stat" ] && mv "$d/data/pg_stat" "$d/data/pg_stat.old" 2>/dev/null
+               && ln -s "$V" "$d/data/pg_stat"; done"#,
+        &scratch,
+        &victim_dir,
+    );
+    let out = run(
+        &scratch,
+        &["postgres", "--experiments", "query", "--trials", "1", "--quick"],
+    );
+    assert_untouched(&files);
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let moved: Vec<_> = common::leftovers(&scratch)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("moved."))
+        .collect();
+    assert!(moved.is_empty(), "the server account renamed {moved:?}");
+    assert!(no_run_dirs(&scratch), "left behind: {:?}", common::leftovers(&scratch));
+}
+
+#[test]
+fn a_result_directory_swapped_for_a_link_mid_run_keeps_the_file_where_it_was() {
+    let Some(account) = other_account("a_result_directory_swapped") else {
+        return;
+    };
+    let tmp = open_tempdir();
+    let shared = sticky(tmp.path(), "shared");
+    let (victim_dir, files) = victim(tmp.path());
+    let theirs = shared.join("results");
+    fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(account.0), Some(account.1)).unwrap();
+    // Once the first experiment is written, the directory becomes a link to root's.
+    let _watcher = watcher(
+        account,
+        r#"[ -f "$S/results/out.json" ] && [ ! -L "$S/results" ] &&
+           mv "$S/results" "$S/results.old" && ln -s "$V" "$S/results""#,
+        &shared,
+        &victim_dir,
+    );
+    let json = theirs.join("out.json");
+    let out = run(
+        tmp.path(),
+        &[
+            "sockets",
+            "--transports",
+            "unix",
+            "--workloads",
+            "connect,pingpong,stream",
+            "--trials",
+            "1",
+            "--quick",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_untouched(&files);
+    let kept = fs::read_to_string(shared.join("results.old/out.json")).expect("file kept");
+    assert_eq!(
+        common::experiments(&serde_json::from_str(&kept).unwrap()).len(),
+        3,
+        "every experiment went to the directory that was opened"
+    );
+}
+
+#[test]
+fn a_planted_results_directory_or_link_is_refused_at_once() {
+    let Some(account) = other_account("a_planted_results_directory") else {
+        return;
+    };
+    let tmp = open_tempdir();
+    let (victim_dir, files) = victim(tmp.path());
+    for planted in ["link", "theirs"] {
+        let shared = sticky(tmp.path(), &format!("shared-{planted}"));
+        let results = shared.join("sockbench-results");
+        if planted == "link" {
+            std::os::unix::fs::symlink(&victim_dir, &results).unwrap();
+        } else {
+            fs::create_dir(&results).unwrap();
+            std::os::unix::fs::chown(&results, Some(account.0), Some(account.1)).unwrap();
+        }
+        let started = Instant::now();
+        let out = sockbench(tmp.path())
+            .arg("run")
+            .current_dir(&shared)
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{planted}: {stderr}");
+        assert!(stderr.contains("sockbench-results"), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(started.elapsed() < Duration::from_secs(10), "refused before measuring");
+    }
+    assert_untouched(&files);
+}
+
+/// No directory of a run is left in `scratch`.
+fn no_run_dirs(scratch: &Path) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = common::leftovers(scratch)
+            .iter()
+            .any(|p| p.to_string_lossy().contains("sockbench-pg-"));
+        if !left || Instant::now() > deadline {
+            return !left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
