@@ -83,7 +83,12 @@ fn assert_untouched(files: &[(PathBuf, String, u32)]) {
             .unwrap_or_else(|e| panic!("{} was removed: {e}", path.display()));
         assert!(meta.is_file(), "{} was replaced", path.display());
         assert_eq!(meta.uid(), 0, "{} was given away", path.display());
-        assert_eq!(meta.mode() & 0o7777, *mode, "{} changed mode", path.display());
+        assert_eq!(
+            meta.mode() & 0o7777,
+            *mode,
+            "{} changed mode",
+            path.display()
+        );
         assert_eq!(&fs::read_to_string(path).unwrap(), content);
     }
 }
@@ -120,14 +125,25 @@ fn links_planted_in_the_data_directory_never_make_root_write_elsewhere() {
     );
     let out = run(
         &scratch,
-        &["postgres", "--experiments", "auth", "--trials", "1", "--quick"],
+        &[
+            "postgres",
+            "--experiments",
+            "auth",
+            "--trials",
+            "1",
+            "--quick",
+        ],
     );
     assert_untouched(&files);
     // The run may fail (the server cannot read a link to a root-only file), but
     // with one line, and it removes what it made.
     let stderr = text(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(no_run_dirs(&scratch), "left behind: {:?}", common::leftovers(&scratch));
+    assert!(
+        no_run_dirs(&scratch),
+        "left behind: {:?}",
+        common::leftovers(&scratch)
+    );
 }
 
 #[test]
@@ -156,7 +172,14 @@ fn cleanup_never_follows_what_the_server_account_put_in_place() {
     );
     let out = run(
         &scratch,
-        &["postgres", "--experiments", "query", "--trials", "1", "--quick"],
+        &[
+            "postgres",
+            "--experiments",
+            "query",
+            "--trials",
+            "1",
+            "--quick",
+        ],
     );
     assert_untouched(&files);
     let stderr = text(&out.stderr);
@@ -166,7 +189,11 @@ fn cleanup_never_follows_what_the_server_account_put_in_place() {
         .filter(|p| p.to_string_lossy().contains("moved."))
         .collect();
     assert!(moved.is_empty(), "the server account renamed {moved:?}");
-    assert!(no_run_dirs(&scratch), "left behind: {:?}", common::leftovers(&scratch));
+    assert!(
+        no_run_dirs(&scratch),
+        "left behind: {:?}",
+        common::leftovers(&scratch)
+    );
 }
 
 #[test]
@@ -240,7 +267,10 @@ fn a_planted_results_directory_or_link_is_refused_at_once() {
         assert_eq!(out.status.code(), Some(2), "{planted}: {stderr}");
         assert!(stderr.contains("sockbench-results"), "{stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-        assert!(started.elapsed() < Duration::from_secs(10), "refused before measuring");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "refused before measuring"
+        );
     }
     assert_untouched(&files);
 }
@@ -256,5 +286,41 @@ fn no_run_dirs(scratch: &Path) -> bool {
             return !left;
         }
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_directory_that_takes_no_result_file_is_refused_alike_whichever_it_is() {
+    let Some(account) = other_account("a_directory_that_takes_no_result_file") else {
+        return;
+    };
+    let tmp = open_tempdir();
+    let readonly_cwd = tmp.path().join("cwd");
+    fs::create_dir(&readonly_cwd).unwrap();
+    let readonly_results = tmp.path().join("cwd2");
+    fs::create_dir_all(readonly_results.join("sockbench-results")).unwrap();
+    std::os::unix::fs::chown(&readonly_results, Some(account.0), Some(account.1)).unwrap();
+    std::os::unix::fs::chown(
+        readonly_results.join("sockbench-results"),
+        Some(account.0),
+        Some(account.1),
+    )
+    .unwrap();
+    fs::set_permissions(
+        readonly_results.join("sockbench-results"),
+        fs::Permissions::from_mode(0o555),
+    )
+    .unwrap();
+    for cwd in [&readonly_cwd, &readonly_results] {
+        let out = sockbench(tmp.path())
+            .arg("run")
+            .current_dir(cwd)
+            .uid(account.0)
+            .gid(account.1)
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", cwd.display());
+        assert!(stderr.contains("--json"), "{stderr}");
     }
 }

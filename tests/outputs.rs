@@ -25,7 +25,10 @@ fn refused(tmp: &Path, args: &[&str]) -> String {
         .output()
         .unwrap();
     let stderr = text(&out.stderr);
-    assert!(started.elapsed() < Duration::from_secs(20), "hung: {args:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "hung: {args:?}"
+    );
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     stderr
@@ -55,11 +58,17 @@ fn an_output_is_never_written_through_a_link_a_device_or_a_fifo() {
             vec!["compare", input, input, "--output", output],
         ] {
             let stderr = refused(tmp.path(), &args);
-            assert!(stderr.contains(kind) && stderr.contains("--output"), "{stderr}");
+            assert!(
+                stderr.contains(kind) && stderr.contains("--output"),
+                "{stderr}"
+            );
         }
     }
     assert_eq!(fs::read_to_string(&target).unwrap(), "precious");
-    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
 }
 
 #[test]
@@ -142,5 +151,58 @@ fn a_report_replaces_an_own_file_keeping_its_mode() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(fs::read_to_string(&output).unwrap().contains('|'));
     assert_eq!(fs::metadata(&output).unwrap().mode() & 0o777, 0o640);
-    assert_eq!(common::leftovers(tmp.path()).len(), 2, "no temporary file left");
+    assert_eq!(
+        common::leftovers(tmp.path()).len(),
+        2,
+        "no temporary file left"
+    );
+}
+
+/// A tiny file system mounted for one test, unmounted on drop.
+struct Tiny(PathBuf);
+
+impl Drop for Tiny {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn an_experiment_measured_on_a_full_disk_is_printed_though_not_saved() {
+    let tmp = common::tempdir();
+    let mount = tmp.path().join("full");
+    fs::create_dir(&mount).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&mount)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("SKIPPED an_experiment_measured_on_a_full_disk: cannot mount a tmpfs here");
+        return;
+    }
+    let _tiny = Tiny(mount.clone());
+    // Full: a file takes every block, leaving inodes for new (empty) files.
+    let mut fill = fs::File::create(mount.join("fill")).unwrap();
+    while std::io::Write::write_all(&mut fill, &[0u8; 1024]).is_ok() {}
+    let json = mount.join("out.json");
+    let out = assert_cmd::Command::from_std(sockbench(tmp.path()))
+        .args(["sockets", "--transports", "unix", "--workloads", "connect"])
+        .args(["--trials", "1", "--quick", "--json"])
+        .arg(&json)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stdout.contains("sockets.connect"),
+        "the table is printed: {stdout}"
+    );
+    assert!(
+        stderr.contains("could not be saved") && stderr.contains("No space left"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
