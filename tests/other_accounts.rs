@@ -34,13 +34,18 @@ fn other_account(test: &str) -> Option<(u32, u32)> {
     None
 }
 
-/// A bash loop run as `account` for at most 100 s, with `S` and `V` set.
-fn watcher(account: (u32, u32), script: &str, s: &Path, v: &Path) -> KillOnDrop {
+/// A bash loop run as `account` for at most 100 s, with `S` and `V` set, and `L`
+/// a log it appends to (returned) so the test knows the attack was tried.
+fn watcher(account: (u32, u32), script: &str, s: &Path, v: &Path) -> (KillOnDrop, PathBuf) {
+    let log = s.parent().unwrap().join("watcher.log");
+    fs::write(&log, "").unwrap();
+    std::os::unix::fs::chown(&log, Some(account.0), Some(account.1)).unwrap();
     let bounded = format!("while [ $SECONDS -lt 100 ]; do {script}; sleep 0.005; done");
     let child = Command::new("bash")
         .args(["-c", &bounded])
         .env("S", s)
         .env("V", v)
+        .env("L", &log)
         .uid(account.0)
         .gid(account.1)
         .current_dir("/")
@@ -49,7 +54,16 @@ fn watcher(account: (u32, u32), script: &str, s: &Path, v: &Path) -> KillOnDrop 
         .stderr(Stdio::null())
         .spawn()
         .expect("bash starts");
-    KillOnDrop(child)
+    (KillOnDrop(child), log)
+}
+
+/// How many lines of the watcher's log say `word`.
+fn tried(log: &Path, word: &str) -> usize {
+    fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| *l == word)
+        .count()
 }
 
 /// A directory like /tmp: everyone may create entries, only owners remove them.
@@ -112,14 +126,13 @@ fn links_planted_in_the_data_directory_never_make_root_write_elsewhere() {
     let tmp = open_tempdir();
     let scratch = sticky(tmp.path(), "shared");
     let (victim_dir, files) = victim(tmp.path());
-    // Every file root writes into data/ is replaced by a link to a root file, over
-    // and over, for the whole run (the authentication experiment rewrites
-    // pg_hba.conf at every switch).
-    let _watcher = watcher(
+    // Once the postmaster runs (initdb's own servers write no postmaster.opts),
+    // pg_hba.conf is replaced by a link to a root file, over
+    // and over (the authentication experiment rewrites it at every switch).
+    let (_watcher, log) = watcher(
         account,
-        r#"for d in "$S"/sockbench-pg-*/data; do [ -d "$d" ] || continue;
-           for f in pg_hba.conf pg_ident.conf server.crt server.key; do
-             ln -sfn "$V/passwd" "$d/$f" 2>/dev/null; done; done"#,
+        r#"for d in "$S"/sockbench-pg-*/data; do [ -f "$d/postmaster.opts" ] || continue;
+           ln -sfn "$V/passwd" "$d/pg_hba.conf" 2>/dev/null && echo planted >> "$L"; done"#,
         &scratch,
         &victim_dir,
     );
@@ -134,6 +147,7 @@ fn links_planted_in_the_data_directory_never_make_root_write_elsewhere() {
             "--quick",
         ],
     );
+    assert!(tried(&log, "planted") > 0, "the watcher never got in");
     assert_untouched(&files);
     // The run may fail (the server cannot read a link to a root-only file), but
     // with one line, and it removes what it made.
@@ -160,13 +174,14 @@ fn cleanup_never_follows_what_the_server_account_put_in_place() {
     let (victim_dir, files) = victim(tmp.path());
     // Rename the run's directory away and put a link to a root directory in its
     // place; inside data/, links to it and a swapped subdirectory.
-    let _watcher = watcher(
+    let (_watcher, log) = watcher(
         account,
-        r#"for d in "$S"/sockbench-pg-*; do [ -e "$d" ] || continue;
-             mv "$d" "$S/moved.$RANDOM" 2>/dev/null && ln -s "$V" "$d";
+        r#"for d in "$S"/sockbench-pg-*; do [ -d "$d" ] && [ ! -L "$d" ] || continue;
+             echo tried >> "$L";
+             if mv "$d" "$S/moved.$RANDOM" 2>/dev/null; then ln -s "$V" "$d"; fi;
              ln -s "$V" "$d/data/link-to-root" 2>/dev/null;
-             [ -d "$d/data/pg_stat" ] && mv "$d/data/pg_stat" "$d/data/pg_stat.old" 2>/dev/null
-               && ln -s "$V" "$d/data/pg_stat"; done"#,
+             if mv "$d/data/pg_stat" "$d/data/pg_stat.old" 2>/dev/null; then
+               ln -s "$V" "$d/data/pg_stat"; fi; done"#,
         &scratch,
         &victim_dir,
     );
@@ -181,6 +196,7 @@ fn cleanup_never_follows_what_the_server_account_put_in_place() {
             "--quick",
         ],
     );
+    assert!(tried(&log, "tried") > 0, "the watcher never saw the run");
     assert_untouched(&files);
     let stderr = text(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
@@ -208,7 +224,7 @@ fn a_result_directory_swapped_for_a_link_mid_run_keeps_the_file_where_it_was() {
     fs::create_dir(&theirs).unwrap();
     std::os::unix::fs::chown(&theirs, Some(account.0), Some(account.1)).unwrap();
     // Once the first experiment is written, the directory becomes a link to root's.
-    let _watcher = watcher(
+    let (_watcher, _) = watcher(
         account,
         r#"[ -f "$S/results/out.json" ] && [ ! -L "$S/results" ] &&
            mv "$S/results" "$S/results.old" && ln -s "$V" "$S/results""#,
