@@ -149,6 +149,23 @@ impl Dir {
         Ok(dir)
     }
 
+    /// Makes a new directory named `prefix` and random characters, with `mode`
+    /// (less the umask), and opens it.
+    pub fn make_fresh_dir(&self, prefix: &str, mode: u32) -> io::Result<(Dir, OsString)> {
+        for _ in 0..100 {
+            let name = OsString::from(format!("{prefix}{:012x}", random_u64() >> 16));
+            match self.make_dir(&name, mode, None) {
+                Ok(dir) => return Ok((dir, name)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "no free directory name",
+        ))
+    }
+
     /// What is at `name`, without following a symbolic link; `None` when nothing.
     pub fn entry_at(&self, name: impl AsRef<OsStr>) -> io::Result<Option<Entry>> {
         match rustix::fs::statat(&self.fd, name.as_ref(), AtFlags::SYMLINK_NOFOLLOW) {

@@ -67,19 +67,7 @@ pub fn private_dir(prefix: &str) -> Result<PrivateDir> {
     };
     let parent = Dir::open(&path).with_context(cannot)?;
     sweep(&parent, &KINDS);
-    let made = tempfile::Builder::new()
-        .prefix(prefix)
-        .tempdir_in(&path)
-        .with_context(cannot)?;
-    let name = made
-        .path()
-        .file_name()
-        .context("a temporary directory without a name")?
-        .to_os_string();
-    // Held open from the parent opened above, so what it names stays put.
-    let dir = parent.open_dir(&name);
-    let _ = made.keep();
-    let dir = dir.with_context(cannot)?;
+    let (dir, name) = parent.make_fresh_dir(prefix, 0o700).with_context(cannot)?;
     let owner = dir.create_new(OWNER_FILE, 0o644).and_then(|mut f| {
         std::io::Write::write_all(&mut f, owner_line(std::process::id()).as_bytes())
     });
