@@ -7,6 +7,10 @@
 //! measured; `ssl = on` with a fresh ECDSA P-256 certificate. Role and database `foo`,
 //! with a random password, are the experiments' setup.
 //!
+//! Its directory is sockbench's own (0711, with the owner file and the programs'
+//! logs); `data/` and `sock/` inside belong to the server account, so root writes
+//! there only through the held descriptor of `data/` (see `crate::dir`).
+//!
 //! Other local users can reach the loopback port and the abstract socket while it
 //! runs, so the superuser is admitted only by peer authentication on the private
 //! socket directory, for the OS account sockbench runs as (see `hba.rs`); what anyone
@@ -74,9 +78,9 @@ impl Cluster {
                 )));
             }
         }
-        // The directory stays the account's running sockbench (so no other account can
-        // rename it, or anything at its top, in a sticky TMPDIR); the server account
-        // gets its own `data` and `sock` inside, and passes through to them.
+        // The directory stays sockbench's own (so no other account can rename it, or
+        // anything at its top, in a sticky TMPDIR); the server account gets its own
+        // `data` and `sock` inside, and passes through to them.
         let passable = if account.is_some() { 0o711 } else { 0o700 };
         dir.dir().set_mode(passable)?;
         let owner = account.as_ref().map(|a| Owner {
