@@ -114,102 +114,104 @@ fn open_tempdir() -> tempfile::TempDir {
     tmp
 }
 
-#[test]
-fn links_planted_in_the_data_directory_never_make_root_write_elsewhere() {
-    let test = "links_planted_in_the_data_directory";
-    let Some(account) = other_account(test) else {
-        return;
-    };
+/// What a PostgreSQL run did while a watcher ran `script` as the server account.
+struct Raced {
+    tmp: tempfile::TempDir,
+    scratch: PathBuf,
+    files: Vec<(PathBuf, String, u32)>,
+    log: PathBuf,
+    stderr: String,
+}
+
+/// Runs `sockbench postgres --experiments EXPERIMENT` in a sticky TMPDIR while the
+/// server account runs `script` (`S` the TMPDIR, `V` a root directory, `L` its log);
+/// `None` (after saying why) when that cannot be played here.
+fn race_postgres(test: &str, experiment: &str, script: &str) -> Option<Raced> {
+    let account = other_account(test)?;
     if !postgres_installed(test) {
-        return;
+        return None;
     }
     let tmp = open_tempdir();
     let scratch = sticky(tmp.path(), "shared");
     let (victim_dir, files) = victim(tmp.path());
-    // Once the postmaster runs (initdb's own servers write no postmaster.opts),
-    // pg_hba.conf is replaced by a link to a root file, over
-    // and over (the authentication experiment rewrites it at every switch).
-    let (_watcher, log) = watcher(
-        account,
-        r#"for d in "$S"/sockbench-pg-*/data; do [ -f "$d/postmaster.opts" ] || continue;
-           ln -sfn "$V/passwd" "$d/pg_hba.conf" 2>/dev/null && echo planted >> "$L"; done"#,
-        &scratch,
-        &victim_dir,
-    );
+    let (_watcher, log) = watcher(account, script, &scratch, &victim_dir);
     let out = run(
         &scratch,
         &[
             "postgres",
             "--experiments",
-            "auth",
+            experiment,
             "--trials",
             "1",
             "--quick",
         ],
     );
-    assert!(tried(&log, "planted") > 0, "the watcher never got in");
-    assert_untouched(&files);
-    // The run may fail (the server cannot read a link to a root-only file), but
-    // with one line, and it removes what it made.
     let stderr = text(&out.stderr);
+    // The run may fail (the server cannot use what the watcher put in its way),
+    // but with one line, and it removes what it made.
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(
         no_run_dirs(&scratch),
         "left behind: {:?}",
         common::leftovers(&scratch)
     );
+    Some(Raced {
+        tmp,
+        scratch,
+        files,
+        log,
+        stderr,
+    })
+}
+
+#[test]
+fn links_planted_in_the_data_directory_never_make_root_write_elsewhere() {
+    // Once the postmaster runs (initdb's own servers write no postmaster.opts),
+    // pg_hba.conf is replaced by a link to a root file, over and over (the
+    // authentication experiment rewrites it at every switch).
+    let Some(raced) = race_postgres(
+        "links_planted_in_the_data_directory",
+        "auth",
+        r#"for d in "$S"/sockbench-pg-*/data; do [ -f "$d/postmaster.opts" ] || continue;
+           ln -sfn "$V/passwd" "$d/pg_hba.conf" 2>/dev/null && echo planted >> "$L"; done"#,
+    ) else {
+        return;
+    };
+    assert!(
+        tried(&raced.log, "planted") > 0,
+        "the watcher never got in: {}",
+        raced.stderr
+    );
+    assert_untouched(&raced.files);
 }
 
 #[test]
 fn cleanup_never_follows_what_the_server_account_put_in_place() {
-    let test = "cleanup_never_follows";
-    let Some(account) = other_account(test) else {
-        return;
-    };
-    if !postgres_installed(test) {
-        return;
-    }
-    let tmp = open_tempdir();
-    let scratch = sticky(tmp.path(), "shared");
-    let (victim_dir, files) = victim(tmp.path());
     // Rename the run's directory away and put a link to a root directory in its
     // place; inside data/, links to it and a swapped subdirectory.
-    let (_watcher, log) = watcher(
-        account,
+    let Some(raced) = race_postgres(
+        "cleanup_never_follows",
+        "query",
         r#"for d in "$S"/sockbench-pg-*; do [ -d "$d" ] && [ ! -L "$d" ] || continue;
              echo tried >> "$L";
              if mv "$d" "$S/moved.$RANDOM" 2>/dev/null; then ln -s "$V" "$d"; fi;
              ln -s "$V" "$d/data/link-to-root" 2>/dev/null;
              if mv "$d/data/pg_stat" "$d/data/pg_stat.old" 2>/dev/null; then
                ln -s "$V" "$d/data/pg_stat"; fi; done"#,
-        &scratch,
-        &victim_dir,
+    ) else {
+        return;
+    };
+    assert!(
+        tried(&raced.log, "tried") > 0,
+        "the watcher never saw the run"
     );
-    let out = run(
-        &scratch,
-        &[
-            "postgres",
-            "--experiments",
-            "query",
-            "--trials",
-            "1",
-            "--quick",
-        ],
-    );
-    assert!(tried(&log, "tried") > 0, "the watcher never saw the run");
-    assert_untouched(&files);
-    let stderr = text(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    let moved: Vec<_> = common::leftovers(&scratch)
+    assert_untouched(&raced.files);
+    let moved: Vec<_> = common::leftovers(&raced.scratch)
         .into_iter()
         .filter(|p| p.to_string_lossy().contains("moved."))
         .collect();
     assert!(moved.is_empty(), "the server account renamed {moved:?}");
-    assert!(
-        no_run_dirs(&scratch),
-        "left behind: {:?}",
-        common::leftovers(&scratch)
-    );
+    drop(raced.tmp);
 }
 
 #[test]

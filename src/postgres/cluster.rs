@@ -68,6 +68,11 @@ impl Cluster {
                 socket.as_os_str().len()
             )));
         }
+        // The directory stays sockbench's own (so no other account can rename it, or
+        // anything at its top, in a sticky TMPDIR); the server account gets its own
+        // `data` and `sock` inside, and passes through to them.
+        let passable = if account.is_some() { 0o711 } else { 0o700 };
+        dir.dir().set_mode(passable)?;
         if let Some(a) = &account {
             if !account::can_reach(a, &base) {
                 return Err(usage(format!(
@@ -78,11 +83,6 @@ impl Cluster {
                 )));
             }
         }
-        // The directory stays sockbench's own (so no other account can rename it, or
-        // anything at its top, in a sticky TMPDIR); the server account gets its own
-        // `data` and `sock` inside, and passes through to them.
-        let passable = if account.is_some() { 0o711 } else { 0o700 };
-        dir.dir().set_mode(passable)?;
         let owner = account.as_ref().map(|a| Owner {
             uid: a.uid,
             gid: a.gid,
