@@ -108,6 +108,11 @@ impl Dir {
         &self.path
     }
 
+    /// The descriptor's number, for `/proc/self/fd/N/…` paths that go through it.
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self.fd)
+    }
+
     /// The path of `name` in this directory, for messages.
     pub fn join(&self, name: impl AsRef<OsStr>) -> PathBuf {
         self.path.join(name.as_ref())

@@ -46,12 +46,29 @@ pub fn accepted(fd: OwnedFd) -> UnixStream {
 }
 
 /// Removes a socket file left behind by a server that died, but never a file that is
-/// not a socket or a socket somebody still listens on.
+/// not a socket or a socket somebody still listens on. The directory is held open
+/// and the socket is tried and removed through it (`/proc/self/fd/N/NAME`), so a
+/// directory swapped for a link meanwhile cannot turn this into a removal elsewhere.
 fn remove_stale_socket(path: &Path) {
-    let is_socket = std::fs::symlink_metadata(path)
-        .map(|m| m.file_type().is_socket())
-        .unwrap_or(false);
-    if is_socket && UnixStream::connect(path).is_err() {
-        let _ = std::fs::remove_file(path);
+    let Ok((dir, name)) = crate::dir::Dir::open_parent(path) else {
+        return;
+    };
+    let Ok(Some(before)) = dir.entry_at(&name) else {
+        return;
+    };
+    if before.file_type != rustix::fs::FileType::Socket {
+        return;
+    }
+    let through = Path::new("/proc/self/fd")
+        .join(dir.raw_fd().to_string())
+        .join(&name);
+    if UnixStream::connect(&through).is_ok() {
+        return; // somebody listens there
+    }
+    let same = dir
+        .entry_at(&name)
+        .is_ok_and(|now| now.is_some_and(|n| n.ino == before.ino && n.dev == before.dev));
+    if same {
+        let _ = dir.remove_file(&name);
     }
 }
