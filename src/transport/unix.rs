@@ -72,3 +72,31 @@ fn remove_stale_socket(path: &Path) {
         let _ = dir.remove_file(&name);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::Transport;
+
+    fn at(path: &Path) -> Endpoint {
+        Endpoint {
+            transport: Transport::Unix,
+            address: Address::Path(path.to_path_buf()),
+        }
+    }
+
+    #[test]
+    fn a_stale_socket_is_replaced_and_a_live_one_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sock");
+        drop(UnixListener::bind(&path).unwrap()); // leaves its file, nobody listening
+        let live = bind(&at(&path), |e| BindError::Other(at(&path), e)).expect("stale replaced");
+        let again = bind(&at(&path), |e| BindError::Other(at(&path), e));
+        assert!(again.is_err(), "a live socket is not replaced");
+        assert!(
+            UnixStream::connect(&path).is_ok(),
+            "the live one still answers"
+        );
+        drop(live);
+    }
+}
