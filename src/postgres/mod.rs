@@ -11,6 +11,9 @@ pub mod describe;
 pub mod experiment;
 pub mod hba;
 pub mod libpq;
+mod listeners;
+#[cfg(test)]
+mod listeners_tests;
 pub mod measure;
 pub mod plan;
 pub mod preflight;
