@@ -281,3 +281,87 @@ fn a_server_gone_mid_run_is_an_error_naming_the_experiment_and_results_are_kept(
     assert!(results(&file, "postgres.concurrent").is_empty());
     assert_clean(&scratch);
 }
+
+/// A short query-only run, with `env` set for sockbench.
+fn query_run(
+    scratch: &std::path::Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    let mut args = vec![
+        "postgres",
+        "--experiments",
+        "query",
+        "--trials",
+        "1",
+        "--queries",
+        "100,200",
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    assert_cmd::Command::from_std(sockbench(scratch))
+        .args(&args)
+        .envs(env.iter().copied())
+        .timeout(RUN_TIMEOUT)
+        .output()
+        .expect("sockbench runs")
+}
+
+#[test]
+fn the_callers_pg_variables_never_reach_the_throwaway_cluster() {
+    if !postgres_installed("the_callers_pg_variables_never_reach") {
+        return;
+    }
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let started = std::time::Instant::now();
+    // Each would send libpq elsewhere (a stall of 60 s, then "did not accept
+    // connections"), or break every connection with a message not naming it.
+    let out = query_run(
+        &scratch,
+        &["--transports", "unix,unix-abstract,tcp"],
+        &[
+            ("PGHOSTADDR", "127.0.0.2"),
+            ("PGSERVICE", "sockbench-no-such-service"),
+            ("PGOPTIONS", "-cwork_mem=bogus"),
+            ("PGREQUIREPEER", "sockbench-nobody"),
+            ("PGPORT", "1"),
+            ("PGDATA", "/nonexistent"),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_clean(&scratch);
+}
+
+#[test]
+fn a_url_target_still_reads_the_callers_pg_variables() {
+    use sockbench::postgres::{bindir::Binaries, cluster::Cluster, hba::AuthMethod};
+    use sockbench::transport::Transport;
+    if !postgres_installed("a_url_target_still_reads_the_callers_pg_variables") {
+        return;
+    }
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let binaries = Binaries::find(None).unwrap();
+    let mut cluster = Cluster::start(&binaries, &[Transport::Tcp], 1).unwrap();
+    cluster.set_auth(AuthMethod::Scram).unwrap();
+    let params = cluster.params(Transport::Tcp).unwrap();
+    let (port, password) = (params.get("port").unwrap(), params.get("password").unwrap());
+    // Neither user nor password in the URL: libpq takes them from PGUSER and PGPASSWORD.
+    let url = format!("user=postgres://127.0.0.1:{port}/foo?sslmode=disable");
+    let env = [("PGUSER", "foo"), ("PGPASSWORD", password.as_str())];
+    let out = query_run(&scratch, &["--url", &url], &env);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = query_run(&scratch, &["--url", &url], &env[..1]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("password"),
+        "{}",
+        text(&out.stderr)
+    );
+}
