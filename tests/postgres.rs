@@ -365,3 +365,72 @@ fn a_url_target_still_reads_the_callers_pg_variables() {
         text(&out.stderr)
     );
 }
+
+/// The TCP port of the throwaway cluster whose data directory is under `scratch`,
+/// read from the postmaster's command line as any local account can.
+fn cluster_port(scratch: &std::path::Path) -> Option<u16> {
+    processes_mentioning(scratch.to_str().unwrap())
+        .into_iter()
+        .filter_map(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
+        .flat_map(|line| {
+            line.split(|&b| b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect::<Vec<_>>()
+        })
+        .find_map(|arg| arg.strip_prefix("port=")?.parse().ok())
+}
+
+#[test]
+fn an_experiment_during_which_another_account_alters_role_foo_is_refused() {
+    use sockbench::postgres::libpq::{Conn, ConnParams};
+    if !postgres_installed("an_experiment_during_which_another_account_alters") {
+        return;
+    }
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let json = tmp.path().join("out.json");
+    let mut child = start_then_wait_for(
+        &scratch,
+        &json,
+        "postgres.query",
+        &[
+            "postgres",
+            "--experiments",
+            "query,connect",
+            "--transports",
+            "tcp",
+            "--trials",
+            "4",
+            "--queries",
+            "200,400",
+        ],
+    );
+    let port = cluster_port(&scratch).expect("the postmaster's port");
+    let foo = Conn::connect(&ConnParams::new([
+        ("host", "127.0.0.1".to_string()),
+        ("port", port.to_string()),
+        ("user", "foo".into()),
+        ("dbname", "foo".into()),
+        ("sslmode", "disable".into()),
+    ]))
+    .expect("role foo is open to any local account over TCP");
+    // The second change lands well inside `connect` whenever its first snapshot was
+    // taken.
+    foo.query_value("ALTER ROLE foo SET jit_above_cost = 0")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    foo.query_value("ALTER ROLE foo SET jit_above_cost = 1")
+        .unwrap();
+    drop(foo);
+    let status = wait_for_exit(&mut child, "sockbench did not end");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("changed during postgres.connect") && stderr.contains("jit_above_cost"),
+        "{stderr}"
+    );
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(results(&file, "postgres.connect").is_empty());
+    assert_clean(&scratch);
+}

@@ -241,7 +241,9 @@ impl Cluster {
         Ok(())
     }
 
-    fn admin_params(&self) -> ConnParams {
+    /// How the administrator reaches the server: peer authentication on the private
+    /// socket directory.
+    pub(super) fn admin_params(&self) -> ConnParams {
         ConnParams::new([
             ("host", self.socket_dir.display().to_string()),
             ("port", self.port.to_string()),

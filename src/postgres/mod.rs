@@ -23,6 +23,7 @@ pub mod script;
 #[cfg(test)]
 mod security_tests;
 pub mod suite;
+mod tamper;
 pub mod targets;
 
 use crate::report::experiment::Family;
