@@ -63,6 +63,16 @@ impl ServerProcess {
         };
         match wait_ready(&lines) {
             Ok(endpoints) => {
+                // Once, before measuring: every address is the child's own.
+                match super::owner::server_process(&endpoints) {
+                    Ok(Some(pid)) if pid == server.pid() => {}
+                    Ok(other) => bail!(
+                        "another process ({}) answers at the sockbench server's addresses; \
+                         another local account may have bound one first",
+                        other.map_or("unknown".into(), |p| p.to_string())
+                    ),
+                    Err(why) => bail!("cannot check who answers at the sockbench server: {why}"),
+                }
                 server.endpoints = endpoints;
                 Ok(server)
             }
