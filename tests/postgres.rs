@@ -434,3 +434,111 @@ fn an_experiment_during_which_another_account_alters_role_foo_is_refused() {
     assert!(results(&file, "postgres.connect").is_empty());
     assert_clean(&scratch);
 }
+
+/// The abstract socket name and port from a postmaster's command line under
+/// `scratch`, as any local account can read them before the postmaster binds.
+fn abstract_socket(scratch: &std::path::Path) -> Option<String> {
+    for pid in processes_mentioning(scratch.to_str().unwrap()) {
+        let Ok(line) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = line
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let name = args.iter().find_map(|a| {
+            let dirs = a.strip_prefix("unix_socket_directories=")?;
+            Some(dirs.split_once(",@")?.1.to_string())
+        });
+        let port = args.iter().find_map(|a| a.strip_prefix("port="));
+        if let (Some(name), Some(port)) = (name, port) {
+            return Some(format!("{name}/.s.PGSQL.{port}"));
+        }
+    }
+    None
+}
+
+#[test]
+fn a_watcher_as_nobody_squatting_the_abstract_name_ends_the_run_in_one_line() {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid has no preconditions.
+    if !postgres_installed("a_watcher_as_nobody_squatting") || unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED a_watcher_as_nobody_squatting: needs PostgreSQL and root");
+        return;
+    }
+    let name = std::ffi::CString::new("nobody").unwrap();
+    // SAFETY: getpwnam returns NULL or a static entry, read at once.
+    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
+    assert!(!entry.is_null(), "a 'nobody' account");
+    // SAFETY: non-null, as checked.
+    let (uid, gid) = unsafe { ((*entry).pw_uid, (*entry).pw_gid) };
+    let mut won = 0;
+    for _attempt in 0..3 {
+        let tmp = tempdir();
+        let scratch = scratch(tmp.path());
+        let mut run = KillOnDrop(
+            sockbench(&scratch)
+                .args([
+                    "postgres",
+                    "--experiments",
+                    "query",
+                    "--transports",
+                    "unix-abstract",
+                ])
+                .args(["--trials", "1", "--queries", "100,200", "--quiet"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        // The watcher: binds the name as soon as the postmaster's command line shows it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let socket = loop {
+            if let Some(socket) = abstract_socket(&scratch) {
+                break Some(socket);
+            }
+            if run.0.try_wait().unwrap().is_some() || std::time::Instant::now() > deadline {
+                break None;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        };
+        let socket = socket.expect("the postmaster's command line names its abstract socket");
+        let squatter = assert_cmd::cargo::cargo_bin("sockbench");
+        let mut squatter = KillOnDrop(
+            std::process::Command::new(squatter)
+                .args(["serve", "--listen", &format!("unix-abstract:{socket}")])
+                .current_dir("/")
+                .uid(uid)
+                .gid(gid)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let status = wait_for_exit(&mut run, "sockbench did not end");
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(run.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+        let mut said = String::new();
+        signal(&squatter.0, libc::SIGKILL);
+        let _ = std::io::Read::read_to_string(squatter.0.stdout.as_mut().unwrap(), &mut said);
+        if said.contains("ready") {
+            won += 1;
+            assert_eq!(status.code(), Some(1), "{stderr}");
+            assert!(
+                stderr.contains("someone else holds the abstract socket name"),
+                "{stderr}"
+            );
+            assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        } else {
+            assert!(
+                status.success(),
+                "the postmaster won the name, yet: {stderr}"
+            );
+        }
+        assert_clean(&scratch);
+        if won > 0 {
+            return;
+        }
+    }
+    eprintln!("NOTE a_watcher_as_nobody_squatting: the postmaster bound the name first 3 times");
+}
