@@ -7,6 +7,8 @@ use sockbench::{cli, command, error, postgres};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // First, while there is one thread: see `system::pg_environment`.
+    sockbench::system::pg_environment::stash();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let invocation = match cli::parse_from(std::env::args_os()) {
         Ok(invocation) => invocation,

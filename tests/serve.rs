@@ -179,3 +179,84 @@ fn wait_with_timeout(
     }
     None
 }
+
+/// `sockets --server` at a `sockbench serve` on this machine, `--placement split`.
+fn split_against(tmp: &Path, addrs: &[String], json: &Path) -> std::process::Output {
+    let mut args = vec![
+        "sockets",
+        "--quick",
+        "--trials",
+        "1",
+        "--workloads",
+        "pingpong",
+        "--sizes",
+        "64",
+        "--placement",
+        "split",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    for addr in addrs {
+        args.extend(["--server", addr.as_str()]);
+    }
+    run(tmp, &args)
+}
+
+#[test]
+fn a_running_server_on_this_machine_is_counted_and_placed_as_the_server() {
+    let tmp = tempdir();
+    let (server, addrs) = start_serve(
+        tmp.path(),
+        &[
+            format!("unix:{}", tmp.path().join("sb.sock").display()),
+            "tcp:127.0.0.1:0".into(),
+        ],
+    );
+    let json = tmp.path().join("out.json");
+    let out = split_against(tmp.path(), &addrs, &json);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for record in file["results"].as_array().unwrap() {
+        for trial in record["trials"].as_array().unwrap() {
+            let cpu = &trial["cpu"];
+            // Its CPU is the server's (not outside load), on the CPU it was pinned to.
+            assert!(cpu["server"].is_object(), "no server side in {cpu}");
+            assert_ne!(
+                cpu["server_cpus"],
+                serde_json::json!([cpu["client_cpu"]]),
+                "{cpu}"
+            );
+        }
+    }
+    // The user's server was really pinned: one CPU left to it.
+    // SAFETY: an all-zero cpu_set_t is an empty set; `set` is valid for its size.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; the pid is the serve child's, alive until `server` drops.
+    let rc = unsafe {
+        libc::sched_getaffinity(server.0.id() as i32, std::mem::size_of_val(&set), &mut set)
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: `set` was filled by sched_getaffinity.
+    assert_eq!(unsafe { libc::CPU_COUNT(&set) }, 1);
+}
+
+#[test]
+fn placement_with_a_server_sockbench_cannot_pin_is_refused() {
+    let tmp = tempdir();
+    // Two processes: no one server to pin.
+    let (_unix, unix) = start_serve(
+        tmp.path(),
+        &[format!("unix:{}", tmp.path().join("sb.sock").display())],
+    );
+    let (_tcp, tcp) = start_serve(tmp.path(), &["tcp:127.0.0.1:0".into()]);
+    let json = tmp.path().join("out.json");
+    let out = split_against(tmp.path(), &[unix[0].clone(), tcp[0].clone()], &json);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--placement same or split pins the server, but different processes"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(!json.exists());
+}

@@ -236,3 +236,30 @@ fn tls_1_2_is_negotiated_when_asked() {
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(file["results"][0]["tls"]["version"], "TLSv1.2");
 }
+
+#[test]
+fn a_long_tmpdir_is_one_clear_line_without_internal_arguments() {
+    let tmp = tempdir();
+    let long = tmp.path().join("d".repeat(60)).join("e".repeat(60));
+    std::fs::create_dir_all(&long).unwrap();
+    let out = run(
+        &long,
+        &[
+            "sockets",
+            "--quick",
+            "--trials",
+            "1",
+            "--workloads",
+            "connect",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("set TMPDIR to a shorter directory"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--listen"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(leftovers(&long).is_empty(), "{:?}", leftovers(&long));
+}

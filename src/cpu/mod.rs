@@ -104,7 +104,8 @@ pub struct Cost {
     pub source: String,
     pub client: Counts,
     /// The server's side: sockbench's server process, or the PostgreSQL postmaster
-    /// and the backends it starts. Absent for a server sockbench did not start.
+    /// and the backends it starts, or a `--server` process found on this machine.
+    /// Absent for a server sockbench could not identify.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<Counts>,
     /// The CPU the client ran on when the loop ended.

@@ -177,6 +177,12 @@ pub trait Runner {
     fn server_pid(&self) -> Option<u32> {
         None
     }
+    /// False when the server runs on this machine but is not `server_pid`: its CPU
+    /// cannot be told apart from outside load, so no trial's load is recorded and none
+    /// is run again for it.
+    fn outside_load_known(&self) -> bool {
+        true
+    }
     /// Called before each case's trials in every round, e.g. to switch the server's
     /// authentication method.
     fn enter(&mut self, _case: usize) -> Result<()> {
@@ -295,7 +301,9 @@ fn measured_trial(
         let mut meter = Meter::times(server);
         let mut trial = runner.trial(case, target, &mut meter)?;
         trial.metrics.cpu = meter.take();
-        trial.load = before.and_then(|b| b.until(&Snapshot::take(server)?));
+        trial.load = before
+            .filter(|_| runner.outside_load_known())
+            .and_then(|b| b.until(&Snapshot::take(server)?));
         trial.disturbed = trial.load.is_some_and(|l| l.disturbed());
         trial.reruns = reruns;
         if !trial.disturbed || reruns == RETRIES {

@@ -197,7 +197,11 @@ impl Cluster {
             )?;
             self.server = Some(server);
             match self.wait_ready() {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    let name = self.abstract_name.as_deref();
+                    let account = self.account.as_ref();
+                    return super::listeners::check(self.pid(), account, self.port, tcp6, name);
+                }
                 Err(e) => {
                     self.stop();
                     let port_taken = process::tail(&log).contains("Address already in use");
@@ -242,7 +246,9 @@ impl Cluster {
         Ok(())
     }
 
-    fn admin_params(&self) -> ConnParams {
+    /// How the administrator reaches the server: peer authentication on the private
+    /// socket directory.
+    pub(super) fn admin_params(&self) -> ConnParams {
         ConnParams::new([
             ("host", self.socket_dir.display().to_string()),
             ("port", self.port.to_string()),
@@ -251,7 +257,15 @@ impl Cluster {
             ("sslmode", "disable".to_string()),
             ("gssencmode", "disable".to_string()),
             ("connect_timeout", "10".to_string()),
+            // Only the server account may answer (see `listeners.rs`).
+            ("requirepeer", self.server_account_name()),
         ])
+    }
+
+    fn server_account_name(&self) -> String {
+        self.account
+            .as_ref()
+            .map_or_else(account::current_user_name, |a| a.name.clone())
     }
 
     /// How role `foo` reaches the server over `transport`, password included.
@@ -270,7 +284,11 @@ impl Cluster {
             Kind::Tls => "require",
             Kind::Unix | Kind::Tcp => "disable",
         };
-        Ok(ConnParams::new([
+        let unix = matches!(transport.place(), Place::Path | Place::Abstract);
+        // libpq checks the peer of a Unix socket before it sends anything: a squatter
+        // on the abstract name never gets the password.
+        let requirepeer = unix.then(|| ("requirepeer", self.server_account_name()));
+        Ok(ConnParams::new(requirepeer.into_iter().chain([
             ("host", host),
             ("port", self.port.to_string()),
             ("user", ROLE.to_string()),
@@ -279,7 +297,7 @@ impl Cluster {
             ("sslmode", sslmode.to_string()),
             ("gssencmode", "disable".to_string()),
             ("connect_timeout", "10".to_string()),
-        ]))
+        ])))
     }
 
     /// Switches every connection of role `foo` to `method`: stores the password the

@@ -11,6 +11,9 @@ pub mod describe;
 pub mod experiment;
 pub mod hba;
 pub mod libpq;
+mod listeners;
+#[cfg(test)]
+mod listeners_tests;
 pub mod measure;
 pub mod plan;
 pub mod preflight;
@@ -20,6 +23,7 @@ pub mod script;
 #[cfg(test)]
 mod security_tests;
 pub mod suite;
+mod tamper;
 pub mod targets;
 
 use crate::report::experiment::Family;

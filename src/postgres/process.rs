@@ -38,6 +38,12 @@ impl Spawned {
             .stdout(out.try_clone()?)
             .stderr(out)
             .current_dir("/");
+        // The caller's PG* variables would steer the server (PGPORT, PGDATA, …).
+        for (name, _) in std::env::vars_os() {
+            if crate::system::pg_environment::is_pg_variable(&name) {
+                command.env_remove(name);
+            }
+        }
         if let Some(a) = account {
             command.uid(a.uid).gid(a.gid); // std drops root's supplementary groups
         }

@@ -7,6 +7,8 @@ use super::experiment::concurrent::{self, Load};
 use super::experiment::{connect, fitted, PgBudget, PgExperiment, PgTarget};
 use super::hba::AuthMethod;
 use super::plan::ConcurrentPlan;
+use super::script;
+use super::tamper::Facts;
 use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::harness::aggregate::{rank, record};
@@ -101,6 +103,13 @@ impl Suite<'_> {
             self.rounds,
             experiment.describe().headline,
         );
+        // A user's script may create its own objects as it runs.
+        let objects = experiment != PgExperiment::Concurrent
+            || self.concurrent.script == [std::ffi::CString::new(script::DEFAULT)?];
+        let before = match &self.cluster {
+            Some((cluster, _)) => Some(Facts::read(cluster, objects)?),
+            None => None,
+        };
         let mut runner = PgRunner {
             experiment,
             targets,
@@ -115,6 +124,9 @@ impl Suite<'_> {
             }
         }
         let PgRunner { targets, cases, .. } = runner;
+        if let (Some(before), Some((cluster, _))) = (&before, &self.cluster) {
+            before.unchanged(cluster, described.id)?;
+        }
         let mut records = self.records(experiment, &targets, &cases, grid);
         rank(&mut records, &experiment.describe().headline);
         Ok(records)

@@ -5,10 +5,11 @@
 
 use super::cluster::Cluster;
 use super::experiment::PgTarget;
-use super::libpq::{parse_conninfo, Conn, ConnParams, PgError};
+use super::libpq::{environment_defaults, parse_conninfo, Conn, ConnParams, PgError};
 use super::redact;
 use crate::error::usage;
 use crate::results::ServerInfo;
+use crate::system::pg_environment;
 use crate::transport::{TlsInfo, Transport, CERTIFICATE_KIND};
 use anyhow::{bail, Result};
 use std::str::FromStr;
@@ -66,14 +67,19 @@ pub fn cluster_targets(cluster: &Cluster, transports: &[Transport]) -> Result<Ve
 
 /// A target for a user's server. Its connection parameters are the URI's, plus
 /// `gssencmode=disable` (unless given) so that connection timing is not spent
-/// probing for GSSAPI encryption.
+/// probing for GSSAPI encryption, over the caller's `PG*` variables (taken out of
+/// the environment at start, see `system::pg_environment`) as libpq would use them.
+///
+/// One difference from libpq: a service named by `PGSERVICE` fills keywords after
+/// the other variables here, where libpq lets the service file win over them.
 pub fn user_target(label: &str, uri: &str) -> Result<PgTarget> {
     let pairs = parse_conninfo(uri)
         .map_err(|e| usage(format!("--url {label}: {e}; write it as psql takes it, e.g. postgres://foo@127.0.0.1:5432/foo?sslmode=require")))?;
-    let mut all = vec![
+    let mut all = environment_defaults(|name| pg_environment::stashed(name).map(String::from));
+    all.extend([
         ("gssencmode".to_string(), "disable".to_string()),
         ("connect_timeout".to_string(), "10".to_string()),
-    ];
+    ]);
     all.extend(pairs.iter().cloned());
     let params = ConnParams::new(all);
     let shown = redact::keywords(&pairs);

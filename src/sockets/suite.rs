@@ -5,12 +5,16 @@
 
 use super::plan::{ServerSource, SocketsPlan};
 use super::server::child::ServerProcess;
+use super::server::owner;
 use super::{Target, Workload};
+use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
+use crate::error::usage;
 use crate::harness::aggregate::{rank, record};
 use crate::harness::{self, Case, Progress, Runner, Schedule, Sink};
 use crate::report::experiment::Plan;
 use crate::results::{Params, ResultRecord, Trial};
+use crate::transport::Endpoint;
 use crate::transport::TlsInfo;
 use anyhow::Result;
 
@@ -31,6 +35,10 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
         }
         ServerSource::Running(endpoints) => (None, endpoints.clone()),
     };
+    let (server_pid, load_known) = match &server {
+        Some(child) => (Some(child.pid()), true),
+        None => running_server(plan, &endpoints, progress)?,
+    };
     let targets = endpoints
         .into_iter()
         .map(|e| Target::new(e, plan.tls_version))
@@ -46,12 +54,44 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
             workload,
             cases: harness::placed(plan.cases(workload), &plan.placements, |p| p),
             targets: &targets,
-            server: server.as_ref().map(ServerProcess::pid),
+            server: server_pid,
+            load_known,
         };
         let records = run(&mut runner, &tls, progress);
         sink.keep(records)?;
     }
     Ok(())
+}
+
+/// The process of a server the user started (`--server`), when it runs on this
+/// machine and can be identified: its CPU is then counted and placed as the server's.
+/// Placement needs such a process; without one, a server on this machine makes its
+/// CPU indistinguishable from outside load, which is then not recorded.
+fn running_server(
+    plan: &SocketsPlan,
+    endpoints: &[Endpoint],
+    progress: &dyn Progress,
+) -> Result<(Option<u32>, bool)> {
+    let found = owner::server_process(endpoints);
+    if plan.placements.iter().any(|&p| p != Placement::Free) && !matches!(found, Ok(Some(_))) {
+        let why = found
+            .err()
+            .unwrap_or_else(|| "the server does not run on this machine".into());
+        return Err(usage(format!(
+            "--placement same or split pins the server, but {why}; use --placement free, or \
+             leave out --server so that sockbench starts its own"
+        )));
+    }
+    Ok(match found {
+        Ok(pid) => (pid, true),
+        Err(why) => {
+            progress.note(&format!(
+                "sockets: {why}, so its CPU cannot be told apart from outside load; outside \
+                 load is not recorded"
+            ));
+            (None, false)
+        }
+    })
 }
 
 /// One workload's trials, as the harness runs them.
@@ -60,8 +100,9 @@ struct WorkloadRunner<'a> {
     workload: Workload,
     cases: Vec<Params>,
     targets: &'a [Target],
-    /// The server process sockbench started, if it did.
+    /// The server process: sockbench's child, or the user's found on this machine.
     server: Option<u32>,
+    load_known: bool,
 }
 
 impl Runner for WorkloadRunner<'_> {
@@ -71,6 +112,10 @@ impl Runner for WorkloadRunner<'_> {
 
     fn server_pid(&self) -> Option<u32> {
         self.server
+    }
+
+    fn outside_load_known(&self) -> bool {
+        self.load_known
     }
 
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {

@@ -7,6 +7,8 @@
 mod machine;
 pub use machine::available_memory_bytes;
 mod network;
+pub mod peers;
+pub mod pg_environment;
 
 pub use network::{ephemeral_ports, loopback_reuses_time_wait, time_wait_count};
 

@@ -11,7 +11,7 @@ mod params;
 mod result;
 
 pub use nonblocking::{wait_any, Step, TxOutcome, Wait};
-pub use params::{parse_conninfo, ConnParams};
+pub use params::{environment_defaults, parse_conninfo, ConnParams};
 use pq_sys as pq;
 pub use result::PgResult;
 use std::ffi::{c_char, CStr, CString};

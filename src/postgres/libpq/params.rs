@@ -114,3 +114,33 @@ pub fn parse_conninfo(text: &str) -> Result<Vec<(String, String)>, PgError> {
     }
     Ok(pairs)
 }
+
+/// The keyword/value pairs libpq would take from environment variables, with the
+/// variables looked up by `lookup` instead of in the process environment: each
+/// keyword that has a variable (`PQconndefaults` names it) and a non-empty value.
+pub fn environment_defaults(lookup: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+    // SAFETY: PQconndefaults takes no arguments; its result is checked for null.
+    let options = unsafe { pq::PQconndefaults() };
+    if options.is_null() {
+        return Vec::new();
+    }
+    let mut pairs = Vec::new();
+    let mut option = options;
+    // SAFETY: `options` is a non-null array from PQconndefaults, ended by an entry whose
+    // keyword is null; the strings are copied out before the array is freed once, after
+    // the loop.
+    unsafe {
+        while !(*option).keyword.is_null() {
+            if !(*option).envvar.is_null() {
+                let envvar = CStr::from_ptr((*option).envvar).to_string_lossy();
+                if let Some(value) = lookup(&envvar).filter(|v| !v.is_empty()) {
+                    let key = CStr::from_ptr((*option).keyword).to_string_lossy();
+                    pairs.push((key.into_owned(), value));
+                }
+            }
+            option = option.add(1);
+        }
+        pq::PQconninfoFree(options);
+    }
+    pairs
+}

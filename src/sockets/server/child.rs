@@ -7,7 +7,7 @@
 //! stopped by PID when the client is done. Its unix socket lives in a private
 //! (0700) temporary directory that goes away with it.
 
-use crate::transport::{Endpoint, Transport};
+use crate::transport::{Endpoint, Transport, MAX_UNIX_PATH};
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
@@ -40,6 +40,19 @@ impl ServerProcess {
             .iter()
             .map(|t| t.local_endpoint(dir.path(), &unique))
             .collect();
+        if let Some(long) = asked
+            .iter()
+            .filter_map(Endpoint::path)
+            .find(|p| p.as_os_str().len() > MAX_UNIX_PATH)
+        {
+            return Err(crate::error::usage(format!(
+                "the temporary directory {} is too long for the sockbench server's Unix socket \
+                 path ({} bytes, at most {MAX_UNIX_PATH}); set TMPDIR to a shorter directory \
+                 such as /tmp",
+                std::env::temp_dir().display(),
+                long.as_os_str().len()
+            )));
+        }
         let exe = std::env::current_exe().context("cannot find the sockbench binary")?;
         let mut command = Command::new(&exe);
         command.arg("serve");
@@ -63,6 +76,16 @@ impl ServerProcess {
         };
         match wait_ready(&lines) {
             Ok(endpoints) => {
+                // Once, before measuring: every address is the child's own.
+                match super::owner::server_process(&endpoints) {
+                    Ok(Some(pid)) if pid == server.pid() => {}
+                    Ok(other) => bail!(
+                        "another process ({}) answers at the sockbench server's addresses; \
+                         another local account may have bound one first",
+                        other.map_or("unknown".into(), |p| p.to_string())
+                    ),
+                    Err(why) => bail!("cannot check who answers at the sockbench server: {why}"),
+                }
                 server.endpoints = endpoints;
                 Ok(server)
             }

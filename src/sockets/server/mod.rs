@@ -10,6 +10,7 @@
 
 pub mod child;
 mod opening;
+pub mod owner;
 mod poller;
 pub mod protocol;
 mod session;

@@ -1,0 +1,191 @@
+//! Who answers on a local socket: the process behind a Unix socket (`SO_PEERCRED`)
+//! and the owners of the TCP listeners on a port (`/proc/net/tcp`, `/proc/net/tcp6`
+//! and the descriptors in `/proc/PID/fd`).
+//!
+//! A server's port and abstract socket name can be known to other accounts before
+//! the server binds them, so another local account may bind them first. Whoever
+//! makes a server reachable by a name it cannot make private checks with these that
+//! its own server answers, once, before measuring and before sending any secret.
+
+use std::io;
+use std::net::IpAddr;
+use std::os::fd::AsRawFd;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixStream};
+use std::path::Path;
+
+/// The process at the other end of a Unix socket: for a listening server, the
+/// process that called `listen` and its account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer {
+    pub pid: u32,
+    pub uid: u32,
+}
+
+/// The peer of a connected Unix socket.
+pub fn unix_peer(stream: &UnixStream) -> io::Result<Peer> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: the descriptor is open for the life of `stream`; `cred` and `len` are valid
+    // places of the sizes given, as SO_PEERCRED requires.
+    let rc = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(Peer {
+        pid: cred.pid as u32,
+        uid: cred.uid,
+    })
+}
+
+/// Who listens on the abstract socket `name` (without `@`). Connects and closes
+/// without sending anything.
+pub fn abstract_listener(name: &str) -> io::Result<Peer> {
+    let addr = SocketAddr::from_abstract_name(name.as_bytes())?;
+    unix_peer(&UnixStream::connect_addr(&addr)?)
+}
+
+/// Who listens on the Unix socket at `path`. Connects and closes without sending
+/// anything.
+pub fn path_listener(path: &Path) -> io::Result<Peer> {
+    unix_peer(&UnixStream::connect(path)?)
+}
+
+/// One listening TCP socket as `/proc/net/tcp*` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpListener {
+    pub addr: IpAddr,
+    pub port: u16,
+    pub uid: u32,
+    pub inode: u64,
+}
+
+/// Every TCP socket listening on `port`, on any address (IPv4 and IPv6).
+pub fn tcp_listeners(port: u16) -> io::Result<Vec<TcpListener>> {
+    let mut all = parse_proc_net(&std::fs::read_to_string("/proc/net/tcp")?);
+    // A kernel without IPv6 has no tcp6 table: no IPv6 listeners then.
+    if let Ok(text) = std::fs::read_to_string("/proc/net/tcp6") {
+        all.extend(parse_proc_net(&text));
+    }
+    all.retain(|l| l.port == port);
+    Ok(all)
+}
+
+/// The listening sockets of a `/proc/net/tcp` or `/proc/net/tcp6` table.
+fn parse_proc_net(text: &str) -> Vec<TcpListener> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+            if fields.len() < 10 || fields[3] != "0A" {
+                return None;
+            }
+            let (addr, port) = fields[1].split_once(':')?;
+            Some(TcpListener {
+                addr: parse_address(addr)?,
+                port: u16::from_str_radix(port, 16).ok()?,
+                uid: fields[7].parse().ok()?,
+                inode: fields[9].parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// An address as the kernel prints it: 32-bit words in hexadecimal, each in the
+/// machine's byte order.
+fn parse_address(hex: &str) -> Option<IpAddr> {
+    let mut bytes = Vec::with_capacity(16);
+    for i in (0..hex.len()).step_by(8) {
+        let word = u32::from_str_radix(hex.get(i..i + 8)?, 16).ok()?;
+        bytes.extend_from_slice(&word.to_ne_bytes());
+    }
+    match bytes.len() {
+        4 => Some(IpAddr::from(<[u8; 4]>::try_from(bytes).ok()?)),
+        16 => Some(IpAddr::from(<[u8; 16]>::try_from(bytes).ok()?)),
+        _ => None,
+    }
+}
+
+/// True when process `pid` has the socket `inode` open.
+pub fn holds(pid: u32, inode: u64) -> bool {
+    let wanted = format!("socket:[{inode}]");
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == Path::new(&wanted)))
+}
+
+/// The processes that have the socket `inode` open (a listener is shared by the
+/// processes that inherited it). Only processes whose descriptors this one may read
+/// are seen.
+pub fn holders(inode: u64) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| holds(pid, inode))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, Ipv6Addr};
+
+    #[test]
+    fn listeners_are_read_from_the_kernel_tables() {
+        let v4 = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   \
+                  0: 0100007F:1538 00000000:0000 0A 00000000:00000000 00:00000000 00000000   108        0 4242 1 0 100 0 0 10 0\n   \
+                  1: 0100007F:1538 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000   108        0 4243 1 0 20 4 30 10 -1\n";
+        let found = parse_proc_net(v4);
+        assert_eq!(
+            found,
+            vec![TcpListener {
+                addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
+                port: 0x1538,
+                uid: 108,
+                inode: 4242,
+            }]
+        );
+        let v6 = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   \
+                  0: 00000000000000000000000001000000:1538 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000    65534        0 77 1 0 100 0 0 10 0\n";
+        assert_eq!(parse_proc_net(v6)[0].addr, IpAddr::V6(Ipv6Addr::LOCALHOST));
+        assert_eq!(parse_proc_net(v6)[0].uid, 65534);
+    }
+
+    #[test]
+    fn a_listener_of_this_process_is_found_and_its_owner_known() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let found = tcp_listeners(port).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        // SAFETY: geteuid has no preconditions.
+        assert_eq!(found[0].uid, unsafe { libc::geteuid() });
+        assert!(holds(std::process::id(), found[0].inode));
+        assert!(holders(found[0].inode).contains(&std::process::id()));
+    }
+
+    #[test]
+    fn an_abstract_listener_names_its_process() {
+        let name = format!("sockbench-peers-test-{}", std::process::id());
+        let addr = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let _listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+        let peer = abstract_listener(&name).unwrap();
+        assert_eq!(peer.pid, std::process::id());
+    }
+}
