@@ -60,15 +60,66 @@ fn table(block: &Block) -> String {
     out
 }
 
-/// Text from a result file as Markdown shows it, never as markup: HTML (a
-/// `<script>` would run where the Markdown is rendered to a page) becomes entities,
-/// a `|` would end the cell, a `~` could start strikeout, and control characters
-/// are shown as escapes.
+/// Text from a result file as Markdown shows it, never as markup: a result file
+/// can come from anyone, and a transport name such as `[x](http://evil)` must not
+/// become a link or an image where the Markdown is rendered.
+///
+/// - HTML becomes entities (a `<script>` would run where Markdown becomes a page;
+///   `<http://…>` would be a link);
+/// - a backslash and every character that opens inline markup is backslash-escaped:
+///   `[` `]` (links, images, reference definitions), `` ` `` (code), `*` `_`
+///   (emphasis), `~` (strikeout), `|` (it would end the cell);
+/// - GitHub also links bare `http://…`, `www.…` and `name@host.tld`: the `:` before
+///   `//`, the `.` after `www` and every `@` are escaped, which keeps them apart;
+/// - control characters are shown as escapes.
 fn escape(text: &str) -> String {
-    printable(text)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('|', "\\|")
-        .replace('~', "\\~")
+    let text = printable(text);
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, c) in text.char_indices() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\\' | '[' | ']' | '`' | '*' | '_' | '~' | '|' | '@' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ':' if text[i..].starts_with("://") => out.push_str("\\:"),
+            '.' if text
+                .get(i.saturating_sub(3)..i)
+                .is_some_and(|w| w.eq_ignore_ascii_case("www")) =>
+            {
+                out.push_str("\\.")
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn markup_from_a_result_file_stays_text() {
+        for (hostile, shown) in [
+            ("[x](http://evil)", "\\[x\\](http\\://evil)"),
+            ("![i](http://evil/i.png)", "!\\[i\\](http\\://evil/i.png)"),
+            ("a|b", "a\\|b"),
+            ("`code`", "\\`code\\`"),
+            (
+                "<img src=x onerror=alert(1)>",
+                "&lt;img src=x onerror=alert(1)&gt;",
+            ),
+            ("**bold** _it_", "\\*\\*bold\\*\\* \\_it\\_"),
+            ("www.evil.com", "www\\.evil.com"),
+            ("bob@evil.com", "bob\\@evil.com"),
+            ("back\\slash", "back\\\\slash"),
+            ("[x]: http://evil", "\\[x\\]: http\\://evil"),
+        ] {
+            assert_eq!(escape(hostile), shown, "{hostile}");
+        }
+        assert_eq!(escape("unix 110 µs; tcp 1.5 ms"), "unix 110 µs; tcp 1.5 ms");
+    }
 }
