@@ -84,7 +84,7 @@ pub fn shorten_words(line: &str) -> String {
         .join(" ")
 }
 
-/// Parses a duration such as `10s`, `500ms`, `2m` or `10` (seconds).
+/// Parses a duration such as `10s`, `500ms`, `2m`, `1h` or `10` (seconds).
 pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let trimmed = text.trim();
     let bad = || {
@@ -102,6 +102,7 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
         "" | "s" => value,
         "ms" => value / 1e3,
         "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
         _ => return Err(bad()),
     };
     if !(0.001..=86_400.0).contains(&seconds) {
@@ -155,7 +156,10 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("5h").is_err());
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("25h")
+            .unwrap_err()
+            .contains("out of range; use 1ms to 24h"));
     }
 
     #[test]

@@ -317,3 +317,292 @@ fn split_placement_on_one_cpu() {
         "{stderr}"
     );
 }
+
+/// Runs sockbench through `sh -c SCRIPT` (the binary is `$0`), for what only a shell
+/// sets up: a closed descriptor, a lowered limit.
+fn through_shell(tmp: &std::path::Path, script: &str) -> std::process::Output {
+    let base = sockbench(tmp);
+    let mut command = std::process::Command::new("sh");
+    command
+        .args(["-c", script])
+        .arg(base.get_program())
+        .env("TMPDIR", tmp)
+        .stdin(std::process::Stdio::null());
+    assert_cmd::Command::from_std(command)
+        .timeout(RUN_TIMEOUT)
+        .output()
+        .expect("sh runs")
+}
+
+#[test]
+fn urls_libpq_cannot_parse_keep_their_password_hidden() {
+    for url in [
+        "x=http://bob:Hunter2Secret@127.0.0.1:47432/bob",
+        "x=postgres://bob:Hunter2Secret@[::1/bob",
+        "x=postgresql://bob:Hunter2Secret@[::1",
+        "x=postgres://bob:Hunter2Secret%zz@127.0.0.1/bob",
+    ] {
+        assert_rejected(
+            &["postgres", "--url", url],
+            "--url x: invalid connection string",
+        );
+        let tmp = tempdir();
+        let said = text(&run(tmp.path(), &["postgres", "--url", url]).stderr);
+        assert!(!said.contains("Hunter2"), "{url}: password shown: {said}");
+    }
+}
+
+#[test]
+fn repeated_list_items_are_refused() {
+    for (args, said) in [
+        (
+            &["sockets", "--transports", "unix,unix"][..],
+            "--transports names unix twice",
+        ),
+        (
+            &["sockets", "--workloads", "connect,stream,connect"],
+            "--workloads names connect twice",
+        ),
+        (
+            &["sockets", "--sizes", "64,64B"],
+            "--sizes names 64 B twice",
+        ),
+        (
+            &["sockets", "--write-sizes", "4KiB,4096"],
+            "--write-sizes names 4 KiB twice",
+        ),
+        (
+            &["sockets", "--placement", "same,same"],
+            "--placement names same twice",
+        ),
+        (
+            &["postgres", "--transports", "tcp,unix,tcp"],
+            "--transports names tcp twice",
+        ),
+        (
+            &["postgres", "--experiments", "query,query"],
+            "--experiments names query twice",
+        ),
+        (
+            &["postgres", "--queries", "1k,2k,1000"],
+            "--queries names 1000 twice",
+        ),
+        (
+            &["postgres", "--rows", "1M,1000k,2M"],
+            "--rows names 1M twice",
+        ),
+        (
+            &["postgres", "--auth-methods", "md5,trust,md5"],
+            "--auth-methods names md5 twice",
+        ),
+        (
+            &["postgres", "--clients", "1,2,1"],
+            "--clients names 1 twice",
+        ),
+        (
+            &[
+                "postgres",
+                "--auth-url",
+                "trust=postgres://foo@127.0.0.1:1/foo",
+                "--auth-url",
+                "trust=postgres://foo@127.0.0.1:2/foo",
+            ],
+            "--auth-url names trust twice",
+        ),
+        (
+            &[
+                "postgres",
+                "--url",
+                "a=postgres://127.0.0.1:1",
+                "--url",
+                "a=postgres://127.0.0.1:2",
+            ],
+            "each --url needs its own NAME",
+        ),
+    ] {
+        assert_rejected(args, said);
+    }
+}
+
+#[test]
+fn counts_out_of_range_say_the_range() {
+    for (args, said) in [
+        (
+            &["postgres", "--queries", "0,1k"][..],
+            "--queries: count '0' is out of range; use 1 to 1M",
+        ),
+        (
+            &["postgres", "--queries", "1000,1e12"],
+            "count '1e12' is out of range; use 1 to 1M",
+        ),
+        (
+            &["postgres", "--rows", "1e15,1M"],
+            "--rows: count '1e15' is out of range; use 1 to 100M",
+        ),
+        (
+            &["postgres", "--duration", "25h"],
+            "out of range; use 1ms to 24h",
+        ),
+        (&["postgres", "--connections", "0"], "between 1 and 1000000"),
+        (
+            &["sockets", "--sizes", "99999999999999999999999"],
+            "too large",
+        ),
+        (&["sockets", "--clients", "5000"], "between 1 and 1024"),
+    ] {
+        assert_rejected(args, said);
+    }
+}
+
+#[test]
+fn a_symlink_at_a_serve_socket_path_is_named_and_not_followed() {
+    let tmp = tempdir();
+    let target = tmp.path().join("kept");
+    std::fs::write(&target, "kept").unwrap();
+    let link = tmp.path().join("sb.sock");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let listen = format!("unix:{}", link.display());
+    assert_rejected(&["serve", "--listen", &listen], "is a symbolic link");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[test]
+fn long_values_are_echoed_cut() {
+    let host = "h".repeat(70_000);
+    for args in [
+        vec![
+            "postgres".to_string(),
+            "--url".into(),
+            format!("x=postgres://foo@{host}/foo"),
+        ],
+        vec!["serve".into(), "--listen".into(), format!("tcp:{host}:1")],
+        vec!["postgres".into(), "--queries".into(), format!("1k,{host}")],
+        vec!["report".into(), host.clone()],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let tmp = tempdir();
+        let out = run(tmp.path(), &args);
+        let stderr = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}",
+            &stderr[..stderr.len().min(300)]
+        );
+        assert_eq!(stderr.trim_end().lines().count(), 1);
+        assert!(
+            stderr.len() < 1000,
+            "{} bytes: {}…",
+            stderr.len(),
+            &stderr[..300]
+        );
+        assert!(stderr.contains(&format!("{}…", "h".repeat(40))), "{stderr}");
+    }
+}
+
+#[test]
+fn a_url_name_over_64_characters_is_refused_naming_the_limit() {
+    let name = "n".repeat(65);
+    assert_rejected(
+        &[
+            "postgres",
+            "--url",
+            &format!("{name}=postgres://foo@127.0.0.1:1/foo"),
+        ],
+        "is 65 characters long; use at most 64",
+    );
+}
+
+#[test]
+fn a_closed_or_full_standard_output_is_a_failure() {
+    let tmp = tempdir();
+    for script in [
+        r#"exec "$0" report tests/fixtures/run.json >&-"#,
+        r#"exec "$0" --help >&-"#,
+    ] {
+        let out = through_shell(tmp.path(), script);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{script}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("standard output is closed"), "{stderr}");
+    }
+    for args in [
+        &["--help"][..],
+        &["report", "--help"],
+        &["--version"],
+        &["report", "tests/fixtures/run.json"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut command = sockbench(tmp.path());
+        command.args(args).stdout(full);
+        let out = command.output().unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("No space left on device"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_low_soft_open_file_limit_is_raised_and_a_low_hard_one_refused() {
+    let tmp = tempdir();
+    // 300 clients hold 300 sockets in sockbench and 300 in its server child: more
+    // than a soft limit of 256 allows, well within the hard limit.
+    let out = through_shell(
+        tmp.path(),
+        r#"ulimit -Sn 256 && exec "$0" sockets --workloads concurrent --clients 300 \
+           --transports unix --trials 1 --quick --quiet"#,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = through_shell(
+        tmp.path(),
+        r#"ulimit -n 256 && exec "$0" sockets --workloads concurrent --clients 1024 --quick"#,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--clients 1024 needs about"), "{stderr}");
+    assert!(
+        stderr.contains("may open only 256") && stderr.contains("ulimit -n"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_tmpdir_with_a_comma_is_refused_before_the_cluster_starts() {
+    if !postgres_installed("a_tmpdir_with_a_comma_is_refused_before_the_cluster_starts") {
+        return;
+    }
+    let tmp = tempdir();
+    let comma = tmp.path().join("a,b");
+    std::fs::create_dir(&comma).unwrap();
+    let out = assert_cmd::Command::from_std(sockbench(tmp.path()))
+        .env("TMPDIR", &comma)
+        .args([
+            "postgres",
+            "--quick",
+            "--experiments",
+            "query",
+            "--trials",
+            "1",
+        ])
+        .timeout(RUN_TIMEOUT)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("TMPDIR") && stderr.contains("holds a comma"),
+        "{stderr}"
+    );
+    assert!(leftovers(&comma).is_empty(), "{:?}", leftovers(&comma));
+}

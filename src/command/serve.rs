@@ -54,7 +54,11 @@ fn check_path(endpoint: &Endpoint) -> Result<()> {
         Ok(meta) if !meta.file_type().is_socket() => Err(usage(format!(
             "{endpoint} is {}, not a socket; choose another path (sockbench replaces only \
              a socket nobody listens on)",
-            crate::input::kind(&meta.file_type())
+            if meta.is_file() {
+                "a regular file"
+            } else {
+                crate::input::kind(&meta.file_type())
+            }
         ))),
         _ => Ok(()),
     }

@@ -187,7 +187,7 @@ mod tests {
             "http://bob:Hunter2Secret@127.0.0.1:47432/bob",
             "postgres://bob:Hunter2Secret@[::1/bob",
             "postgresql://bob:Hunter2Secret@[::1",
-            "host=h password=Hunter2Secret port",
+            "postgres://bob:Hunter2Secret%zz@h/db",
         ] {
             let e = parse_conninfo(text).unwrap_err().to_string();
             assert!(e.contains("Hunter2Secret"), "libpq no longer echoes: {e}");
@@ -196,7 +196,7 @@ mod tests {
             assert!(shown.contains(HIDDEN), "{shown}");
         }
         // Without a password, libpq's words stay, so the mistake can be found.
-        let text = "postgres://foo@127.0.0.1:notaport/foo";
+        let text = "postgres://foo@[::1/foo";
         let e = parse_conninfo(text).unwrap_err().to_string();
         assert_eq!(parse_error(&e, text), e);
     }

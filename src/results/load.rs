@@ -293,7 +293,7 @@ mod tests {
             ),
             (
                 json!([{"headline": {"spread": {"median": 0.0, "min": 0.0, "max": 0.0}}}]),
-                "results[0].headline.spread.median is 0",
+                "is 0.0, not a positive figure",
             ),
             (
                 json!([{"headline": {"spread": {"median": 5.0, "min": 9.0, "max": 2.0}}}]),
