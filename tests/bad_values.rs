@@ -102,11 +102,11 @@ fn counts_out_of_range_say_the_range() {
     for (args, said) in [
         (
             &["postgres", "--queries", "0,1k"][..],
-            "--queries: count '0' is out of range; use 1 to 1M",
+            "--queries: count '0' is out of range; use 1 to 250k",
         ),
         (
             &["postgres", "--queries", "1000,1e12"],
-            "count '1e12' is out of range; use 1 to 1M",
+            "count '1e12' is out of range; use 1 to 250k",
         ),
         (
             &["postgres", "--rows", "1e15,1M"],
