@@ -3,22 +3,55 @@
 //! matter? This file only wires the command line to the commands and turns errors
 //! into one line and an exit code.
 
-use sockbench::{cli, command, error, postgres};
+use sockbench::{cli, command, error, postgres, units};
+use std::io::Write;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether descriptor 1 was closed when the process started (`>&-`). The Rust
+/// runtime opens /dev/null on a closed standard descriptor before `main`, so every
+/// table would vanish and the command end with success; this is looked at earlier,
+/// by a constructor that the C runtime calls before the Rust runtime starts.
+static STDOUT_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
+
+#[used]
+#[link_section = ".init_array"]
+static NOTE_CLOSED_STDOUT: extern "C" fn() = note_closed_stdout;
+
+extern "C" fn note_closed_stdout() {
+    // SAFETY: F_GETFD only reads the flags of a descriptor number; any is safe to ask.
+    let closed = unsafe { libc::fcntl(1, libc::F_GETFD) } == -1;
+    STDOUT_CLOSED_AT_START.store(closed, Ordering::Relaxed);
+}
 
 fn main() -> ExitCode {
     // First, while there is one thread: see `system::pg_environment`.
     sockbench::system::pg_environment::stash();
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if STDOUT_CLOSED_AT_START.load(Ordering::Relaxed) {
+        eprintln!(
+            "error: standard output is closed; give sockbench somewhere to write (a terminal, \
+             a file, a pipe, or /dev/null)"
+        );
+        return ExitCode::FAILURE;
+    }
+    raise_open_file_limit();
     let invocation = match cli::parse_from(std::env::args_os()) {
         Ok(invocation) => invocation,
+        // --help and --version: a failed write (a full disk, a closed pipe) is an
+        // error like any other output's.
         Err(e) if !e.use_stderr() => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
+            return match e.print().and_then(|()| std::io::stdout().flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: cannot write to standard output: {e}");
+                    ExitCode::FAILURE
+                }
+            };
         }
         Err(e) => {
             let message = one_line(&e.render().to_string());
-            eprintln!("{}", postgres::redact::message(&message, &argv));
+            eprintln!("{}", shown(&message, &argv));
             return ExitCode::from(2);
         }
     };
@@ -27,12 +60,34 @@ fn main() -> ExitCode {
         Err(e) => {
             let code = error::exit_code(&e);
             if code != 0 {
-                eprintln!(
-                    "error: {}",
-                    postgres::redact::message(&format!("{e:#}"), &argv)
-                );
+                eprintln!("error: {}", shown(&format!("{e:#}"), &argv));
             }
             ExitCode::from(code)
+        }
+    }
+}
+
+/// An error line as it may be printed: no password of the command line in it, and
+/// no word of it longer than `units::SHOWN_CHARS` (a value the user pasted, or a
+/// part of one, is echoed cut).
+fn shown(message: &str, argv: &[String]) -> String {
+    units::shorten_words(&postgres::redact::message(message, argv))
+}
+
+/// Raises the soft limit on open files to the hard one, as the clients of a large
+/// `--clients` each hold a socket (and the server child inherits the limit); the
+/// plans refuse a count that still does not fit.
+fn raise_open_file_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit read and write only the struct they are given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
         }
     }
 }

@@ -49,7 +49,7 @@ pub fn placements(given: &[Placement]) -> Result<Vec<Placement>> {
     let placements = if given.is_empty() {
         vec![Placement::Free]
     } else {
-        dedup(given)
+        distinct("--placement", given)?
     };
     for &p in &placements {
         affinity::cpus_for(p, affinity::allowed()).map_err(usage)?;
@@ -78,15 +78,54 @@ fn rounds_help() -> String {
     )
 }
 
-/// The items in their first order, each once.
-pub fn dedup<T: PartialEq + Clone>(items: &[T]) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(items.len());
-    for item in items {
-        if !out.contains(item) {
-            out.push(item.clone());
+/// The items of a list argument, refused when one is given twice: a repeated
+/// item is more likely a typo for another than a wish to measure it twice, so it is
+/// not quietly dropped.
+pub fn distinct<T: PartialEq + Clone + std::fmt::Display>(
+    flag: &str,
+    items: &[T],
+) -> Result<Vec<T>> {
+    for (i, item) in items.iter().enumerate() {
+        if items[..i].contains(item) {
+            return Err(usage(format!(
+                "{flag} names {} twice; give each once",
+                crate::units::shown(&item.to_string())
+            )));
         }
     }
-    out
+    Ok(items.to_vec())
+}
+
+/// Open files a process may hold: the soft limit is raised to the hard one at
+/// start (`main`), so this is what is left after that.
+fn open_file_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes only into the struct it is given.
+    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    (got == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+}
+
+/// Descriptors besides one per client: standard streams, listeners, result file,
+/// perf counters, /proc readers, libpq's and the TLS library's own.
+const SPARE_FILES: u64 = 64;
+
+/// `clients` connections at once fit in this process's open-file limit (and so in
+/// the server child's, which inherits it); checked before anything starts, since
+/// past the limit connections fail only once the clients are set up.
+pub fn check_open_files(flag: &str, clients: u64) -> Result<()> {
+    let needed = clients + SPARE_FILES;
+    match open_file_limit() {
+        Some(limit) if limit < needed => Err(usage(format!(
+            "{flag} {clients} needs about {needed} open files, but this process may open \
+             only {limit} (its hard limit, `ulimit -Hn`); raise it (e.g. `ulimit -n {}` as \
+             root) or ask for fewer clients",
+            needed.next_power_of_two()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The arguments of every measuring command.

@@ -10,7 +10,8 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let (digits, unit) = trimmed.split_at(split);
     if digits.is_empty() {
         return Err(format!(
-            "size '{text}' is not a number of bytes; write e.g. 64, 4KiB, 1MiB"
+            "size '{}' is not a number of bytes; write e.g. 64, 4KiB, 1MiB",
+            shown(text)
         ));
     }
     let multiplier = match unit.trim().to_ascii_lowercase().as_str() {
@@ -19,39 +20,79 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => 1 << 20,
         _ => {
             return Err(format!(
-                "size '{text}' has an unknown unit; use B, KiB or MiB"
+                "size '{}' has an unknown unit; use B, KiB or MiB",
+                shown(text)
             ))
         }
     };
-    let value: u64 = digits.parse().map_err(|_| {
-        format!("size '{text}' is not a number of bytes; write e.g. 64, 4KiB, 1MiB")
-    })?;
-    value
-        .checked_mul(multiplier)
-        .ok_or_else(|| format!("size '{text}' is too large"))
+    // Only digits are left, so the parse fails only by overflow.
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|v| v.checked_mul(multiplier))
+        .ok_or_else(|| format!("size '{}' is too large", shown(text)))
 }
 
-/// Parses a count such as `5000`, `5k`, `0.5M` or `2M` (decimal multipliers).
-pub fn parse_count(text: &str) -> Result<u64, String> {
+/// Parses a count such as `5000`, `5k`, `0.5M` or `2M` (decimal multipliers), from
+/// 1 to `most`.
+pub fn parse_count(text: &str, most: u64) -> Result<u64, String> {
     let trimmed = text.trim();
-    let bad = || format!("count '{text}' is not a whole number; write e.g. 5000, 10k, 0.5M");
     let (number, multiplier) = match trimmed.char_indices().last() {
         Some((i, 'k' | 'K')) => (&trimmed[..i], 1e3),
         Some((i, 'm' | 'M')) => (&trimmed[..i], 1e6),
         _ => (trimmed, 1.0),
     };
-    let value: f64 = number.parse().map_err(|_| bad())?;
-    let count = value * multiplier;
-    if !count.is_finite() || count < 1.0 || count.fract() != 0.0 || count > 1e12 {
-        return Err(bad());
+    let count = number.parse::<f64>().map(|v| v * multiplier);
+    match count {
+        Ok(count) if count.is_finite() && count.fract() == 0.0 => {
+            if count < 1.0 || count > most as f64 {
+                Err(format!(
+                    "count '{}' is out of range; use 1 to {}",
+                    shown(text),
+                    format_count(most)
+                ))
+            } else {
+                Ok(count as u64)
+            }
+        }
+        _ => Err(format!(
+            "count '{}' is not a whole number; write e.g. 5000, 10k, 0.5M",
+            shown(text)
+        )),
     }
-    Ok(count as u64)
 }
 
-/// Parses a duration such as `10s`, `500ms`, `2m` or `10` (seconds).
+/// How much of a text from the user an error message echoes.
+pub const SHOWN_CHARS: usize = 80;
+
+/// `text` as an error message echoes it: its first [`SHOWN_CHARS`] characters, and
+/// `…` when there were more, so a pasted file or a runaway value stays one line.
+pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]).into(),
+        None => text.into(),
+    }
+}
+
+/// Every word of `line` longer than [`SHOWN_CHARS`] characters cut as [`shown`]
+/// cuts it: the last guard, for messages that echo a value (or a part of one, such
+/// as a host inside a URL) without passing it through [`shown`].
+pub fn shorten_words(line: &str) -> String {
+    line.split(' ')
+        .map(|w| shown(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Parses a duration such as `10s`, `500ms`, `2m`, `1h` or `10` (seconds).
 pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let trimmed = text.trim();
-    let bad = || format!("duration '{text}' is not understood; write e.g. 10s, 500ms, 2m");
+    let bad = || {
+        format!(
+            "duration '{}' is not understood; write e.g. 10s, 500ms, 2m",
+            shown(text)
+        )
+    };
     let split = trimmed
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(trimmed.len());
@@ -61,10 +102,14 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
         "" | "s" => value,
         "ms" => value / 1e3,
         "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
         _ => return Err(bad()),
     };
     if !(0.001..=86_400.0).contains(&seconds) {
-        return Err(format!("duration '{text}' must be between 1ms and 24h"));
+        return Err(format!(
+            "duration '{}' is out of range; use 1ms to 24h",
+            shown(text)
+        ));
     }
     Ok(std::time::Duration::from_secs_f64(seconds))
 }
@@ -111,21 +156,54 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("5h").is_err());
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("25h")
+            .unwrap_err()
+            .contains("out of range; use 1ms to 24h"));
     }
 
     #[test]
     fn counts_with_decimal_multipliers() {
-        assert_eq!(parse_count("5000"), Ok(5000));
-        assert_eq!(parse_count("10k"), Ok(10_000));
-        assert_eq!(parse_count("0.5M"), Ok(500_000));
-        assert!(parse_count("0").is_err());
-        assert!(parse_count("1.5").is_err());
-        assert!(parse_count("lots").is_err());
+        assert_eq!(parse_count("5000", 1 << 40), Ok(5000));
+        assert_eq!(parse_count("10k", 1 << 40), Ok(10_000));
+        assert_eq!(parse_count("0.5M", 1 << 40), Ok(500_000));
+        assert_eq!(parse_count("1M", 1_000_000), Ok(1_000_000));
+        assert!(parse_count("1.5", 1 << 40)
+            .unwrap_err()
+            .contains("not a whole number"));
+        assert!(parse_count("lots", 1 << 40)
+            .unwrap_err()
+            .contains("not a whole number"));
         assert_eq!(format_count(500_000), "500k");
         assert_eq!(format_count(2_000_000), "2M");
         assert_eq!(format_count(1_500_000), "1.5M");
         assert_eq!(format_count(5000), "5000");
+    }
+
+    #[test]
+    fn counts_out_of_range_say_the_range() {
+        for (text, most) in [("0", 1_000_000), ("1e15", 1_000_000), ("2M", 1_000_000)] {
+            let e = parse_count(text, most).unwrap_err();
+            assert!(e.contains("out of range; use 1 to 1M"), "{text}: {e}");
+        }
+        assert!(parse_count("1e12", 100_000_000).is_err());
+    }
+
+    #[test]
+    fn long_values_are_cut_when_shown() {
+        let long = "h".repeat(70_000);
+        let cut = shown(&long);
+        assert_eq!(cut.chars().count(), SHOWN_CHARS + 1);
+        assert!(cut.ends_with('…'));
+        assert_eq!(shown("short"), "short");
+        let line = shorten_words(&format!("cannot reach 'host={long}': no such host"));
+        assert!(line.len() < 200, "{line}");
+        assert!(
+            line.ends_with(": no such host") || line.contains("no such host"),
+            "{line}"
+        );
+        // Characters, not bytes: a long run of 'é' is cut on a character boundary.
+        assert_eq!(shown(&"é".repeat(100)).chars().count(), SHOWN_CHARS + 1);
     }
 
     #[test]

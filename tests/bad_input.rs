@@ -317,3 +317,37 @@ fn split_placement_on_one_cpu() {
         "{stderr}"
     );
 }
+
+#[test]
+fn urls_libpq_cannot_parse_keep_their_password_hidden() {
+    for url in [
+        "x=http://bob:Hunter2Secret@127.0.0.1:47432/bob",
+        "x=postgres://bob:Hunter2Secret@[::1/bob",
+        "x=postgresql://bob:Hunter2Secret@[::1",
+        "x=postgres://bob:Hunter2Secret%zz@127.0.0.1/bob",
+    ] {
+        assert_rejected(
+            &["postgres", "--url", url],
+            "--url x: invalid connection string",
+        );
+        let tmp = tempdir();
+        let said = text(&run(tmp.path(), &["postgres", "--url", url]).stderr);
+        assert!(!said.contains("Hunter2"), "{url}: password shown: {said}");
+    }
+}
+
+#[test]
+fn a_symlink_at_a_serve_socket_path_is_named_and_not_followed() {
+    let tmp = tempdir();
+    let target = tmp.path().join("kept");
+    std::fs::write(&target, "kept").unwrap();
+    let link = tmp.path().join("sb.sock");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let listen = format!("unix:{}", link.display());
+    assert_rejected(&["serve", "--listen", &listen], "is a symbolic link");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}

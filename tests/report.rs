@@ -275,3 +275,112 @@ fn a_placed_run_shows_intervals_cpu_rows_and_a_verdict_per_placement() {
         "{same}"
     );
 }
+
+/// Pipes of a Markdown table line that end a cell (not escaped as `\|`).
+fn cell_bars(line: &str) -> usize {
+    let bytes = line.as_bytes();
+    (0..bytes.len())
+        .filter(|&i| bytes[i] == b'|' && (i == 0 || bytes[i - 1] != b'\\'))
+        .count()
+}
+
+#[test]
+fn markdown_and_html_from_a_hostile_file_hold_no_links_images_code_or_tags() {
+    let tmp = tempdir();
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(SOCKETS).unwrap()).unwrap();
+    let transport = "[x](http://evil) ![i](http://evil/i.png) `code` a|b <b>bold</b>";
+    for record in file["results"].as_array_mut().unwrap() {
+        if record["transport"] == "tcp" {
+            record["transport"] = Value::from(transport);
+        }
+    }
+    file["system"]["cpu_model"] = Value::from("![i](http://evil/i.png) <img src=x> www.evil.com");
+    file["system"]["kernel"] = Value::from("[k]: http://evil/ref");
+    let path = tmp.path().join("links.json");
+    std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
+    let path = path.to_str().unwrap();
+
+    let md = stdout(&["report", path, "--format", "markdown"]);
+    for markup in [
+        "[x](",
+        "![i](",
+        "`code`",
+        "<b>",
+        "<img",
+        "http://evil",
+        "www.evil",
+        "[k]:",
+    ] {
+        assert!(!md.contains(markup), "markdown holds {markup}:\n{md}");
+    }
+    assert!(
+        md.contains("[x\\](http\\://evil)"),
+        "the name is still shown"
+    );
+    for table in md.split("\n\n").filter(|b| b.starts_with("| ")) {
+        let bars: Vec<usize> = table.lines().map(cell_bars).collect();
+        assert!(
+            bars.iter().all(|&n| n == bars[0]),
+            "a '|' made a cell:\n{table}"
+        );
+    }
+
+    let html = stdout(&["report", path, "--format", "html"]);
+    for markup in ["<b>", "<img", "href="] {
+        assert!(!html.contains(markup), "html holds {markup}");
+    }
+    assert!(
+        html.contains("&lt;b&gt;bold&lt;/b&gt;"),
+        "the name is still shown"
+    );
+}
+
+#[test]
+fn zero_rates_crossed_ranges_and_repeated_keys_are_refused() {
+    let tmp = tempdir();
+    let dir = tmp.path();
+    let zero = edited(dir, "zero.json", |f| {
+        let record = &mut f["results"][0];
+        let metric = record["headline"]["metric"].as_str().unwrap().to_string();
+        record["metrics"][&metric] = 0.0.into();
+    });
+    let e = one_line_error(&["report", &zero]);
+    assert!(
+        e.contains("zero.json") && e.contains("results[0].metrics."),
+        "{e}"
+    );
+    assert!(e.contains("not a positive figure"), "{e}");
+
+    let subnormal = edited(dir, "subnormal.json", |f| {
+        f["results"][0]["headline"]["spread"]["min"] = 5e-324.into();
+    });
+    let e = one_line_error(&["report", &subnormal]);
+    assert!(e.contains("results[0].headline.spread.min"), "{e}");
+
+    let crossed = edited(dir, "crossed.json", |f| {
+        let spread = &mut f["results"][0]["headline"]["spread"];
+        let (min, max) = (spread["min"].clone(), spread["max"].clone());
+        spread["min"] = max;
+        spread["max"] = min;
+    });
+    let e = one_line_error(&["compare", RUN, &crossed]);
+    assert!(e.contains("crossed.json"), "{e}");
+    assert!(
+        e.contains("results[0].headline.spread.min is") && e.contains("above"),
+        "{e}"
+    );
+
+    let twice = dir.join("twice.json");
+    let full = std::fs::read_to_string(run_path()).unwrap();
+    let at = full.rfind("\"results\"").unwrap();
+    std::fs::write(
+        &twice,
+        format!("{}\"results\": [],\n  {}", &full[..at], &full[at..]),
+    )
+    .unwrap();
+    let e = one_line_error(&["report", twice.to_str().unwrap()]);
+    assert!(
+        e.contains("twice.json holds the field \"results\" twice"),
+        "{e}"
+    );
+}

@@ -55,6 +55,16 @@ impl Cluster {
     /// Creates and starts a cluster listening for the `transports` to be measured,
     /// with room for `clients` connections at once besides sockbench's own.
     pub fn start(binaries: &Binaries, transports: &[Transport], clients: u32) -> Result<Cluster> {
+        // PostgreSQL's unix_socket_directories and libpq's host are comma-separated
+        // lists: the socket directory under TMPDIR would be split in two.
+        let tmp = std::env::temp_dir();
+        if tmp.as_os_str().as_encoded_bytes().contains(&b',') {
+            return Err(usage(format!(
+                "TMPDIR ({}) holds a comma, which PostgreSQL's unix_socket_directories and \
+                 libpq's host cannot take; set TMPDIR to a directory without one, such as /tmp",
+                crate::units::shown(&tmp.display().to_string())
+            )));
+        }
         let account = account::server_account()?;
         let dir = crate::leftovers::private_dir(crate::leftovers::CLUSTER)?;
         let base = dir.path().to_path_buf();

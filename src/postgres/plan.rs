@@ -2,13 +2,13 @@
 
 use super::args::PostgresArgs;
 use crate::error::usage;
-use crate::plan::{dedup, DEFAULT_TRANSPORTS};
+use crate::plan::{distinct, DEFAULT_TRANSPORTS};
 use crate::postgres::experiment::{PgBudget, PgExperiment};
 use crate::postgres::hba::AuthMethod;
 use crate::postgres::script;
 use crate::postgres::targets::NamedUrl;
 use crate::transport::{Kind, Transport};
-use crate::units::{parse_count, parse_duration};
+use crate::units::{format_count, parse_count, parse_duration};
 use anyhow::Result;
 use std::ffi::CString;
 use std::path::PathBuf;
@@ -64,10 +64,10 @@ impl PostgresPlan {
             PgBudget::full()
         };
         if let Some(list) = &args.queries {
-            budget.queries = counts("--queries", list)?;
+            budget.queries = counts("--queries", list, MAX_QUERIES)?;
         }
         if let Some(list) = &args.rows {
-            budget.rows = counts("--rows", list)?;
+            budget.rows = counts("--rows", list, MAX_ROWS)?;
         }
         if let Some(n) = args.connections {
             if !(1..=1_000_000).contains(&n) {
@@ -89,14 +89,18 @@ impl PostgresPlan {
         } else {
             PgSource::Cluster {
                 bindir: args.pg_bindir.clone(),
-                transports: supported(dedup(
+                transports: supported(distinct(
+                    "--transports",
                     args.transports.as_deref().unwrap_or(&DEFAULT_TRANSPORTS),
-                ))?,
-                methods: dedup(args.auth_methods.as_deref().unwrap_or(&AuthMethod::ALL)),
+                )?)?,
+                methods: distinct(
+                    "--auth-methods",
+                    args.auth_methods.as_deref().unwrap_or(&AuthMethod::ALL),
+                )?,
             }
         };
         let experiments = match (&args.experiments, &source) {
-            (Some(list), _) => dedup(list),
+            (Some(list), _) => distinct("--experiments", list)?,
             (None, PgSource::Urls { urls, auth_urls }) => PgExperiment::ALL
                 .into_iter()
                 .filter(|e| match e {
@@ -155,9 +159,7 @@ fn user_source(args: &PostgresArgs) -> Result<PgSource> {
         }
     }
     let names: Vec<&str> = args.urls.iter().map(|u| u.name.as_str()).collect();
-    if dedup(&names).len() != names.len() {
-        return Err(usage("each --url needs its own NAME"));
-    }
+    distinct("--url", &names).map_err(|_| usage("each --url needs its own NAME"))?;
     let auth_urls = args
         .auth_urls
         .iter()
@@ -169,6 +171,8 @@ fn user_source(args: &PostgresArgs) -> Result<PgSource> {
             Ok((method, u.uri.clone()))
         })
         .collect::<Result<Vec<_>>>()?;
+    let methods: Vec<AuthMethod> = auth_urls.iter().map(|(m, _)| *m).collect();
+    distinct("--auth-url", &methods)?;
     Ok(PgSource::Urls {
         urls: args.urls.clone(),
         auth_urls,
@@ -226,14 +230,25 @@ fn check_auth_applies(source: &PgSource, methods_given: bool) -> Result<()> {
     Ok(())
 }
 
-/// At least two different counts, so a line can be fitted.
-fn counts(flag: &str, list: &[String]) -> Result<Vec<u64>> {
-    let mut counts = list
+/// Most queries in one batch: a batch must end within `BATCH_LIMIT` (two minutes),
+/// and a query over TLS took 114 µs here with the machine busy (25 µs over unix),
+/// so 250k take about 30 s, leaving room for a server four times slower.
+const MAX_QUERIES: u64 = 250_000;
+/// Most rows in one batch: 100M take about 4 GB in libpq and about 30 s to read
+/// (a row took 230 to 290 ns here);
+/// `check_rows_fit` then holds them to the memory free.
+const MAX_ROWS: u64 = 100_000_000;
+
+/// At least two different counts, so a line can be fitted, each at most `most`.
+fn counts(flag: &str, list: &[String], most: u64) -> Result<Vec<u64>> {
+    let parsed = list
         .iter()
-        .map(|c| parse_count(c).map_err(|e| usage(format!("{flag}: {e}"))))
+        .map(|c| parse_count(c, most).map_err(|e| usage(format!("{flag}: {e}"))))
         .collect::<Result<Vec<u64>>>()?;
+    let shown: Vec<String> = parsed.iter().map(|&n| format_count(n)).collect();
+    distinct(flag, &shown)?;
+    let mut counts = parsed;
     counts.sort_unstable();
-    counts.dedup();
     if counts.len() < 2 {
         return Err(usage(format!(
             "{flag} needs at least two different counts to fit a line, e.g. 1k,2k,4k"
@@ -245,12 +260,17 @@ fn counts(flag: &str, list: &[String]) -> Result<Vec<u64>> {
 const MAX_CLIENTS: u32 = 1_000;
 
 fn concurrent_plan(args: &PostgresArgs) -> Result<ConcurrentPlan> {
-    let clients = dedup(args.clients.as_deref().unwrap_or(&[DEFAULT_CLIENTS]));
+    let clients = distinct(
+        "--clients",
+        args.clients.as_deref().unwrap_or(&[DEFAULT_CLIENTS]),
+    )?;
     if let Some(bad) = clients.iter().find(|c| !(1..=MAX_CLIENTS).contains(*c)) {
         return Err(usage(format!(
             "--clients must be between 1 and {MAX_CLIENTS}, not {bad}"
         )));
     }
+    let most = clients.iter().copied().max().unwrap_or(DEFAULT_CLIENTS);
+    crate::plan::check_open_files("--clients", u64::from(most))?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let threads = args.threads.unwrap_or(cores);
     if !(1..=256).contains(&threads) {

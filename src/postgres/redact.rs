@@ -90,6 +90,35 @@ pub fn message(text: &str, argv: &[String]) -> String {
     shown
 }
 
+/// libpq's complaint about `text`, which it could not parse, as it may be shown:
+/// libpq quotes the part it stumbled on (`missing "=" after "…"`, `… in URI:
+/// "…"`), which may be the whole text with its password. When `text` looks as if it
+/// holds one, every quoted part taken from `text` is hidden; a part that cannot hold
+/// a password (a single character such as `"="`) is kept, to say what is wrong.
+pub fn parse_error(message: &str, text: &str) -> String {
+    if matches!(judge(text), Verdict::Clean) && !userinfo_password(text) {
+        return message.to_string();
+    }
+    let mut shown = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(open) = rest.find('"') {
+        let Some(len) = rest[open + 1..].find('"') else {
+            break;
+        };
+        let quoted = &rest[open + 1..open + 1 + len];
+        shown.push_str(&rest[..=open]);
+        if quoted.chars().count() > 1 && text.contains(quoted) {
+            shown.push_str(HIDDEN);
+        } else {
+            shown.push_str(quoted);
+        }
+        shown.push('"');
+        rest = &rest[open + len + 2..];
+    }
+    shown.push_str(rest);
+    shown
+}
+
 /// Parsed pairs as a libpq keyword/value string, the password hidden.
 pub fn keywords(pairs: &[(String, String)]) -> String {
     pairs
@@ -150,6 +179,26 @@ mod tests {
         ] {
             assert_eq!(argument(arg), arg);
         }
+    }
+
+    #[test]
+    fn parse_errors_hide_what_libpq_quotes() {
+        for text in [
+            "http://bob:Hunter2Secret@127.0.0.1:47432/bob",
+            "postgres://bob:Hunter2Secret@[::1/bob",
+            "postgresql://bob:Hunter2Secret@[::1",
+            "postgres://bob:Hunter2Secret%zz@h/db",
+        ] {
+            let e = parse_conninfo(text).unwrap_err().to_string();
+            assert!(e.contains("Hunter2Secret"), "libpq no longer echoes: {e}");
+            let shown = parse_error(&e, text);
+            assert!(!shown.contains("Hunter2"), "{shown}");
+            assert!(shown.contains(HIDDEN), "{shown}");
+        }
+        // Without a password, libpq's words stay, so the mistake can be found.
+        let text = "postgres://foo@[::1/foo";
+        let e = parse_conninfo(text).unwrap_err().to_string();
+        assert_eq!(parse_error(&e, text), e);
     }
 
     #[test]

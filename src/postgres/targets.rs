@@ -29,22 +29,31 @@ impl FromStr for NamedUrl {
                 name: name.to_string(),
                 uri: uri.to_string(),
             }),
+            Some((name, _)) if name.len() > MAX_NAME && plain(name) => Err(format!(
+                "the NAME of NAME=URI is {} characters long; use at most {MAX_NAME}",
+                name.len()
+            )),
             _ => Err(format!(
-                "expected NAME=URI with a plain NAME (letters, digits, '-', '_', '.'), e.g. \
-                 tcp=postgres://foo@127.0.0.1/foo, got '{}'",
-                redact::argument(s)
+                "expected NAME=URI with a plain NAME (letters, digits, '-', '_', '.'; at most \
+                 {MAX_NAME}), e.g. tcp=postgres://foo@127.0.0.1/foo, got '{}'",
+                crate::units::shown(&redact::argument(s))
             )),
         }
     }
 }
 
+/// The longest NAME a result is filed under.
+const MAX_NAME: usize = 64;
+
 /// A name for results: short, and no part of a URI (so a bare URI with a query
 /// string is not split at its first `=` into a "name").
 fn is_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    (1..=MAX_NAME).contains(&name.len()) && plain(name)
+}
+
+fn plain(name: &str) -> bool {
+    name.chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// The cluster's targets, one per transport.
@@ -73,8 +82,10 @@ pub fn cluster_targets(cluster: &Cluster, transports: &[Transport]) -> Result<Ve
 /// One difference from libpq: a service named by `PGSERVICE` fills keywords after
 /// the other variables here, where libpq lets the service file win over them.
 pub fn user_target(label: &str, uri: &str) -> Result<PgTarget> {
-    let pairs = parse_conninfo(uri)
-        .map_err(|e| usage(format!("--url {label}: {e}; write it as psql takes it, e.g. postgres://foo@127.0.0.1:5432/foo?sslmode=require")))?;
+    let pairs = parse_conninfo(uri).map_err(|e| {
+        let e = redact::parse_error(&e.to_string(), uri);
+        usage(format!("--url {label}: {e}; write it as psql takes it, e.g. postgres://foo@127.0.0.1:5432/foo?sslmode=require"))
+    })?;
     let mut all = environment_defaults(|name| pg_environment::stashed(name).map(String::from));
     all.extend([
         ("gssencmode".to_string(), "disable".to_string()),
@@ -164,6 +175,12 @@ mod tests {
             let e = bad.parse::<NamedUrl>().expect_err(bad);
             assert!(!e.contains("secret"), "{e}");
         }
+        let long = format!("{}=postgres://foo@h/db", "n".repeat(65));
+        let e = long.parse::<NamedUrl>().expect_err("65 characters");
+        assert!(e.contains("65 characters long; use at most 64"), "{e}");
+        assert!(format!("{}=postgres://foo@h/db", "n".repeat(64))
+            .parse::<NamedUrl>()
+            .is_ok());
     }
 
     #[test]

@@ -17,6 +17,22 @@ const MAX_FILE_BYTES: u64 = 64 << 20;
 const MAX_MAGNITUDE: f64 = 1e15;
 /// Figures that are differences or fits, and so may be below zero.
 const MAY_BE_NEGATIVE: [&str; 4] = ["intercept_ns", "auth_ns", "handshake_ns", "r2"];
+/// Rates, which the report divides by (a zero rate was printed as "+inf%").
+const RATES: [&str; 6] = [
+    "conn_per_s",
+    "ops_per_s",
+    "bytes_per_s",
+    "qps",
+    "rows_per_s",
+    "tps",
+];
+/// Where every figure is a headline or a ratio of two, which the report also divides
+/// by or takes the logarithm of.
+const POSITIVE_PARTS: [&str; 3] = ["headline.spread", "headline.interval", ".ratio."];
+/// No rate, headline or ratio a measurement gives comes near this: one operation in
+/// eleven days, a millionth of a nanosecond, a ratio of a million to one. It keeps
+/// zero and subnormal numbers out, whose reciprocals are infinite.
+const MIN_POSITIVE: f64 = 1e-6;
 
 /// The oldest result format this sockbench reads: format 2 lacks only the intervals,
 /// which are computed from its trials on loading.
@@ -34,6 +50,13 @@ pub fn load(path: &Path, headline: impl Fn(&str) -> Option<Metric>) -> Result<Re
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         usage(format!(
             "{shown} is not JSON ({e}); give a result file written by sockbench --json"
+        ))
+    })?;
+    // serde_json keeps the last of two equal keys: a second `results` would hide the
+    // first from every check below.
+    serde_json::from_str::<unique::Unique>(&text).map_err(|e| {
+        usage(format!(
+            "{shown} {e}; it was damaged or edited, re-run the measurement"
         ))
     })?;
     check_format(&value).map_err(|e| usage(format!("{shown} {e}")))?;
@@ -130,6 +153,13 @@ fn check_values(value: &Value, path: &str) -> Result<(), String> {
             if x < 0.0 && !signed {
                 return Err(format!("{path} is {n}, below zero ({field} cannot be)"));
             }
+            let positive =
+                RATES.contains(&field) || POSITIVE_PARTS.iter().any(|p| path.contains(p));
+            if positive && x < MIN_POSITIVE {
+                return Err(format!(
+                    "{path} is {n}, not a positive figure ({field} cannot be zero)"
+                ));
+            }
             Ok(())
         }
         Value::Array(items) => {
@@ -143,10 +173,79 @@ fn check_values(value: &Value, path: &str) -> Result<(), String> {
                 .enumerate()
                 .try_for_each(|(i, v)| check_values(v, &format!("{path}[{i}]")))
         }
-        Value::Object(fields) => fields
-            .iter()
-            .try_for_each(|(k, v)| check_values(v, &format!("{path}.{k}"))),
+        Value::Object(fields) => {
+            for (low, high) in [("min", "max"), ("low", "high")] {
+                let bound = |k| fields.get(k).and_then(Value::as_f64);
+                if let (Some(l), Some(h)) = (bound(low), bound(high)) {
+                    if l > h {
+                        return Err(format!("{path}.{low} is {l}, above {path}.{high} ({h})"));
+                    }
+                }
+            }
+            fields
+                .iter()
+                .try_for_each(|(k, v)| check_values(v, &format!("{path}.{k}")))
+        }
         _ => Ok(()),
+    }
+}
+
+/// A JSON document read only to find an object that holds a key twice.
+mod unique {
+    use serde::de::{Deserialize, Deserializer, Error, MapAccess, SeqAccess, Visitor};
+    use std::fmt;
+
+    pub struct Unique;
+
+    impl<'de> Deserialize<'de> for Unique {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Unique, D::Error> {
+            d.deserialize_any(Walk)
+        }
+    }
+
+    struct Walk;
+
+    impl<'de> Visitor<'de> for Walk {
+        type Value = Unique;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_unit<E>(self) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Unique, A::Error> {
+            while items.next_element::<Unique>()?.is_some() {}
+            Ok(Unique)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut fields: A) -> Result<Unique, A::Error> {
+            let mut keys = std::collections::HashSet::new();
+            while let Some(key) = fields.next_key::<String>()? {
+                fields.next_value::<Unique>()?;
+                if !keys.insert(key.clone()) {
+                    return Err(A::Error::custom(format!(
+                        "holds the field \"{}\" twice in one object",
+                        crate::units::shown(&key)
+                    )));
+                }
+            }
+            Ok(Unique)
+        }
     }
 }
 
@@ -179,6 +278,60 @@ mod tests {
         let fine = json!([{"metrics": {"intercept_ns": -300.0, "auth_ns": -20.0, "r2": 0.99},
                            "trials": [{"elapsed_ns": 5}]}]);
         assert_eq!(check_values(&fine, "results"), Ok(()));
+    }
+
+    #[test]
+    fn zero_and_subnormal_rates_and_crossed_ranges_are_refused() {
+        let cases = [
+            (
+                json!([{"metrics": {"qps": 0.0}}]),
+                "results[0].metrics.qps is 0",
+            ),
+            (
+                json!([{"metrics": {"bytes_per_s": 5e-324}}]),
+                "results[0].metrics.bytes_per_s",
+            ),
+            (
+                json!([{"headline": {"spread": {"median": 0.0, "min": 0.0, "max": 0.0}}}]),
+                "is 0.0, not a positive figure",
+            ),
+            (
+                json!([{"headline": {"spread": {"median": 5.0, "min": 9.0, "max": 2.0}}}]),
+                "results[0].headline.spread.min is 9, above results[0].headline.spread.max",
+            ),
+            (
+                json!([{"headline": {"vs_reference": {"ratio":
+                    {"estimate": 1.0, "low": 1.5, "high": 0.5, "n": 5}}}}]),
+                "results[0].headline.vs_reference.ratio.low is 1.5, above",
+            ),
+        ];
+        for (results, named) in cases {
+            let e = check_values(&results, "results").unwrap_err();
+            assert!(e.contains(named), "{e}");
+        }
+        let fine = json!([{"metrics": {"qps": 25000.0, "failed": 0},
+                           "headline": {"spread": {"median": 5.0, "min": 4.0, "max": 6.0}},
+                           "vs_fastest": 0.0, "trials": [{"elapsed_ns": 5}]}]);
+        assert_eq!(check_values(&fine, "results"), Ok(()));
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused_with_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("twice.json");
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sockets.json"
+        ))
+        .unwrap();
+        let doubled = text.replacen('{', "{\"results\": [],", 1);
+        std::fs::write(&path, doubled).unwrap();
+        let e = load(&path, |_| None).unwrap_err().to_string();
+        assert!(
+            e.contains("twice.json holds the field \"results\" twice"),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
     }
 
     #[test]

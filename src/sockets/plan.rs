@@ -2,7 +2,7 @@
 
 use super::args::SocketsArgs;
 use crate::error::usage;
-use crate::plan::{dedup, DEFAULT_TRANSPORTS};
+use crate::plan::{distinct, DEFAULT_TRANSPORTS};
 use crate::results::Params;
 use crate::sockets::server::protocol::MAX_MESSAGE;
 use crate::sockets::{Budget, Workload};
@@ -54,7 +54,7 @@ impl SocketsPlan {
             }
             (_, false) => ServerSource::Running(args.servers.clone()),
             (Some(list), true) => {
-                let transports = dedup(list);
+                let transports = distinct("--transports", list)?;
                 super::FAMILY.check_transports(&transports).map_err(usage)?;
                 ServerSource::Spawn(transports)
             }
@@ -62,7 +62,7 @@ impl SocketsPlan {
         };
         if let ServerSource::Running(endpoints) = &server {
             let transports: Vec<Transport> = endpoints.iter().map(Endpoint::transport).collect();
-            if dedup(&transports).len() != transports.len() {
+            if distinct("--server", &transports).is_err() {
                 return Err(usage("give at most one --server address per transport"));
             }
         }
@@ -74,13 +74,20 @@ impl SocketsPlan {
                 "--clients must be between 1 and {MAX_CLIENTS}, not {clients}"
             )));
         }
+        if args
+            .workloads
+            .as_ref()
+            .is_some_and(|w| w.contains(&Workload::Concurrent))
+        {
+            crate::plan::check_open_files("--clients", u64::from(clients))?;
+        }
         let workloads = args.workloads.as_deref().unwrap_or(&DEFAULT_WORKLOADS);
         if workloads.is_empty() {
             return Err(usage("--workloads is empty; name at least one workload"));
         }
         Ok(SocketsPlan {
             server,
-            workloads: dedup(workloads),
+            workloads: distinct("--workloads", workloads)?,
             rounds,
             placements,
             sizes: match &args.sizes {
@@ -154,7 +161,9 @@ fn sizes(flag: &str, texts: &[String]) -> Result<Vec<u64>> {
             Ok(size)
         })
         .collect::<Result<Vec<u64>>>()?;
-    Ok(dedup(&parsed))
+    let shown: Vec<String> = parsed.iter().map(|&s| format_size(s)).collect();
+    distinct(flag, &shown)?;
+    Ok(parsed)
 }
 
 #[cfg(test)]
@@ -206,6 +215,11 @@ mod tests {
             &["--write-sizes", "lots"],
             &["--transports", "tcp", "--server", "tcp:127.0.0.1:1"],
             &["--server", "tcp:127.0.0.1:1", "--server", "tcp:127.0.0.1:2"],
+            &["--transports", "unix,tcp,unix"],
+            &["--workloads", "connect,connect"],
+            &["--sizes", "64,64B"],
+            &["--write-sizes", "4KiB,4096"],
+            &["--placement", "same,same"],
         ] {
             assert!(plan(bad).is_err(), "{bad:?} should be rejected");
         }
@@ -213,7 +227,7 @@ mod tests {
 
     #[test]
     fn one_case_per_size() {
-        let p = plan(&["--sizes", "1,64,1MiB,64"]).unwrap();
+        let p = plan(&["--sizes", "1,64,1MiB"]).unwrap();
         let sizes: Vec<_> = p.cases(Workload::PingPong).iter().map(|c| c.size).collect();
         assert_eq!(sizes, vec![Some(1), Some(64), Some(1 << 20)]);
     }

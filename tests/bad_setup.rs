@@ -1,0 +1,113 @@
+//! A process set up so that it cannot do what is asked (standard output closed or
+//! full, too few open files allowed, a TMPDIR PostgreSQL cannot use) gets one line
+//! saying so and a non-zero exit, before anything is measured where it can.
+
+mod common;
+
+use common::*;
+
+/// Runs sockbench through `sh -c SCRIPT` (the binary is `$0`), for what only a shell
+/// sets up: a closed descriptor, a lowered limit.
+fn through_shell(tmp: &std::path::Path, script: &str) -> std::process::Output {
+    let base = sockbench(tmp);
+    let mut command = std::process::Command::new("sh");
+    command
+        .args(["-c", script])
+        .arg(base.get_program())
+        .env("TMPDIR", tmp)
+        .stdin(std::process::Stdio::null());
+    assert_cmd::Command::from_std(command)
+        .timeout(RUN_TIMEOUT)
+        .output()
+        .expect("sh runs")
+}
+
+#[test]
+fn a_closed_or_full_standard_output_is_a_failure() {
+    let tmp = tempdir();
+    for script in [
+        r#"exec "$0" report tests/fixtures/run.json >&-"#,
+        r#"exec "$0" --help >&-"#,
+    ] {
+        let out = through_shell(tmp.path(), script);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{script}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("standard output is closed"), "{stderr}");
+    }
+    for args in [
+        &["--help"][..],
+        &["report", "--help"],
+        &["--version"],
+        &["report", "tests/fixtures/run.json"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut command = sockbench(tmp.path());
+        command.args(args).stdout(full);
+        let out = command.output().unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("No space left on device"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_low_soft_open_file_limit_is_raised_and_a_low_hard_one_refused() {
+    let tmp = tempdir();
+    // 300 clients hold 300 sockets in sockbench and 300 in its server child: more
+    // than a soft limit of 256 allows, well within the hard limit.
+    let out = through_shell(
+        tmp.path(),
+        r#"ulimit -Sn 256 && exec "$0" sockets --workloads concurrent --clients 300 \
+           --transports unix --trials 1 --quick --quiet"#,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = through_shell(
+        tmp.path(),
+        r#"ulimit -n 256 && exec "$0" sockets --workloads concurrent --clients 1024 --quick"#,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--clients 1024 needs about"), "{stderr}");
+    assert!(
+        stderr.contains("may open only 256") && stderr.contains("ulimit -n"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_tmpdir_with_a_comma_is_refused_before_the_cluster_starts() {
+    if !postgres_installed("a_tmpdir_with_a_comma_is_refused_before_the_cluster_starts") {
+        return;
+    }
+    let tmp = tempdir();
+    let comma = tmp.path().join("a,b");
+    std::fs::create_dir(&comma).unwrap();
+    let out = assert_cmd::Command::from_std(sockbench(tmp.path()))
+        .env("TMPDIR", &comma)
+        .args([
+            "postgres",
+            "--quick",
+            "--experiments",
+            "query",
+            "--trials",
+            "1",
+        ])
+        .timeout(RUN_TIMEOUT)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("TMPDIR") && stderr.contains("holds a comma"),
+        "{stderr}"
+    );
+    assert!(leftovers(&comma).is_empty(), "{:?}", leftovers(&comma));
+}
