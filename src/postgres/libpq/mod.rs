@@ -19,6 +19,7 @@ pub use result::PgResult;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::ptr::NonNull;
 use std::time::Instant;
+pub use wait::OP_LIMIT;
 
 /// A libpq failure, with libpq's message on one line.
 #[derive(Debug, thiserror::Error)]

@@ -147,6 +147,13 @@ impl Conn {
         error
     }
 
+    /// The error for an operation on this connection that has waited longer than
+    /// [`OP_LIMIT`], for a caller that does its own waiting: the query is cancelled
+    /// and the connection is to be dropped.
+    pub fn stalled(&self) -> PgError {
+        self.abandon(PgError::Stalled(self.server()))
+    }
+
     /// Which server this connection is to: host (or socket directory) and port.
     pub(super) fn server(&self) -> String {
         let text = |p: *const libc::c_char| {
