@@ -14,6 +14,7 @@ pub mod plan;
 pub mod server;
 pub mod stream;
 pub mod suite;
+mod watchdog;
 
 use crate::cpu::Meter;
 use crate::report::experiment::{Experiment, Family};

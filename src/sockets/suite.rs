@@ -5,7 +5,7 @@
 
 use super::plan::{ServerSource, SocketsPlan};
 use super::server::child::ServerProcess;
-use super::{Target, Workload};
+use super::{watchdog, Target, Workload};
 use crate::cpu::Meter;
 use crate::harness::aggregate::{rank, record};
 use crate::harness::{self, Case, Progress, Runner, Schedule, Sink};
@@ -75,7 +75,14 @@ impl Runner for WorkloadRunner<'_> {
 
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
         let (target, params) = (&self.targets[target], &self.cases[case]);
-        self.workload.run(target, params, &self.plan.budget, meter)
+        let budget = &self.plan.budget;
+        let Some(pid) = self.server else {
+            return self.workload.run(target, params, budget, meter);
+        };
+        match watchdog::watched(pid, || self.workload.run(target, params, budget, meter)) {
+            (_, Some(fired)) => Err(watchdog::error(fired, pid)),
+            (trial, None) => trial,
+        }
     }
 }
 
