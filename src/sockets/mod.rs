@@ -201,6 +201,13 @@ fn named_timeout(e: std::io::Error) -> std::io::Error {
             std::io::ErrorKind::TimedOut,
             format!("timed out after {} s", IO_TIMEOUT.as_secs()),
         ),
+        // Nothing at all, then the end: a sockbench server that exited, or one that
+        // serves TLS there and waited in vain for a TLS hello.
+        std::io::ErrorKind::UnexpectedEof => std::io::Error::new(
+            e.kind(),
+            "the server closed the connection before its greeting (it exited or was killed, \
+             or it serves TLS there: use the tls transport)",
+        ),
         _ => e,
     }
 }
