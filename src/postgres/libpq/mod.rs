@@ -1,11 +1,12 @@
 //! A small safe wrapper over libpq (through `pq-sys`): the same client library psql
 //! and pgbench use, so sockbench's figures compare with theirs.
 //!
-//! Only what the experiments need: connecting (blocking, or step by step with the
-//! time of each connection phase), running a query, reading values, and the facts of
+//! Only what the experiments need: connecting (step by step, with the time of each
+//! connection phase when asked), running a query, reading values, and the facts of
 //! a connection (server version, TLS in use). Connection parameters are prepared once
 //! as C strings ([`ConnParams`]) so a timed loop allocates nothing of its own. No call
-//! here waits on the server without a bound or past a Ctrl-C (`wait.rs` says how).
+//! here waits on the server without a bound or past a Ctrl-C (`wait.rs` says how),
+//! except `ConnParams::ping` (`PQpingParams`, bounded by `connect_timeout` only).
 
 mod nonblocking;
 mod params;
