@@ -2,12 +2,14 @@
 # The fault matrix: sockbench interrupted by SIGINT, SIGTERM, SIGHUP or SIGKILL while
 # its throwaway cluster starts, in the middle of an experiment and while it tears
 # down; its PostgreSQL server killed mid-run; two `sockbench run` in one directory at
-# once. For each row it prints the exit code, whether every experiment finished
+# once; its PostgreSQL backend or its socket server stopped (SIGSTOP) mid-run, left
+# to time out or followed by Ctrl-C. For each row it prints the exit code, whether every experiment finished
 # before the fault is still in a valid result file, what was left right after
 # (processes, directories and sockets in TMPDIR), and what is left once the next
 # run has started and finished in the same TMPDIR. Target: every finished result
 # kept and nothing left after the next run, in every row.
 #
+# `--stall-only` runs only the four stalled-server rows (about a minute).
 # Takes about six minutes (the two `run`s and the teardown rows are most of it). Every run and server is
 # bounded in time; everything it starts is stopped by PID.
 set -euo pipefail
@@ -72,7 +74,8 @@ kept() {
 
 echo "exit: sockbench's exit code; finished before: experiments saved when the fault came;"
 echo "kept: all of them still in a valid result file; procs, dirs: processes and entries left"
-echo "in TMPDIR right after; after next: both, once the next run in that TMPDIR finished."
+echo "in TMPDIR right after; after next: both, once the next run in that TMPDIR finished;"
+echo "stall rows add how long the run took after the stop (timeout) or after Ctrl-C, and its last line."
 echo
 printf '%-26s %5s %-18s %-5s %6s %5s %11s\n' scenario exit "finished before" kept procs dirs "after next"
 
@@ -114,12 +117,82 @@ row() {
         "$(kept "$before" "$after")" "$procs" "$dirs" "$left"
 }
 
+# One stalled-server row: $1 name, $2 family (postgres|sockets), $3 what follows the
+# stop (timeout: nothing, the run must give up within its 10 s; INT: Ctrl-C 1 s later).
+stall_row() {
+    local name=$1 family=$2 after_stop=$3
+    local tmp=$work/$name json=$work/$name.json
+    mkdir -p "$tmp"; chmod 755 "$tmp"
+    if [ "$family" = postgres ]; then
+        TMPDIR=$tmp "$sb" postgres --quiet --experiments query,rows --transports unix \
+            --trials 3 --json "$json" >/dev/null 2>"$work/$name.err" &
+    else
+        TMPDIR=$tmp "$sb" sockets --quiet --quick --trials 3 --transports unix,tcp \
+            --workloads connect,pingpong,stream --json "$json" >/dev/null 2>"$work/$name.err" &
+    fi
+    local pid=$! first=$family.query victim=""
+    [ "$family" = sockets ] && first=sockets.connect
+    started+=("$pid")
+    wait_for "grep -q $first $json 2>/dev/null" 90 || true
+    local before
+    before=$(experiments_in "$json")
+    # The server to stop: the backend of the experiment now running, or the serve child.
+    if [ "$family" = postgres ]; then
+        local pm
+        pm=$(head -1 "$tmp"/sockbench-pg-*/data/postmaster.pid 2>/dev/null || true)
+        wait_for "[ -n \"\$(pgrep -P $pm -f 'foo foo')\" ]" 30 || true
+        victim=$(pgrep -P "$pm" -f 'foo foo' | head -1)
+    else
+        victim=$(pgrep -P "$pid" -f serve | head -1)
+    fi
+    started+=("$victim")
+    kill -STOP "$victim"
+    local from=$EPOCHREALTIME
+    if [ "$after_stop" = INT ]; then
+        sleep 1
+        from=$EPOCHREALTIME
+        kill -INT "$pid"
+    fi
+    # Bounded: a run that does not end within 60 s is killed (and shows as exit 137).
+    local deadline=$((SECONDS + 60))
+    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.02; done
+    local took
+    took=$(python3 -c "print(f'{$EPOCHREALTIME - $from:.1f}s')")
+    kill -KILL "$pid" 2>/dev/null || true
+    local code=0
+    { wait "$pid"; } 2>/dev/null || code=$?
+    kill -CONT "$victim" 2>/dev/null || true
+    sleep 1 # the servers' death signals
+    local procs dirs after left
+    procs=$(processes_in "$tmp")
+    dirs=$(find "$tmp" -mindepth 1 -maxdepth 1 | wc -l)
+    after=$(experiments_in "$json")
+    TMPDIR=$tmp "$sb" sockets --quiet --quick --trials 1 --workloads connect \
+        --transports unix >/dev/null 2>&1 || true
+    left=$(( $(find "$tmp" -mindepth 1 -maxdepth 1 | wc -l) + $(processes_in "$tmp") ))
+    printf '%-26s %5s %-18s %-5s %6s %5s %11s  %s\n' "$name" "$code" "$before" \
+        "$(kept "$before" "$after")" "$procs" "$dirs" "$left" "$took"
+    printf '    %s\n' "$(tail -1 "$work/$name.err")"
+}
+
+if [ "${1:-}" = --stall-only ]; then
+    for family in postgres sockets; do
+        stall_row "$family-stalled" "$family" timeout
+        stall_row "$family-stalled-then-INT" "$family" INT
+    done
+    exit 0
+fi
+
 for sig in INT TERM HUP KILL; do
     for moment in start mid teardown; do
         row "$sig-at-$moment" "$sig" "$moment"
     done
 done
 row "postmaster-killed-mid-run" KILL postmaster
+for family in postgres sockets; do
+    stall_row "$family-stalled" "$family" timeout
+    stall_row "$family-stalled-then-INT" "$family" INT
+done
 
 # Two default runs in one directory at once: two result files, both complete.
 both=$work/both

@@ -7,7 +7,7 @@
 //! scram-sha-256). Only when the answer matches the method is the switch done.
 
 use anyhow::{bail, Result};
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
 
 /// The superuser sockbench administers its cluster with. Only peer authentication
@@ -114,9 +114,14 @@ pub fn probe(addr: &ProbeAddr) -> Result<Answer> {
     probe_as(addr, ROLE, ROLE)
 }
 
+/// How long a probe waits for the server's answer; Ctrl-C is checked every
+/// [`PROBE_SLICE`].
+const PROBE_LIMIT: Duration = Duration::from_secs(10);
+const PROBE_SLICE: Duration = Duration::from_millis(100);
+
 /// Sends a startup message for `user` and `database` and reads the first answer.
 pub fn probe_as(addr: &ProbeAddr, user: &str, database: &str) -> Result<Answer> {
-    let timeout = Some(Duration::from_secs(5));
+    let timeout = Some(PROBE_SLICE);
     let mut stream: Box<dyn ReadWrite> = match addr {
         ProbeAddr::Unix(path) => {
             let s = std::os::unix::net::UnixStream::connect(path)?;
@@ -139,16 +144,59 @@ pub fn probe_as(addr: &ProbeAddr, user: &str, database: &str) -> Result<Answer> 
     message.extend_from_slice(&body);
     stream.write_all(&message)?;
     let mut head = [0u8; 9];
-    stream.read_exact(&mut head[..1])?;
+    let deadline = Instant::now() + PROBE_LIMIT;
+    read_before(&mut stream, &mut head[..1], deadline, addr)?;
     match head[0] {
         b'R' => {
-            stream.read_exact(&mut head[1..9])?;
+            read_before(&mut stream, &mut head[1..9], deadline, addr)?;
             Ok(Answer::Request(i32::from_be_bytes([
                 head[5], head[6], head[7], head[8],
             ])))
         }
         b'E' => Ok(Answer::Refused),
         other => bail!("unexpected answer {other:#04x} to a startup message"),
+    }
+}
+
+/// Fills `buf` from a stream whose reads time out every [`PROBE_SLICE`], checking
+/// Ctrl-C between them, until `deadline`.
+fn read_before(
+    stream: &mut dyn ReadWrite,
+    mut buf: &mut [u8],
+    deadline: Instant,
+    addr: &ProbeAddr,
+) -> Result<()> {
+    while !buf.is_empty() {
+        match stream.read(buf) {
+            Ok(0) => bail!("{addr} closed the connection before answering a startup message"),
+            Ok(n) => buf = &mut buf[n..],
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) =>
+            {
+                crate::interrupt::check()?;
+                if Instant::now() > deadline {
+                    bail!(
+                        "the PostgreSQL server at {addr} did not answer a startup message within \
+                         {} s (stopped or stalled)",
+                        PROBE_LIMIT.as_secs()
+                    );
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+impl std::fmt::Display for ProbeAddr<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProbeAddr::Unix(path) => write!(f, "{}", path.display()),
+            ProbeAddr::Host(host, port) => write!(f, "{host} port {port}"),
+        }
     }
 }
 
@@ -160,6 +208,7 @@ pub fn wait_until_switched(method: AuthMethod, unix: &ProbeAddr, tcp: &ProbeAddr
     let deadline = Instant::now() + Duration::from_secs(10);
     let expected = method.expected();
     loop {
+        crate::interrupt::check()?;
         let seen = (probe(unix)?, probe(tcp)?);
         if seen == expected {
             return Ok(());

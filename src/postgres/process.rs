@@ -94,9 +94,30 @@ impl Spawned {
     }
 
     /// Sends each signal in turn, waiting up to its time for the program to exit, and
-    /// finally SIGKILL.
+    /// finally SIGKILL. The program and its children are resumed first: a backend
+    /// someone stopped (SIGSTOP) cannot act on the shutdown the postmaster asks of
+    /// it, and the postmaster would wait for it until it gives up (seconds later).
     pub fn stop(mut self, steps: &[(libc::c_int, Duration)]) {
+        self.resume();
         crate::subprocess::stop(&mut self.child, steps);
+    }
+
+    /// Sends SIGCONT to the program and to its children (listed by the kernel while
+    /// the program, not yet reaped, is their parent; a backend calls `setsid`, so
+    /// the process group would not reach it).
+    fn resume(&mut self) {
+        if !matches!(self.child.try_wait(), Ok(None)) {
+            return;
+        }
+        let pid = self.child.id();
+        let children =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        let pids = children.split_whitespace().filter_map(|p| p.parse().ok());
+        for p in std::iter::once(pid as libc::pid_t).chain(pids) {
+            // SAFETY: a plain syscall; `p` is our child (not reaped) or one of its
+            // children, as the kernel listed them.
+            unsafe { libc::kill(p, libc::SIGCONT) };
+        }
     }
 }
 

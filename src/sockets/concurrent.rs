@@ -12,7 +12,8 @@ use crate::harness::threads::on_threads;
 use crate::results::{Metrics, Trial};
 use crate::sockets::server::protocol::Request;
 use crate::stats::Percentiles;
-use anyhow::Result;
+use crate::transport::closed_by_peer;
+use anyhow::{Context, Result};
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -78,7 +79,9 @@ fn client(
     let mut samples = sample_buffer(capacity);
     barrier.wait();
     let mut conn = prepared?;
-    let elapsed_ns = timed_round_trips(&mut conn, &mut buf, &mut samples, budget)?;
+    let elapsed_ns = timed_round_trips(&mut conn, &mut buf, &mut samples, budget)
+        .map_err(closed_by_peer)
+        .with_context(|| target.endpoint.to_string())?;
     Ok(ClientRun {
         samples,
         elapsed_ns,

@@ -13,6 +13,7 @@ use crate::results::{Metrics, Trial};
 use crate::sockets::server::protocol::GREETING;
 use crate::stats::Percentiles;
 use crate::system;
+use crate::transport::closed_by_peer;
 use anyhow::{bail, Context, Result};
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -48,7 +49,9 @@ pub fn trial(target: &Target, budget: Duration, meter: &mut Meter) -> Result<Tri
     let mut prev = start;
     while samples.len() < capacity {
         let mut conn = connector.connect().with_context(|| refused(target))?;
-        conn.read_exact(&mut greeting)?;
+        conn.read_exact(&mut greeting)
+            .map_err(closed_by_peer)
+            .with_context(|| target.endpoint.to_string())?;
         drop(conn);
         let now = Instant::now();
         samples.push(nanos(now - prev));

@@ -14,6 +14,7 @@ pub mod plan;
 pub mod server;
 pub mod stream;
 pub mod suite;
+mod watchdog;
 
 use crate::cpu::Meter;
 use crate::report::experiment::{Experiment, Family};
@@ -199,6 +200,13 @@ fn named_timeout(e: std::io::Error) -> std::io::Error {
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => std::io::Error::new(
             std::io::ErrorKind::TimedOut,
             format!("timed out after {} s", IO_TIMEOUT.as_secs()),
+        ),
+        // Nothing at all, then the end: a sockbench server that exited, or one that
+        // serves TLS there and waited in vain for a TLS hello.
+        std::io::ErrorKind::UnexpectedEof => std::io::Error::new(
+            e.kind(),
+            "the server closed the connection before its greeting (it exited or was killed, \
+             or it serves TLS there: use the tls transport)",
         ),
         _ => e,
     }

@@ -7,7 +7,7 @@ use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
 use crate::results::{Metrics, Trial};
 use crate::sockets::server::protocol::Request;
 use crate::stats::Percentiles;
-use crate::transport::Conn;
+use crate::transport::{closed_by_peer, Conn};
 use anyhow::{Context, Result};
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
@@ -25,7 +25,9 @@ pub fn trial(target: &Target, size: u64, budget: Duration, meter: &mut Meter) ->
 
     let mut samples = sample_buffer(sample_capacity(budget));
     meter.start();
-    let elapsed_ns = timed_round_trips(&mut conn, &mut buf, &mut samples, budget)?;
+    let elapsed_ns = timed_round_trips(&mut conn, &mut buf, &mut samples, budget)
+        .map_err(closed_by_peer)
+        .with_context(|| target.endpoint.to_string())?;
     meter.stop(samples.len() as u64);
 
     let count = samples.len() as u64;
@@ -52,8 +54,9 @@ pub(super) fn warm_up(
 ) -> Result<()> {
     let end = Instant::now() + time;
     for _ in 0..round_trips {
-        conn.write_all(buf)?;
-        conn.read_exact(buf)
+        conn.write_all(buf)
+            .and_then(|()| conn.read_exact(buf))
+            .map_err(closed_by_peer)
             .with_context(|| format!("{} stopped echoing", target.endpoint))?;
         if Instant::now() >= end {
             break;

@@ -6,6 +6,7 @@ use crate::cpu::Meter;
 use crate::harness::measure::nanos;
 use crate::results::{Metrics, Trial};
 use crate::sockets::server::protocol::Request;
+use crate::transport::closed_by_peer;
 use anyhow::{bail, Context, Result};
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -34,9 +35,13 @@ pub fn trial(
     while warm < WARMUP_BYTES {
         let n = conn
             .read(&mut buf)
+            .map_err(closed_by_peer)
             .with_context(|| format!("{} stopped streaming", target.endpoint))?;
         if n == 0 {
-            bail!("{} closed the stream early", target.endpoint);
+            bail!(
+                "{} closed the stream early (the socket server exited or was killed)",
+                target.endpoint
+            );
         }
         warm += n as u64;
     }
@@ -52,9 +57,15 @@ pub fn trial(
     let mut reads = 0u32;
     let mut end = start;
     while received < bytes {
-        let n = conn.read(&mut buf)?;
+        let n = conn
+            .read(&mut buf)
+            .map_err(closed_by_peer)
+            .with_context(|| target.endpoint.to_string())?;
         if n == 0 {
-            bail!("{} closed the stream early", target.endpoint);
+            bail!(
+                "{} closed the stream early (the socket server exited or was killed)",
+                target.endpoint
+            );
         }
         received += n as u64;
         reads += 1;

@@ -6,7 +6,7 @@
 use super::plan::{ServerSource, SocketsPlan};
 use super::server::child::ServerProcess;
 use super::server::owner;
-use super::{Target, Workload};
+use super::{watchdog, Target, Workload};
 use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::error::usage;
@@ -55,6 +55,7 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
             cases: harness::placed(plan.cases(workload), &plan.placements, |p| p),
             targets: &targets,
             server: server_pid,
+            child: server.as_ref().map(ServerProcess::pid),
             load_known,
         };
         let records = run(&mut runner, &tls, progress);
@@ -102,6 +103,8 @@ struct WorkloadRunner<'a> {
     targets: &'a [Target],
     /// The server process: sockbench's child, or the user's found on this machine.
     server: Option<u32>,
+    /// sockbench's own server child, the only one the watchdog may stop.
+    child: Option<u32>,
     load_known: bool,
 }
 
@@ -120,7 +123,14 @@ impl Runner for WorkloadRunner<'_> {
 
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
         let (target, params) = (&self.targets[target], &self.cases[case]);
-        self.workload.run(target, params, &self.plan.budget, meter)
+        let budget = &self.plan.budget;
+        let Some(pid) = self.child else {
+            return self.workload.run(target, params, budget, meter);
+        };
+        match watchdog::watched(pid, || self.workload.run(target, params, budget, meter)) {
+            (_, Some(fired)) => Err(watchdog::error(fired, pid)),
+            (trial, None) => trial,
+        }
     }
 }
 

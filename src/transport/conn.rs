@@ -89,6 +89,20 @@ impl Write for Conn {
     }
 }
 
+/// Says what a read or write that found the connection closed means, instead of
+/// `read_exact`'s "failed to fill whole buffer" or a bare "connection reset".
+pub fn closed_by_peer(e: io::Error) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof
+        | io::ErrorKind::ConnectionReset
+        | io::ErrorKind::BrokenPipe => io::Error::new(
+            e.kind(),
+            "the socket server closed the connection (it exited or was killed)",
+        ),
+        _ => e,
+    }
+}
+
 /// Everything needed to open connections to one endpoint, prepared once so that
 /// `connect` does no parsing or address conversion inside a timed loop.
 pub enum Connector {

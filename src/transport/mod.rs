@@ -15,7 +15,7 @@ mod tcp;
 mod tls;
 mod unix;
 
-pub use conn::{Accepted, BindError, Conn, Connector, Listener};
+pub use conn::{closed_by_peer, Accepted, BindError, Conn, Connector, Listener};
 pub use endpoint::{Address, Endpoint, MAX_UNIX_PATH};
 pub use tls::{TlsInfo, TlsVersion, CERTIFICATE_KIND};
 

@@ -8,17 +8,22 @@
 //! HdrHistogram per thread (recording is a counter increment, no allocation), merged
 //! after the run. With `connect_per_transaction`, every transaction opens and closes
 //! its own connection, like `pgbench -C`.
+//!
+//! A transaction (or a connection) that waits longer than [`OP_LIMIT`] means its
+//! server stalled: the trial ends with that error, and a thread that fails ends the
+//! measured window at once rather than when the trial would have ended.
 
 use super::PgTarget;
 use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate};
 use crate::harness::threads::on_threads_while;
-use crate::postgres::libpq::{wait_any, Conn, Step, TxOutcome, Wait};
+use crate::postgres::libpq::{wait_any, Conn, Step, TxOutcome, Wait, OP_LIMIT};
 use crate::results::{Metrics, Trial};
 use crate::stats::Percentiles;
 use anyhow::{anyhow, bail, Context, Result};
 use hdrhistogram::Histogram;
 use std::ffi::CString;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// What one run does.
@@ -65,10 +70,11 @@ pub fn trial(target: &PgTarget, load: &Load, meter: &mut Meter) -> Result<Trial>
     let start = Instant::now() + Duration::from_millis(50);
     let measured_from = start + load.warmup;
     let end = measured_from + load.duration;
+    let failed = AtomicBool::new(false);
     let window = || {
-        sleep_until(measured_from);
+        sleep_until(measured_from, &failed);
         meter.start();
-        sleep_until(end);
+        sleep_until(end, &failed);
         meter.end();
     };
     let tallies = on_threads_while(
@@ -76,7 +82,11 @@ pub fn trial(target: &PgTarget, load: &Load, meter: &mut Meter) -> Result<Trial>
         |t| {
             let t = t as u32;
             let share = load.clients / threads + u32::from(t < load.clients % threads);
-            drive(target, load, share, start, measured_from, end)
+            let tally = drive(target, load, share, start, measured_from, end);
+            if tally.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            tally
         },
         window,
     )?;
@@ -149,11 +159,16 @@ fn drive(
         .context("cannot open the clients' connections")?;
     let mut waits: Vec<Wait> = Vec::with_capacity(all.len());
     std::thread::sleep(start.saturating_duration_since(Instant::now()));
+    let mut stall_checked = start;
     loop {
         let now = Instant::now();
-        // Checked once per wake-up (at most a second apart), never per transaction.
+        // Checked once per wake-up (at most 100 ms apart), never per transaction.
         if now >= end || crate::interrupt::interrupted() {
             break;
+        }
+        if now - stall_checked >= Duration::from_secs(1) {
+            stall_checked = now;
+            check_stalls(&all, now)?;
         }
         for c in all.iter_mut().filter(|c| c.state == State::Idle) {
             begin(c, target, load, now, &mut tally)?;
@@ -163,7 +178,7 @@ fn drive(
             let write = c.state == State::Connecting(Step::Write);
             Wait::new(c.conn.as_ref(), write)
         }));
-        let limit = (end - now).clamp(Duration::from_millis(1), Duration::from_secs(1));
+        let limit = (end - now).clamp(Duration::from_millis(1), Duration::from_millis(100));
         wait_any(&mut waits, limit).map_err(|e| anyhow!("poll failed: {e}"))?;
         for (c, wait) in all.iter_mut().zip(&waits) {
             if wait.ready() {
@@ -172,6 +187,18 @@ fn drive(
         }
     }
     Ok(tally)
+}
+
+/// An error when a client has waited longer than [`OP_LIMIT`] for its server.
+fn check_stalls(all: &[Client], now: Instant) -> Result<()> {
+    for c in all {
+        if let (Some(conn), false) = (&c.conn, c.state == State::Idle) {
+            if now - c.started > OP_LIMIT {
+                return Err(conn.stalled().into());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Starts a client's next transaction.
@@ -243,11 +270,12 @@ fn progress(
     }
 }
 
-/// Sleeps until `at`, or until Ctrl-C, in slices of at most 50 ms.
-fn sleep_until(at: Instant) {
+/// Sleeps until `at`, or until Ctrl-C or a client thread failed, in slices of at
+/// most 50 ms.
+fn sleep_until(at: Instant, failed: &AtomicBool) {
     loop {
         let left = at.saturating_duration_since(Instant::now());
-        if left.is_zero() || crate::interrupt::interrupted() {
+        if left.is_zero() || crate::interrupt::interrupted() || failed.load(Ordering::Relaxed) {
             return;
         }
         std::thread::sleep(left.min(Duration::from_millis(50)));

@@ -1,22 +1,26 @@
 //! A small safe wrapper over libpq (through `pq-sys`): the same client library psql
 //! and pgbench use, so sockbench's figures compare with theirs.
 //!
-//! Only what the experiments need: connecting (blocking, or step by step with the
-//! time of each connection phase), running a query, reading values, and the facts of
+//! Only what the experiments need: connecting (step by step, with the time of each
+//! connection phase when asked), running a query, reading values, and the facts of
 //! a connection (server version, TLS in use). Connection parameters are prepared once
-//! as C strings ([`ConnParams`]) so a timed loop allocates nothing of its own.
+//! as C strings ([`ConnParams`]) so a timed loop allocates nothing of its own. No call
+//! here waits on the server without a bound or past a Ctrl-C (`wait.rs` says how),
+//! except `ConnParams::ping` (`PQpingParams`, bounded by `connect_timeout` only).
 
 mod nonblocking;
 mod params;
 mod result;
+mod wait;
 
 pub use nonblocking::{wait_any, Step, TxOutcome, Wait};
 pub use params::{environment_defaults, parse_conninfo, ConnParams};
 use pq_sys as pq;
 pub use result::PgResult;
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::ptr::NonNull;
 use std::time::Instant;
+pub use wait::OP_LIMIT;
 
 /// A libpq failure, with libpq's message on one line.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +31,22 @@ pub enum PgError {
     Query(String),
     #[error("invalid connection string: {0}")]
     Conninfo(String),
+    /// The server did not answer within [`wait::OP_LIMIT`]; the query was cancelled.
+    #[error(
+        "the PostgreSQL server at {0} did not answer within {limit} s (stopped or stalled); \
+         sockbench cancelled the query and closed the connection; the experiments that \
+         finished before are kept",
+        limit = wait::OP_LIMIT.as_secs()
+    )]
+    Stalled(String),
+    /// The connection broke under a query: the backend or the server is gone.
+    #[error(
+        "the PostgreSQL server at {0} closed the connection (its backend or the server \
+         exited or was killed): {1}"
+    )]
+    Lost(String, String),
+    #[error("interrupted")]
+    Interrupted(#[source] crate::error::Interrupted),
 }
 
 impl PgError {
@@ -61,9 +81,6 @@ fn one_line(raw: *const c_char) -> String {
     }
 }
 
-/// The longest a step-by-step connection may take before it is given up.
-const CONNECT_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
-
 /// Moments at which a connection passed each phase, as observed through libpq's
 /// non-blocking connect. A phase libpq did not stop in has the time of the next one.
 #[derive(Debug, Clone, Copy)]
@@ -83,6 +100,8 @@ pub struct ConnectTimes {
 /// An open connection; closed on drop.
 pub struct Conn {
     raw: NonNull<pq::PGconn>,
+    /// OpenSSL's `SSL*` of the connection once it is open, null without TLS.
+    ssl: *const c_void,
 }
 
 // A libpq connection may move between threads as long as one thread uses it at a time.
@@ -100,14 +119,10 @@ impl Drop for Conn {
 }
 
 impl Conn {
-    /// Connects, blocking, like psql does.
+    /// Connects, like psql does, but never waiting longer than [`wait::OP_LIMIT`]
+    /// or past a Ctrl-C.
     pub fn connect(params: &ConnParams) -> Result<Conn, PgError> {
-        let raw =
-            // SAFETY: both arrays hold pointers to NUL-terminated strings owned by `params`
-            // and end with a null pointer, as PQconnectdbParams requires; they outlive the
-            // call.
-            unsafe { pq::PQconnectdbParams(params.keywords.as_ptr(), params.values.as_ptr(), 0) };
-        Conn::checked(raw)
+        Conn::connect_timed(params).map(|(conn, _)| conn)
     }
 
     /// Connects through `PQconnectStartParams` and `PQconnectPoll`, noting when each
@@ -121,7 +136,8 @@ impl Conn {
         let raw = unsafe {
             pq::PQconnectStartParams(params.keywords.as_ptr(), params.values.as_ptr(), 0)
         };
-        let conn = Conn::wrap(raw)?;
+        let mut conn = Conn::wrap(raw)?;
+        let mut budget = wait::Budget::new();
         let mut times = ConnectTimes {
             start,
             connected: start,
@@ -138,12 +154,6 @@ impl Conn {
             let now = Instant::now();
             if status == S::CONNECTION_BAD {
                 return Err(PgError::Connect(conn.error_message()));
-            }
-            if now - start > CONNECT_LIMIT {
-                return Err(PgError::Connect(format!(
-                    "the connection was not ready within {} s",
-                    CONNECT_LIMIT.as_secs()
-                )));
             }
             if !connected && status != S::CONNECTION_STARTED && status != S::CONNECTION_NEEDED {
                 connected = true;
@@ -166,11 +176,18 @@ impl Conn {
             match poll {
                 P::PGRES_POLLING_OK => {
                     times.ready = now;
+                    conn.ssl = conn.ssl_struct();
                     return Ok((conn, times));
                 }
                 P::PGRES_POLLING_FAILED => return Err(PgError::Connect(conn.error_message())),
-                P::PGRES_POLLING_READING => conn.wait(libc::POLLIN)?,
-                P::PGRES_POLLING_WRITING => conn.wait(libc::POLLOUT)?,
+                P::PGRES_POLLING_READING => {
+                    // As libpq does: what OpenSSL holds already needs no wait.
+                    conn.ssl = conn.ssl_struct();
+                    if !conn.tls_pending() {
+                        conn.wait_for(libc::POLLIN, &mut budget)?;
+                    }
+                }
+                P::PGRES_POLLING_WRITING => conn.wait_for(libc::POLLOUT, &mut budget)?,
                 P::PGRES_POLLING_ACTIVE => {}
             }
             // SAFETY: `conn.raw` is a live connection `conn` owns.
@@ -189,45 +206,10 @@ impl Conn {
         unsafe {
             pq::PQsetNoticeProcessor(raw.as_ptr(), Some(ignore_notice), std::ptr::null_mut())
         };
-        Ok(Conn { raw })
-    }
-
-    fn checked(raw: *mut pq::PGconn) -> Result<Conn, PgError> {
-        let conn = Conn::wrap(raw)?;
-        // SAFETY: `conn.raw` is a live connection `conn` owns.
-        if unsafe { pq::PQstatus(conn.raw.as_ptr()) } == pq::ConnStatusType::CONNECTION_OK {
-            Ok(conn)
-        } else {
-            Err(PgError::Connect(conn.error_message()))
-        }
-    }
-
-    /// Waits (at most 30 s) for the connection's socket to become ready for `events`.
-    fn wait(&self, events: libc::c_short) -> Result<(), PgError> {
-        let mut fd = libc::pollfd {
-            // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
-            fd: unsafe { pq::PQsocket(self.raw.as_ptr()) },
-            events,
-            revents: 0,
-        };
-        loop {
-            // SAFETY: `fd` is a valid pollfd on the stack and 1 is the number of entries
-            // behind the pointer.
-            match unsafe { libc::poll(&mut fd, 1, 30_000) } {
-                0 => {
-                    return Err(PgError::Connect(
-                        "the server did not answer within 30 s".into(),
-                    ))
-                }
-                n if n > 0 => return Ok(()),
-                _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
-                _ => {
-                    return Err(PgError::Connect(
-                        std::io::Error::last_os_error().to_string(),
-                    ))
-                }
-            }
-        }
+        Ok(Conn {
+            raw,
+            ssl: std::ptr::null(),
+        })
     }
 
     fn error_message(&self) -> String {
@@ -235,25 +217,29 @@ impl Conn {
         one_line(unsafe { pq::PQerrorMessage(self.raw.as_ptr()) })
     }
 
-    /// Runs one query with the simple query protocol and checks it succeeded.
+    /// Runs one query with the simple query protocol and checks it succeeded: like
+    /// `PQexec` (the last result is returned, an error result first), with every wait
+    /// bounded (see `wait.rs`).
     pub fn exec(&self, sql: &CStr) -> Result<PgResult, PgError> {
-        // SAFETY: `self.raw` is a live connection this value owns and `sql` is
-        // NUL-terminated and outlives the call.
-        let raw = unsafe { pq::PQexec(self.raw.as_ptr(), sql.as_ptr()) };
-        let Some(raw) = NonNull::new(raw) else {
-            return Err(PgError::Query(self.error_message()));
-        };
-        let result = PgResult { raw };
-        // SAFETY: `raw` is a non-null result just returned by PQexec, owned by `result`.
-        match unsafe { pq::PQresultStatus(raw.as_ptr()) } {
-            pq::ExecStatusType::PGRES_TUPLES_OK | pq::ExecStatusType::PGRES_COMMAND_OK => {
-                Ok(result)
+        self.send(sql)?;
+        let mut budget = wait::Budget::new();
+        let mut kept: Option<PgResult> = None;
+        loop {
+            self.wait_results(&mut budget)?;
+            // SAFETY: `self.raw` is a live connection this value owns; the results are
+            // complete, so PQgetResult does not wait.
+            let Some(raw) = NonNull::new(unsafe { pq::PQgetResult(self.raw.as_ptr()) }) else {
+                break;
+            };
+            let result = PgResult { raw };
+            if kept.as_ref().is_none_or(|k| k.succeeded()) {
+                kept = Some(result);
             }
-            // SAFETY: `raw` is a non-null result owned by `result`; the message is copied
-            // out before `result` is dropped.
-            _ => Err(PgError::Query(one_line(unsafe {
-                pq::PQresultErrorMessage(raw.as_ptr())
-            }))),
+        }
+        match kept {
+            None => Err(self.lost()),
+            Some(result) if result.succeeded() => Ok(result),
+            Some(result) => Err(PgError::Query(result.error_message())),
         }
     }
 

@@ -65,7 +65,7 @@ impl Conn {
         if unsafe { pq::PQsendQuery(self.raw.as_ptr(), sql.as_ptr()) } == 1 {
             Ok(())
         } else {
-            Err(PgError::Query(self.error_message()))
+            Err(self.lost())
         }
     }
 
@@ -74,7 +74,7 @@ impl Conn {
         let raw = self.raw.as_ptr();
         // SAFETY: `raw` is the live connection this value owns.
         if unsafe { pq::PQconsumeInput(raw) } == 0 {
-            return Err(PgError::Query(self.error_message()));
+            return Err(self.lost());
         }
         // SAFETY: `raw` is the live connection this value owns.
         if unsafe { pq::PQisBusy(raw) } != 0 {
@@ -102,7 +102,7 @@ impl Conn {
         }
         // SAFETY: `raw` is the live connection this value owns.
         if unsafe { pq::PQstatus(raw) } == pq::ConnStatusType::CONNECTION_BAD {
-            return Err(PgError::Query(self.error_message()));
+            return Err(self.lost());
         }
         Ok(outcome)
     }

@@ -17,6 +17,23 @@ impl Drop for PgResult {
 }
 
 impl PgResult {
+    /// Whether the query succeeded (rows or a command's completion).
+    pub(super) fn succeeded(&self) -> bool {
+        // SAFETY: `self.raw` is a result this value owns, not yet cleared.
+        let status = unsafe { pq::PQresultStatus(self.raw.as_ptr()) };
+        matches!(
+            status,
+            pq::ExecStatusType::PGRES_TUPLES_OK | pq::ExecStatusType::PGRES_COMMAND_OK
+        )
+    }
+
+    /// The server's error message, on one line.
+    pub(super) fn error_message(&self) -> String {
+        // SAFETY: `self.raw` is a result this value owns; the message is copied out
+        // before the result can be cleared.
+        super::one_line(unsafe { pq::PQresultErrorMessage(self.raw.as_ptr()) })
+    }
+
     pub fn rows(&self) -> usize {
         // SAFETY: `self.raw` is a result this value owns, not yet cleared.
         unsafe { pq::PQntuples(self.raw.as_ptr()) }.max(0) as usize

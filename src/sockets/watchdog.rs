@@ -1,0 +1,110 @@
+//! A stalled server must not hang a trial, and Ctrl-C must end one at once.
+//!
+//! The timed loops block in plain reads with no receive timeout (a timeout would
+//! arm a kernel timer on every read, which would be measured), so a server that
+//! stops answering (stopped with SIGSTOP, or stuck) would hold them forever, and a
+//! Ctrl-C with them. Rather than add work to the loops, a thread watches the trial
+//! from outside: every [`SLICE`] it checks Ctrl-C, and every second the CPU time
+//! the server process has used (from `/proc`). A server that used none for
+//! [`IO_TIMEOUT`] while a trial talks to it has stalled: every operation of a trial
+//! makes it work. Either way the watchdog kills the server (sockbench's own child,
+//! by PID, not yet reaped): its sockets close, the blocked read returns, and the
+//! trial ends with one line saying why. A server sockbench did not start (`--server`)
+//! is not watched: sockbench cannot stop it, and its connections rely on the
+//! receive timeout set outside the timed loops.
+
+use super::IO_TIMEOUT;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const SLICE: Duration = Duration::from_millis(100);
+
+/// Why the watchdog stopped the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fired {
+    Stalled,
+    Interrupted,
+}
+
+/// Runs `work` while watching the server process `pid`; returns what `work`
+/// returned and, if the watchdog stopped the server meanwhile, why.
+pub fn watched<T>(pid: u32, work: impl FnOnce() -> T) -> (T, Option<Fired>) {
+    let (done, finished) = mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        let watcher = scope.spawn(move || watch(pid, &finished));
+        let result = work();
+        drop(done);
+        (result, watcher.join().unwrap_or(None))
+    })
+}
+
+/// Watches until `finished` is closed; kills the server when it stalls or on Ctrl-C.
+fn watch(pid: u32, finished: &mpsc::Receiver<()>) -> Option<Fired> {
+    let mut cpu = cpu_ticks(pid);
+    let mut since = Instant::now();
+    let mut checked = since;
+    loop {
+        match finished.recv_timeout(SLICE) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            _ => return None,
+        }
+        let fired = if crate::interrupt::interrupted() {
+            Some(Fired::Interrupted)
+        } else if checked.elapsed() >= Duration::from_secs(1) {
+            checked = Instant::now();
+            let now = cpu_ticks(pid);
+            if now != cpu {
+                (cpu, since) = (now, checked);
+            }
+            (since.elapsed() >= IO_TIMEOUT).then_some(Fired::Stalled)
+        } else {
+            None
+        };
+        if fired.is_some() {
+            // SAFETY: a plain syscall on the PID of sockbench's own server child, which
+            // is reaped only after this trial, so the PID cannot have been reused.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            return fired;
+        }
+    }
+}
+
+/// The CPU time (user and system clock ticks) process `pid` has used, all its
+/// threads together; `None` once it is gone.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces; the fields after it are plain numbers.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// The error for a trial whose server the watchdog stopped.
+pub fn error(fired: Fired, pid: u32) -> anyhow::Error {
+    match fired {
+        Fired::Interrupted => crate::error::Interrupted::default().into(),
+        Fired::Stalled => anyhow::anyhow!(
+            "the sockbench server (PID {pid}) did no work for {} s while a trial waited on it \
+             (stopped or stalled); sockbench stopped it; the experiments that finished before \
+             are kept",
+            IO_TIMEOUT.as_secs()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_cpu_time_of_a_process() {
+        let pid = std::process::id();
+        let before = cpu_ticks(pid).expect("own /proc/PID/stat");
+        let spin = Instant::now();
+        while spin.elapsed() < Duration::from_millis(50) {}
+        assert!(cpu_ticks(pid).unwrap() > before);
+        assert_eq!(cpu_ticks(u32::MAX), None);
+    }
+}
