@@ -1,6 +1,7 @@
 //! `sockbench serve`: the server alone, until Ctrl-C or SIGTERM.
 
 use crate::cli::ServeArgs;
+use crate::dir::Dir;
 use crate::error::usage;
 use crate::interrupt;
 use crate::sockets::server;
@@ -16,9 +17,16 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         check_path(endpoint)?;
     }
     let bound = server::bind_all(&args.listen)?;
+    // Each socket file is held by its directory and identity, so the one removed at
+    // the end is the one bound, wherever its path may point by then.
     let socket_files: Vec<_> = bound
         .iter()
-        .filter_map(|b| b.endpoint.path().cloned())
+        .filter_map(|b| b.endpoint.path())
+        .filter_map(|path| {
+            let (dir, name) = Dir::open_parent(path).ok()?;
+            let bound = dir.entry_at(&name).ok()??;
+            Some((dir, name, bound))
+        })
         .collect();
     {
         let mut out = std::io::stdout().lock();
@@ -32,8 +40,11 @@ pub fn run(args: &ServeArgs) -> Result<()> {
     while !interrupt::interrupted() {
         std::thread::sleep(Duration::from_millis(50));
     }
-    for path in socket_files {
-        let _ = std::fs::remove_file(path);
+    for (dir, name, bound) in socket_files {
+        let now = dir.entry_at(&name).ok().flatten();
+        if now.is_some_and(|n| n.dev == bound.dev && n.ino == bound.ino) {
+            let _ = dir.remove_file(&name);
+        }
     }
     Ok(())
 }
