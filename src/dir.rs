@@ -113,8 +113,11 @@ impl Dir {
         std::os::fd::AsRawFd::as_raw_fd(&self.fd)
     }
 
-    /// The path of `name` in this directory, for messages.
+    /// The path of `name` in this directory, for messages (`name` alone in `.`).
     pub fn join(&self, name: impl AsRef<OsStr>) -> PathBuf {
+        if self.path == Path::new(".") {
+            return PathBuf::from(name.as_ref());
+        }
         self.path.join(name.as_ref())
     }
 

@@ -74,12 +74,20 @@ pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Every word of `line` longer than [`SHOWN_CHARS`] characters cut as [`shown`]
-/// cuts it: the last guard, for messages that echo a value (or a part of one, such
-/// as a host inside a URL) without passing it through [`shown`].
+/// The longest word the last guard leaves whole: longer than [`SHOWN_CHARS`], so
+/// the paths sockbench names in its own messages (result files, temporary
+/// directories) are not cut, while a runaway value still is.
+const LONGEST_WORD: usize = 4 * SHOWN_CHARS;
+
+/// Every word of `line` longer than [`LONGEST_WORD`] characters cut, with `…`: the
+/// last guard, for messages that echo a value (or a part of one, such as a host
+/// inside a URL) without passing it through [`shown`].
 pub fn shorten_words(line: &str) -> String {
     line.split(' ')
-        .map(|w| shown(w))
+        .map(|w| match w.char_indices().nth(LONGEST_WORD) {
+            Some((cut, _)) => format!("{}…", &w[..cut]),
+            None => w.to_string(),
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -197,7 +205,9 @@ mod tests {
         assert!(cut.ends_with('…'));
         assert_eq!(shown("short"), "short");
         let line = shorten_words(&format!("cannot reach 'host={long}': no such host"));
-        assert!(line.len() < 200, "{line}");
+        assert!(line.len() < LONGEST_WORD + 100, "{line}");
+        let path = format!("/{}/out.json", "d".repeat(150));
+        assert!(shorten_words(&format!("cannot write {path}")).contains(&path));
         assert!(
             line.ends_with(": no such host") || line.contains("no such host"),
             "{line}"

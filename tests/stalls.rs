@@ -186,10 +186,10 @@ fn a_stalled_sockets_server_ends_the_run_within_its_timeout() {
     let (status, took) = exit_within(&mut child, Duration::from_secs(20));
     let stderr = stderr_of(&mut child);
     assert_eq!(status.code(), Some(1), "{stderr}");
-    assert!(took >= Duration::from_secs(9), "gave up after {took:?}");
+    assert!(took >= Duration::from_secs(7), "gave up after {took:?}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains("sockbench server") && stderr.contains("did no work for 10 s"),
+        stderr.contains("sockbench server") && stderr.contains("did no work for 8 s"),
         "{stderr}"
     );
     assert!(stderr.contains("are kept"), "{stderr}");

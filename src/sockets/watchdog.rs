@@ -6,7 +6,7 @@
 //! Ctrl-C with them. Rather than add work to the loops, a thread watches the trial
 //! from outside: every [`SLICE`] it checks Ctrl-C, and every second the CPU time
 //! the server process has used (from `/proc`). A server that used none for
-//! [`IO_TIMEOUT`] while a trial talks to it has stalled: every operation of a trial
+//! [`STALL`] while a trial talks to it has stalled: every operation of a trial
 //! makes it work. Either way the watchdog kills the server (sockbench's own child,
 //! by PID, not yet reaped): its sockets close, the blocked read returns, and the
 //! trial ends with one line saying why. A server sockbench did not start (`--server`)
@@ -18,6 +18,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const SLICE: Duration = Duration::from_millis(100);
+/// How long a server may do no work while a trial waits on it: shorter than the
+/// connections' own receive timeout ([`IO_TIMEOUT`]), so that a stalled server is
+/// always reported as one, never as a read that timed out.
+const STALL: Duration = Duration::from_secs(IO_TIMEOUT.as_secs() - 2);
 
 /// Why the watchdog stopped the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +60,7 @@ fn watch(pid: u32, finished: &mpsc::Receiver<()>) -> Option<Fired> {
             if now != cpu {
                 (cpu, since) = (now, checked);
             }
-            (since.elapsed() >= IO_TIMEOUT).then_some(Fired::Stalled)
+            (since.elapsed() >= STALL).then_some(Fired::Stalled)
         } else {
             None
         };
@@ -89,7 +93,7 @@ pub fn error(fired: Fired, pid: u32) -> anyhow::Error {
             "the sockbench server (PID {pid}) did no work for {} s while a trial waited on it \
              (stopped or stalled); sockbench stopped it; the experiments that finished before \
              are kept",
-            IO_TIMEOUT.as_secs()
+            STALL.as_secs()
         ),
     }
 }
