@@ -186,10 +186,13 @@ pub fn wait_until(child: &mut KillOnDrop, complaint: &str, done: impl Fn() -> bo
     let deadline = Instant::now() + Duration::from_secs(90);
     while !done() {
         assert!(Instant::now() < deadline, "{complaint}");
-        assert!(
-            child.0.try_wait().unwrap().is_none(),
-            "sockbench ended early"
-        );
+        if child.0.try_wait().unwrap().is_some() {
+            let mut said = String::new();
+            if let Some(mut e) = child.0.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut said);
+            }
+            panic!("sockbench ended early: {said}");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
