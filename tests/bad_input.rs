@@ -5,24 +5,6 @@ mod common;
 
 use common::*;
 
-fn assert_rejected(args: &[&str], mentions: &str) {
-    let tmp = tempdir();
-    let out = run(tmp.path(), args);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "{args:?} should print one line, got:\n{stderr}"
-    );
-    assert!(
-        stderr.to_lowercase().contains(&mentions.to_lowercase()),
-        "{args:?}: '{mentions}' not in: {stderr}"
-    );
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    assert!(out.stdout.is_empty(), "{args:?} printed results");
-}
-
 #[test]
 fn unknown_transport() {
     assert_rejected(

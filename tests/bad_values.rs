@@ -6,25 +6,6 @@ mod common;
 
 use common::*;
 
-/// As in bad_input.rs: exit 2, one line mentioning `mentions`, nothing on stdout.
-fn assert_rejected(args: &[&str], mentions: &str) {
-    let tmp = tempdir();
-    let out = run(tmp.path(), args);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "{args:?} should print one line, got:\n{stderr}"
-    );
-    assert!(
-        stderr.to_lowercase().contains(&mentions.to_lowercase()),
-        "{args:?}: '{mentions}' not in: {stderr}"
-    );
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    assert!(out.stdout.is_empty(), "{args:?} printed results");
-}
-
 #[test]
 fn repeated_list_items_are_refused() {
     for (args, said) in [

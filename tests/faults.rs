@@ -227,21 +227,6 @@ fn start_long_postgres_run(scratch: &Path, json: &Path) -> KillOnDrop {
     child
 }
 
-fn cluster_dirs(scratch: &Path) -> Vec<PathBuf> {
-    leftovers(scratch)
-        .into_iter()
-        .filter(|p| p.to_string_lossy().contains("sockbench-pg-"))
-        .collect()
-}
-
-fn stderr_of(child: &mut KillOnDrop) -> String {
-    let mut said = String::new();
-    if let Some(mut e) = child.0.stderr.take() {
-        let _ = e.read_to_string(&mut said);
-    }
-    said
-}
-
 #[test]
 fn a_signal_mid_trial_stops_within_a_second_and_says_nothing_was_kept() {
     if !postgres_installed("a_signal_mid_trial_stops_within_a_second") {

@@ -12,15 +12,6 @@ use std::time::Duration;
 
 const TRANSPORTS: [&str; 3] = ["unix", "tcp", "tls"];
 
-fn results<'a>(file: &'a Value, experiment: &str) -> Vec<&'a Value> {
-    file["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["experiment"] == experiment)
-        .collect()
-}
-
 fn number(v: &Value, path: &str) -> f64 {
     path.split('.')
         .fold(v, |v, key| &v[key])

@@ -11,15 +11,6 @@ use common::*;
 use serde_json::Value;
 use std::time::Duration;
 
-fn results<'a>(file: &'a Value, experiment: &str) -> Vec<&'a Value> {
-    file["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["experiment"] == experiment)
-        .collect()
-}
-
 /// A short query-only run, with `env` set for sockbench.
 fn query_run(
     scratch: &std::path::Path,

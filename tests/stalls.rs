@@ -9,29 +9,13 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn experiments_in(json: &Path) -> Vec<String> {
     let file: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
     assert_eq!(schema_errors(&file), Vec::<String>::new());
     experiments(&file)
-}
-
-fn cluster_dirs(scratch: &Path) -> Vec<PathBuf> {
-    leftovers(scratch)
-        .into_iter()
-        .filter(|p| p.to_string_lossy().contains("sockbench-pg-"))
-        .collect()
-}
-
-fn stderr_of(child: &mut KillOnDrop) -> String {
-    let mut said = String::new();
-    if let Some(mut e) = child.0.stderr.take() {
-        let _ = e.read_to_string(&mut said);
-    }
-    said
 }
 
 /// A process stopped with SIGSTOP by the test, resumed (by PID) when the guard drops,

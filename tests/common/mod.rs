@@ -187,11 +187,7 @@ pub fn wait_until(child: &mut KillOnDrop, complaint: &str, done: impl Fn() -> bo
     while !done() {
         assert!(Instant::now() < deadline, "{complaint}");
         if child.0.try_wait().unwrap().is_some() {
-            let mut said = String::new();
-            if let Some(mut e) = child.0.stderr.take() {
-                let _ = std::io::Read::read_to_string(&mut e, &mut said);
-            }
-            panic!("sockbench ended early: {said}");
+            panic!("sockbench ended early: {}", stderr_of(child));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -243,4 +239,51 @@ pub fn experiments(file: &serde_json::Value) -> Vec<String> {
         .collect();
     names.dedup();
     names
+}
+
+/// Bad input: exit 2, one line mentioning `mentions` (any case), no panic, nothing
+/// on stdout.
+pub fn assert_rejected(args: &[&str], mentions: &str) {
+    let tmp = tempdir();
+    let out = run(tmp.path(), args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{args:?} should print one line, got:\n{stderr}"
+    );
+    assert!(
+        stderr.to_lowercase().contains(&mentions.to_lowercase()),
+        "{args:?}: '{mentions}' not in: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?} printed results");
+}
+
+/// The throwaway cluster directories in `scratch`.
+pub fn cluster_dirs(scratch: &Path) -> Vec<PathBuf> {
+    leftovers(scratch)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("sockbench-pg-"))
+        .collect()
+}
+
+/// What a background run said on stderr (once it has ended).
+pub fn stderr_of(child: &mut KillOnDrop) -> String {
+    let mut said = String::new();
+    if let Some(mut e) = child.0.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut said);
+    }
+    said
+}
+
+/// The records of `experiment` in a result file.
+pub fn results<'a>(file: &'a serde_json::Value, experiment: &str) -> Vec<&'a serde_json::Value> {
+    file["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["experiment"] == experiment)
+        .collect()
 }
