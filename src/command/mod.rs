@@ -10,13 +10,14 @@ use crate::dir::Dir;
 use crate::error::Interrupted;
 use crate::export::progress::Progress;
 use crate::export::stdout;
-use crate::export::terminal::block_text;
+use crate::export::terminal::{block_text, legend_text};
 use crate::families;
 use crate::harness::Sink;
 use crate::interrupt;
 use crate::plan::Measuring;
 use crate::postgres::redact;
 use crate::report as content;
+use crate::report::block::legend;
 use crate::report::experiment::Family;
 use crate::results::file::{self, Claim, JsonSink};
 use crate::results::{ResultFile, ResultRecord};
@@ -96,6 +97,8 @@ fn emit(text: &str, output: Option<&Path>, inputs: &[&Path]) -> Result<()> {
 pub struct Session {
     sink: Option<JsonSink>,
     pub progress: Progress,
+    /// The notes that explain the tables printed so far, printed once at the end.
+    legend: Vec<String>,
 }
 
 impl Session {
@@ -106,6 +109,7 @@ impl Session {
         Session {
             sink,
             progress: Progress::new(quiet),
+            legend: Vec::new(),
         }
     }
 
@@ -122,7 +126,9 @@ impl Session {
     /// Ends the session: an interruption (or a failure after a signal, which the
     /// signal caused) says what was kept.
     pub fn finish(self, outcome: Result<()>) -> Result<()> {
-        let Err(e) = outcome else { return Ok(()) };
+        let Err(e) = outcome else {
+            return stdout::print(&legend_text(&self.legend));
+        };
         if e.chain().all(|c| !c.is::<Interrupted>()) && !interrupt::interrupted() {
             return Err(e);
         }
@@ -156,10 +162,13 @@ impl Sink for Session {
             Some(sink) => sink.push(&records),
             None => Ok(()),
         };
-        let tables: String = content::blocks(&records, &families::catalog())
-            .iter()
-            .map(block_text)
-            .collect();
+        let blocks = content::blocks(&records, &families::catalog());
+        for note in legend(&blocks) {
+            if !self.legend.contains(&note) {
+                self.legend.push(note);
+            }
+        }
+        let tables: String = blocks.iter().map(block_text).collect();
         let printed = stdout::print(&format!("{tables}\n"));
         saved.context("the table above was measured but could not be saved")?;
         printed

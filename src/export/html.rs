@@ -5,7 +5,7 @@
 use super::charts;
 use super::Exporter;
 use crate::export::printable::printable;
-use crate::report::block::Block;
+use crate::report::block::{legend, Block};
 use crate::report::{Document, Section};
 
 pub struct Html;
@@ -66,6 +66,9 @@ fn section(section: &Section) -> String {
             }
         }
     }
+    for note in legend(&section.blocks) {
+        out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&note)));
+    }
     out.push_str("</section>\n");
     out
 }
@@ -86,11 +89,10 @@ fn table(block: &Block) -> String {
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for row in &block.rows {
-        out.push_str("<tr>");
-        for (i, cell) in row.iter().enumerate() {
-            let sub = i == 0 && cell.starts_with(' ');
-            let class = if sub { " class=\"sub\"" } else { "" };
-            out.push_str(&format!("<td{class}>{}</td>", escape(cell.trim_start())));
+        let class = if row.sub { " class=\"sub\"" } else { "" };
+        out.push_str(&format!("<tr><td{class}>{}</td>", escape(&row.label)));
+        for cell in &row.cells {
+            out.push_str(&format!("<td>{}</td>", escape(&cell.text)));
         }
         out.push_str("</tr>\n");
     }

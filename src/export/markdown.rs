@@ -4,7 +4,7 @@
 
 use super::Exporter;
 use crate::export::printable::printable;
-use crate::report::block::Block;
+use crate::report::block::{legend, Block};
 use crate::report::Document;
 
 pub struct Markdown;
@@ -24,6 +24,13 @@ impl Exporter for Markdown {
                 out.push('\n');
                 out.push_str(&table(block));
             }
+            let legend = legend(&section.blocks);
+            if !legend.is_empty() {
+                out.push('\n');
+                for note in legend {
+                    out.push_str(&format!("{}  \n", escape(&note)));
+                }
+            }
         }
         out
     }
@@ -40,14 +47,11 @@ fn table(block: &Block) -> String {
         .map(|i| if i == 0 { ":---" } else { "---:" })
         .collect();
     out.push_str(&format!("| {} |\n", rule.join(" | ")));
-    for cells in &block.rows {
-        // Indented sub-rows keep their indent visible.
-        let mut cells = cells.clone();
-        if let Some(first) = cells.first_mut() {
-            let trimmed = first.trim_start();
-            if trimmed.len() < first.len() {
-                *first = format!("↳ {trimmed}");
-            }
+    for r in &block.rows {
+        // Sub-rows keep their indent visible.
+        let mut cells = r.all_texts();
+        if r.sub {
+            cells[0] = format!("↳ {}", r.label);
         }
         out.push_str(&row(&cells));
     }

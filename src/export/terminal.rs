@@ -2,7 +2,7 @@
 
 use super::printable::printable;
 use super::Exporter;
-use crate::report::block::Block;
+use crate::report::block::{legend, Block};
 use crate::report::Document;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
@@ -24,6 +24,7 @@ impl Exporter for Terminal {
                 out.push_str(&block_text(block));
                 out.push('\n');
             }
+            out.push_str(&legend_text(&legend(&section.blocks)));
         }
         out
     }
@@ -39,7 +40,11 @@ pub fn block_text(block: &Block) -> String {
     table.load_preset(UTF8_FULL_CONDENSED);
     table.set_header(shown(&block.header));
     for row in &block.rows {
-        table.add_row(shown(row));
+        let mut cells = row.all_texts();
+        if row.sub {
+            cells[0] = format!("  {}", row.label);
+        }
+        table.add_row(shown(&cells));
     }
     for index in 1..table.column_count() {
         if let Some(column) = table.column_mut(index) {
@@ -51,5 +56,18 @@ pub fn block_text(block: &Block) -> String {
         text.push_str(&printable(note));
         text.push('\n');
     }
+    text
+}
+
+/// The notes that explain every table, once, after them.
+pub fn legend_text(notes: &[String]) -> String {
+    if notes.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from("How to read these tables:\n");
+    for note in notes {
+        text.push_str(&format!("- {}\n", printable(note)));
+    }
+    text.push('\n');
     text
 }

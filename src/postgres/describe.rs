@@ -4,7 +4,7 @@
 //! extra time compared with the fastest transport, e.g. `97.4 µs (+57%)`.
 
 use crate::report::block::Block;
-use crate::report::columns::{certainty_notes, distinct, having, Columns, Compare};
+use crate::report::columns::{certainty_notes, distinct, having, legend, Columns, Compare};
 use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine};
 use crate::report::format::{duration_ns, rate, short_version};
 use crate::results::metric::{Better, Metric, Unit};
@@ -143,6 +143,7 @@ fn finish(experiment: &'static Experiment, table: Columns, records: &[ResultReco
         header: table.header("measurement"),
         rows: table.rows,
         notes: footnotes(records),
+        legend: legend_notes(records),
         ..Block::experiment(experiment, records)
     }
 }
@@ -327,7 +328,25 @@ fn signed_duration(ns: f64) -> String {
     }
 }
 
+/// The notes of this table alone: how passwords were stored, what was not settled.
 fn footnotes(records: &[ResultRecord]) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for r in records {
+        let uses_password = |m: &str| ["password", "md5", "scram-sha-256"].contains(&m);
+        if let (Some(m), Some(stored)) = (&r.params.auth_method, &r.password_storage) {
+            let note = format!("{m}: password stored as {stored}");
+            if uses_password(m) && !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+    }
+    notes.extend(certainty_notes(records));
+    notes
+}
+
+/// The notes every table of the run shares: the TLS each transport negotiated,
+/// the server, how to read the figures.
+fn legend_notes(records: &[ResultRecord]) -> Vec<String> {
     let mut notes: Vec<String> = Vec::new();
     let mut add = |note: String| {
         if !notes.contains(&note) {
@@ -353,15 +372,7 @@ fn footnotes(records: &[ResultRecord]) -> Vec<String> {
             add(format!("server ({whose}): {short}"));
         }
     }
-    for r in records {
-        let uses_password = |m: &str| ["password", "md5", "scram-sha-256"].contains(&m);
-        if let (Some(m), Some(stored)) = (&r.params.auth_method, &r.password_storage) {
-            if uses_password(m) {
-                add(format!("{m}: password stored as {stored}"));
-            }
-        }
-    }
-    for note in certainty_notes(records) {
+    for note in legend(records) {
         add(note);
     }
     notes

@@ -2,6 +2,7 @@
 //! a row per measurement, and on the rows that compare, the extra time over the
 //! fastest transport, e.g. `97.4 µs (+57%)`.
 
+use super::block::{Cell, Row, Value};
 use super::format::{count, duration_ns, versus, vs_fastest};
 use crate::cpu::{Cost, Counts};
 use crate::results::ResultRecord;
@@ -17,7 +18,7 @@ pub enum Compare {
 /// Rows being built over a fixed set of transport columns.
 pub struct Columns {
     labels: Vec<String>,
-    pub rows: Vec<Vec<String>>,
+    pub rows: Vec<Row>,
 }
 
 impl Columns {
@@ -60,7 +61,7 @@ impl Columns {
         }
         let extras = extra_over_fastest(&values, compare == Compare::HigherIsBetter);
         let compared = compare != Compare::Not && extras.iter().flatten().count() > 1;
-        let mut row = vec![label.to_string()];
+        let mut row = Vec::new();
         for (value, extra) in values.iter().zip(extras) {
             row.push(match value {
                 None => "-".into(),
@@ -68,7 +69,7 @@ impl Columns {
                 Some(v) => format(*v),
             });
         }
-        self.rows.push(row);
+        self.rows.push(Row::texts(label, row));
     }
 
     /// The headline against the reference transport, paired by round, with its 95%
@@ -82,19 +83,22 @@ impl Columns {
         else {
             return;
         };
-        let mut row = vec![format!("  vs {reference}, 95% interval")];
+        let mut row = Vec::new();
         for c in cells {
             row.push(match c {
-                Some(r) if r.transport == reference => "reference".into(),
+                Some(r) if r.transport == reference => Cell::text("reference"),
                 Some(r) => r
                     .headline
                     .vs_reference
                     .as_ref()
-                    .map_or("-".into(), |v| versus(&v.ratio)),
-                None => "-".into(),
+                    .map_or_else(Cell::missing, |v| {
+                        Cell::with(versus(&v.ratio), Value::Ratio(v.ratio))
+                    }),
+                None => Cell::missing(),
             });
         }
-        self.rows.push(row);
+        self.rows
+            .push(Row::new(&format!("  vs {reference}, 95% interval"), row));
     }
 
     /// The headline's min–max over trials, marked `~` when noisy, then the
@@ -105,7 +109,7 @@ impl Columns {
         cells: &[Option<&ResultRecord>],
         format: fn(f64) -> String,
     ) {
-        let mut row = vec![label.to_string()];
+        let mut row = Vec::new();
         for c in cells {
             row.push(c.map_or("-".into(), |r| {
                 let s = &r.headline.spread;
@@ -113,7 +117,7 @@ impl Columns {
                 format!("{}–{}{mark}", format(s.min), format(s.max))
             }));
         }
-        self.rows.push(row);
+        self.rows.push(Row::texts(label, row));
         self.certainty(cells);
     }
 
@@ -180,13 +184,10 @@ impl Columns {
         if counts.iter().flatten().all(|c| show(c).is_none()) {
             return;
         }
-        let mut row = vec![label];
-        row.extend(
-            counts
-                .iter()
-                .map(|c| c.as_ref().and_then(&show).unwrap_or_else(|| "-".into())),
-        );
-        self.rows.push(row);
+        let row = counts
+            .iter()
+            .map(|c| c.as_ref().and_then(&show).unwrap_or_else(|| "-".into()));
+        self.rows.push(Row::texts(&label, row));
     }
 }
 
@@ -301,9 +302,9 @@ fn where_note(records: &[ResultRecord]) -> Option<String> {
 /// The note every table carries when a range was wide.
 pub const NOISY_NOTE: &str = "~ marks a range over trials wider than 10% of the median: noisy";
 
-/// The notes on how sure a table's figures are: noisy ranges, what the intervals
-/// are, and which comparisons are not settled.
-pub fn certainty_notes(records: &[ResultRecord]) -> Vec<String> {
+/// How to read the figures every experiment's table shares: noisy ranges, what
+/// the intervals are, where CPU per operation comes from. Shown once per document.
+pub fn legend(records: &[ResultRecord]) -> Vec<String> {
     let mut notes = Vec::new();
     if records.iter().any(|r| r.headline.noisy) {
         notes.push(NOISY_NOTE.into());
@@ -318,6 +319,13 @@ pub fn certainty_notes(records: &[ResultRecord]) -> Vec<String> {
     if records.iter().any(|r| r.metrics.cpu.is_some()) {
         notes.push(cost_note(records));
     }
+    notes
+}
+
+/// The notes on how sure this table's figures are: trials under outside load,
+/// where unpinned client and server ran, and which comparisons are not settled.
+pub fn certainty_notes(records: &[ResultRecord]) -> Vec<String> {
+    let mut notes = Vec::new();
     notes.extend(load_note(records));
     notes.extend(where_note(records));
     let names = distinct(

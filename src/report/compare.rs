@@ -4,7 +4,7 @@
 //! Records are matched by experiment, transport and parameters; a figure only one
 //! file has is shown with a dash on the other side rather than dropped.
 
-use super::block::Block;
+use super::block::{Block, Row};
 use super::columns::distinct;
 use super::experiment::{Catalog, Experiment};
 use super::format::figure;
@@ -32,6 +32,7 @@ pub fn document(a: (&str, &ResultFile), b: (&str, &ResultFile), catalog: &Catalo
                     .into(),
             ],
             blocks,
+            verdict: Vec::new(),
         }],
     }
 }
@@ -69,13 +70,10 @@ fn experiment_blocks(a: &[ResultRecord], b: &[ResultRecord], catalog: &Catalog) 
                     (Some(x), Some(y)) => between(experiment, x, y),
                     _ => ("-".into(), "-".into()),
                 };
-                rows.push(vec![
-                    label(experiment, r),
-                    value(va),
-                    value(vb),
-                    ratio,
-                    verdict,
-                ]);
+                rows.push(Row::texts(
+                    &label(experiment, r),
+                    [value(va), value(vb), ratio, verdict],
+                ));
             }
             Block {
                 title: format!(

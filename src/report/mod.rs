@@ -27,6 +27,8 @@ pub struct Section {
     pub heading: String,
     /// Sentences shown before the tables: the verdict.
     pub summary: Vec<String>,
+    /// The verdict's lines as numbers, for a format that draws them.
+    pub verdict: Vec<verdict::Line>,
     pub blocks: Vec<Block>,
 }
 
@@ -34,12 +36,16 @@ pub struct Section {
 pub fn document(files: &[(String, ResultFile)], catalog: &Catalog) -> Document {
     let sections = files
         .iter()
-        .map(|(name, file)| Section {
-            heading: format!("{name} — {}", file.started_at),
-            summary: verdict::sentences(&verdict::lines(&file.results, catalog)),
-            blocks: std::iter::once(system::block(file))
-                .chain(blocks(&file.results, catalog))
-                .collect(),
+        .map(|(name, file)| {
+            let lines = verdict::lines(&file.results, catalog);
+            Section {
+                heading: format!("{name} — {}", file.started_at),
+                summary: verdict::sentences(&lines),
+                verdict: lines,
+                blocks: std::iter::once(system::block(file))
+                    .chain(blocks(&file.results, catalog))
+                    .collect(),
+            }
         })
         .collect();
     Document {

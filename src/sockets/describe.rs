@@ -4,7 +4,7 @@
 //! client count where those vary), and the extra time over the fastest transport.
 
 use crate::report::block::Block;
-use crate::report::columns::{certainty_notes, distinct, having, Columns, Compare};
+use crate::report::columns::{certainty_notes, distinct, having, legend, Columns, Compare};
 use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine};
 use crate::report::format::{bytes_rate, duration_ns, rate};
 use crate::results::metric::{Better, Metric, Unit};
@@ -174,11 +174,14 @@ fn finish(experiment: &'static Experiment, table: Columns, records: &[ResultReco
         header: table.header("measurement"),
         rows: table.rows,
         notes: notes(records),
+        legend: legend_notes(records),
         ..Block::experiment(experiment, records)
     }
 }
 
-fn notes(records: &[ResultRecord]) -> Vec<String> {
+/// The notes every table of the run shares: the TLS negotiated, how to read the
+/// figures.
+fn legend_notes(records: &[ResultRecord]) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(tls) = records.iter().find_map(|r| r.tls.as_ref()) {
         notes.push(format!(
@@ -186,7 +189,13 @@ fn notes(records: &[ResultRecord]) -> Vec<String> {
             tls.version, tls.cipher, tls.certificate
         ));
     }
-    notes.extend(certainty_notes(records));
+    notes.extend(legend(records));
+    notes
+}
+
+/// The notes of this table alone.
+fn notes(records: &[ResultRecord]) -> Vec<String> {
+    let mut notes = certainty_notes(records);
     if records
         .iter()
         .flat_map(|r| &r.trials)
