@@ -36,6 +36,9 @@ pub struct Row {
     pub label: String,
     /// A detail of the row above it (a range, an interval, a percentile).
     pub sub: bool,
+    /// A row to draw the eye to (e.g. a system fact that differs between the
+    /// compared files).
+    pub highlight: bool,
     pub cells: Vec<Cell>,
 }
 
@@ -91,6 +94,7 @@ impl Row {
         Row {
             label: trimmed.to_string(),
             sub: trimmed.len() < label.len(),
+            highlight: false,
             cells,
         }
     }
