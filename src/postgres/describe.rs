@@ -5,7 +5,7 @@
 
 use crate::report::block::Block;
 use crate::report::columns::{certainty_notes, distinct, having, legend, Columns, Compare};
-use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine};
+use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine, Work, WorkKind};
 use crate::report::format::{duration_ns, rate, short_version};
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::{Phases, ResultRecord};
@@ -36,9 +36,16 @@ pub static QUERY: Experiment = Experiment {
     verdict: Some(VerdictLine {
         rank: 10,
         case: Pick::Only,
-        what: |_| "a SELECT 1 round trip".into(),
+        what: |_| "SELECT 1 on a kept connection".into(),
         metric: PER_QUERY,
-        bulk: false,
+        work: Work {
+            heading: "Short queries",
+            op: "query",
+            ops: "queries",
+            kind: WorkKind::Requests,
+            typical: &[100.0, 1_000.0, 10_000.0],
+            pool_against: None,
+        },
     }),
 };
 
@@ -62,9 +69,16 @@ pub static CONNECT: Experiment = Experiment {
     verdict: Some(VerdictLine {
         rank: 20,
         case: Pick::Only,
-        what: |_| "a new connection (connect, SELECT 1, close)".into(),
+        what: |_| "connect, SELECT 1, close".into(),
         metric: CONNECTION,
-        bulk: false,
+        work: Work {
+            heading: "New connections",
+            op: "connection",
+            ops: "connections",
+            kind: WorkKind::Connections,
+            typical: &[10.0, 100.0, 1_000.0],
+            pool_against: Some(&QUERY),
+        },
     }),
 };
 
@@ -99,9 +113,16 @@ pub static ROWS: Experiment = Experiment {
     verdict: Some(VerdictLine {
         rank: 50,
         case: Pick::Only,
-        what: |_| "a row of a bulk result".into(),
+        what: |_| "rows of one large SELECT".into(),
         metric: PER_ROW,
-        bulk: true,
+        work: Work {
+            heading: "Bulk results",
+            op: "row",
+            ops: "rows",
+            kind: WorkKind::Bulk,
+            typical: &[],
+            pool_against: None,
+        },
     }),
 };
 
@@ -133,7 +154,14 @@ pub static CONCURRENT: Experiment = Experiment {
         case: Pick::Largest(CaseParam::Clients),
         what: |clients| format!("{} clients running SELECT 1", clients.unwrap_or(0)),
         metric: TPS,
-        bulk: false,
+        work: Work {
+            heading: "Many clients",
+            op: "transaction",
+            ops: "transactions",
+            kind: WorkKind::Clients,
+            typical: &[],
+            pool_against: None,
+        },
     }),
 };
 

@@ -138,8 +138,40 @@ pub struct VerdictLine {
     /// What the line is about, given the picked case's parameter.
     pub what: fn(Option<u64>) -> String,
     pub metric: Metric,
-    /// Bulk work: the line says whether the difference disappears there.
-    pub bulk: bool,
+    /// The kind of work the line speaks for, and how it speaks of it.
+    pub work: Work,
+}
+
+/// The kind of work a verdict line answers for: what it is called, what one
+/// operation is, and at which rates an application typically does it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Work {
+    /// How the line starts: `Short queries`, `New connections`.
+    pub heading: &'static str,
+    /// One operation, and several: `query`, `queries`.
+    pub op: &'static str,
+    pub ops: &'static str,
+    pub kind: WorkKind,
+    /// Rates (per second) at which applications typically do this work; the line
+    /// says what the difference costs in CPU at each.
+    pub typical: &'static [f64],
+    /// For new connections: the experiment of one request on a kept connection, to
+    /// say how many requests a connection costs.
+    pub pool_against: Option<&'static Experiment>,
+}
+
+/// How a verdict line reads its figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkKind {
+    /// One request at a time on a kept connection: time per operation.
+    Requests,
+    /// A new connection each time: time per connection; a pool is the first answer
+    /// when a connection costs many requests.
+    Connections,
+    /// Many clients at once: operations per second.
+    Clients,
+    /// Bulk work: a rate, and whether the difference stays there.
+    Bulk,
 }
 
 /// Which case a verdict line is about.

@@ -5,7 +5,7 @@
 
 use crate::report::block::Block;
 use crate::report::columns::{certainty_notes, distinct, having, legend, Columns, Compare};
-use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine};
+use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine, Work, WorkKind};
 use crate::report::format::{bytes_rate, duration_ns, rate};
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
@@ -24,12 +24,28 @@ const TAILS: [(&str, LatencyOf); 3] = [
 pub static CONNECT: Experiment = Experiment {
     id: "sockets.connect",
     title: "connect, read the 12-byte greeting, close",
-    headline: Metric::new("conn_per_s", Unit::Rate, Better::Higher, |m| m.conn_per_s),
+    headline: CONNECTIONS,
     cases: &[],
     table: connect,
     charts: &[],
-    verdict: None,
+    verdict: Some(VerdictLine {
+        rank: 25,
+        case: Pick::Only,
+        what: |_| "connect, greeting, close, raw socket".into(),
+        metric: CONNECTIONS,
+        work: Work {
+            heading: "New connections",
+            op: "connection",
+            ops: "connections",
+            kind: WorkKind::Connections,
+            typical: &[10.0, 100.0, 1_000.0],
+            pool_against: Some(&PINGPONG),
+        },
+    }),
 };
+
+/// Connections per second.
+const CONNECTIONS: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher, |m| m.conn_per_s);
 
 /// Round trip time p50.
 const RTT: Metric = Metric::new("rtt_ns.p50", Unit::Time, Better::Lower, |m| {
@@ -52,9 +68,16 @@ pub static PINGPONG: Experiment = Experiment {
     verdict: Some(VerdictLine {
         rank: 30,
         case: Pick::Smallest(CaseParam::Size),
-        what: |size| format!("a {} socket round trip", format_size(size.unwrap_or(0))),
+        what: |size| format!("{} messages, raw socket", format_size(size.unwrap_or(0))),
         metric: RTT,
-        bulk: false,
+        work: Work {
+            heading: "Raw round trips",
+            op: "round trip",
+            ops: "round trips",
+            kind: WorkKind::Requests,
+            typical: &[1_000.0, 10_000.0, 100_000.0],
+            pool_against: None,
+        },
     }),
 };
 
@@ -73,9 +96,16 @@ pub static STREAM: Experiment = Experiment {
     verdict: Some(VerdictLine {
         rank: 60,
         case: Pick::Largest(CaseParam::WriteSize),
-        what: |size| format!("bulk bytes in {} writes", format_size(size.unwrap_or(0))),
+        what: |size| format!("{} writes, raw socket", format_size(size.unwrap_or(0))),
         metric: THROUGHPUT,
-        bulk: true,
+        work: Work {
+            heading: "Bulk bytes",
+            op: "byte",
+            ops: "bytes",
+            kind: WorkKind::Bulk,
+            typical: &[],
+            pool_against: None,
+        },
     }),
 };
 
@@ -95,7 +125,20 @@ pub static CONCURRENT: Experiment = Experiment {
         y: OPS,
         log_x: false,
     }],
-    verdict: None,
+    verdict: Some(VerdictLine {
+        rank: 45,
+        case: Pick::Largest(CaseParam::Clients),
+        what: |clients| format!("{} clients, raw socket", clients.unwrap_or(0)),
+        metric: OPS,
+        work: Work {
+            heading: "Many clients",
+            op: "round trip",
+            ops: "round trips",
+            kind: WorkKind::Clients,
+            typical: &[],
+            pool_against: None,
+        },
+    }),
 };
 
 fn connect(records: &[ResultRecord]) -> Block {

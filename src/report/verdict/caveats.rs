@@ -1,0 +1,133 @@
+//! What a run could not see, said after the verdict: a busy host, where the
+//! scheduler put client and server, and servers that are the user's own.
+
+use super::pair::{Outcome, Pair};
+use crate::cpu::load::RETRIES;
+use crate::report::columns::distinct;
+use crate::results::ResultRecord;
+
+/// Rounds beyond which more of them is not the way to settle a comparison.
+const MOST_ROUNDS: u32 = 200;
+
+/// The caveats of a run's records, as sentences, given the verdict's comparisons.
+pub fn lines(records: &[ResultRecord], pairs: &[&Pair]) -> Vec<String> {
+    let mut out = Vec::new();
+    out.extend(unsettled(pairs));
+    out.extend(busy(records));
+    out.extend(placed(records));
+    out.extend(servers(records));
+    out
+}
+
+/// The comparisons not settled, and what would settle them: more rounds, or, when
+/// rounds vary too much for that, a quieter or pinned measurement.
+fn unsettled(pairs: &[&Pair]) -> Option<String> {
+    let open: Vec<&&Pair> = pairs
+        .iter()
+        .filter(|p| p.outcome == Outcome::Inconclusive)
+        .collect();
+    if open.is_empty() {
+        return None;
+    }
+    let needed: Vec<Option<u32>> = open.iter().map(|p| p.rounds_to_settle()).collect();
+    let reachable = needed.iter().flatten().filter(|n| **n <= MOST_ROUNDS).max();
+    let beyond = needed
+        .iter()
+        .flatten()
+        .filter(|n| **n > MOST_ROUNDS)
+        .count();
+    let mut s = format!(
+        "{} of {} comparisons are not settled",
+        open.len(),
+        pairs.len()
+    );
+    if let Some(n) = reachable {
+        s.push_str(&format!(
+            "; about {n} rounds would settle {} (--trials {n}; `sockbench run` measures \
+             a quick few)",
+            if beyond > 0 { "the others" } else { "them" }
+        ));
+    }
+    if beyond > 0 {
+        s.push_str(&format!(
+            "; {beyond} vary too much from round to round for more rounds to help: pin \
+             client and server (--placement split) or measure on a quieter machine"
+        ));
+    }
+    s.push('.');
+    Some(capitalised(&s))
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
+/// Trials that ran under outside load.
+fn busy(records: &[ResultRecord]) -> Option<String> {
+    let trials: Vec<_> = records.iter().flat_map(|r| &r.trials).collect();
+    let rerun = trials.iter().filter(|t| t.reruns > 0).count();
+    let disturbed = trials.iter().filter(|t| t.disturbed).count();
+    (rerun + disturbed > 0).then(|| {
+        format!(
+            "The host was busy: {rerun} of {} trials ran again because other processes \
+             used the CPUs, {disturbed} still disturbed after {} tries; a quieter machine \
+             may give narrower intervals.",
+            trials.len(),
+            RETRIES + 1
+        )
+    })
+}
+
+/// Free placement: how often client and server shared a CPU, and how to see whether
+/// placement changes the answer.
+fn placed(records: &[ResultRecord]) -> Option<String> {
+    if records.iter().any(|r| r.params.placement.is_some()) {
+        return None;
+    }
+    let shared: Vec<bool> = records
+        .iter()
+        .flat_map(|r| &r.trials)
+        .filter_map(|t| {
+            let cost = t.metrics.cpu.as_ref()?;
+            let client = cost.client_cpu?;
+            (!cost.server_cpus.is_empty()).then(|| cost.server_cpus == [client])
+        })
+        .collect();
+    let counted = if shared.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (they shared one CPU in {} of {} trials)",
+            shared.iter().filter(|s| **s).count(),
+            shared.len()
+        )
+    };
+    Some(format!(
+        "The scheduler placed client and server{counted}; on a virtual machine placement \
+         can change the answer: --placement same,split measures both ways."
+    ))
+}
+
+/// Servers the user named: the verdict speaks for them as configured.
+fn servers(records: &[ResultRecord]) -> Option<String> {
+    let theirs: Vec<&ResultRecord> = records
+        .iter()
+        .filter(|r| r.server.as_ref().is_some_and(|s| !s.throwaway))
+        .collect();
+    let named = distinct(theirs.iter().copied(), |r| {
+        let tls = r
+            .tls
+            .as_ref()
+            .map_or("no TLS".to_string(), |t| format!("TLS {}", t.version));
+        format!("{} ({tls})", r.transport)
+    });
+    (!named.is_empty()).then(|| {
+        format!(
+            "Measured on your servers as they are configured: {}.",
+            named.join(", ")
+        )
+    })
+}

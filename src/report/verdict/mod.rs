@@ -1,0 +1,346 @@
+//! The verdict: one line per kind of work (short queries, new connections, many
+//! clients, bulk results; raw round trips and bulk bytes) that names the transport
+//! to pick, what it saves in the work's own units, and whether that matters at the
+//! rates applications run; then what the run could not see.
+//!
+//! Each line compares the reference transport (unix) with tcp, and TLS with tcp, as
+//! separate statements, and each statement is one of three outcomes: a difference,
+//! the same within ±5%, or not settled (with what would settle it). Every line is
+//! built from the records present; a run without PostgreSQL has fewer lines.
+
+mod caveats;
+mod pair;
+mod words;
+
+pub use pair::{Outcome, Pair, SAME};
+
+use super::columns::distinct;
+use super::experiment::{placement, Catalog, Experiment, Pick, VerdictLine, Work, WorkKind};
+use super::format::versus;
+use crate::results::paired::reference;
+use crate::results::ResultRecord;
+use crate::stats::Interval;
+use crate::transport::Transport;
+
+/// One line of the verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// What the line is about: `Short queries (SELECT 1 on a kept connection)`.
+    pub what: String,
+    /// The kind of work.
+    pub work: Option<Work>,
+    /// The placement the line is about, when `--placement` chose.
+    pub placement: Option<&'static str>,
+    /// The transport the others are compared with.
+    pub reference: String,
+    /// Each other transport's paired ratio to the reference (cost: above 1 means
+    /// more time per operation), for a chart.
+    pub ratios: Vec<(String, Interval)>,
+    /// The statements the sentence is made of: the reference against tcp (and any
+    /// other plain transport), TLS against tcp.
+    pub pairs: Vec<Pair>,
+    /// The sentence, finished.
+    pub sentence: String,
+    /// Not about one kind of work: what the run could not see.
+    pub caveat: bool,
+    experiment: Option<&'static Experiment>,
+    /// The reference's time per operation, in ns.
+    reference_ns: f64,
+}
+
+/// The verdict lines for the records of one run: one per experiment that has a
+/// verdict line and was measured on at least two transports, then the caveats.
+pub fn lines(records: &[ResultRecord], catalog: &Catalog) -> Vec<Line> {
+    let mut described: Vec<(&'static Experiment, VerdictLine)> = catalog
+        .all()
+        .iter()
+        .filter_map(|e| Some((*e, e.verdict?)))
+        .collect();
+    described.sort_by_key(|(_, v)| v.rank);
+    let mut lines: Vec<Line> = Vec::new();
+    for (experiment, v) in described {
+        let of = catalog.records_of(records, experiment);
+        let mut these: Vec<Line> = distinct(of.iter().copied(), |r| r.params.placement.clone())
+            .into_iter()
+            .filter_map(|placement| {
+                let placed = of
+                    .iter()
+                    .copied()
+                    .filter(|r| r.params.placement == placement)
+                    .collect();
+                picked_line(experiment, placed, &v)
+            })
+            .collect();
+        if let Some(note) = placement_note(&these) {
+            if let Some(last) = these.last_mut() {
+                last.sentence.push(' ');
+                last.sentence.push_str(&note);
+            }
+        }
+        lines.extend(these);
+    }
+    pool_advice(&mut lines);
+    if let Some(short) = in_short(&lines) {
+        lines.insert(0, caveat(short));
+    }
+    if !lines.is_empty() {
+        let pairs: Vec<&Pair> = lines.iter().flat_map(|l| &l.pairs).collect();
+        let said = caveats::lines(records, &pairs);
+        lines.extend(said.into_iter().map(caveat));
+    }
+    lines
+}
+
+/// The verdict line of one placement's records, for the case the line picks.
+fn picked_line(
+    experiment: &'static Experiment,
+    of: Vec<&ResultRecord>,
+    v: &VerdictLine,
+) -> Option<Line> {
+    let placement = of.first().and_then(|r| placement(&r.params));
+    let (case, rs) = match v.case {
+        Pick::Only => (None, of),
+        Pick::Smallest(param) | Pick::Largest(param) => {
+            let values = of.iter().filter_map(|r| param.number(&r.params));
+            let case = match v.case {
+                Pick::Smallest(_) => values.min(),
+                _ => values.max(),
+            }?;
+            let rs = of
+                .into_iter()
+                .filter(|r| param.number(&r.params) == Some(case))
+                .collect();
+            (Some(case), rs)
+        }
+    };
+    let rs: Vec<&ResultRecord> = rs
+        .into_iter()
+        .filter(|r| (v.metric.read)(&r.metrics).is_some_and(|x| x > 0.0))
+        .collect();
+    if rs.len() < 2 {
+        return None;
+    }
+    let labels: Vec<&str> = rs.iter().map(|r| r.transport.as_str()).collect();
+    let base = rs[reference(&labels)];
+    let tcp = rs
+        .iter()
+        .copied()
+        .find(|r| transport(r) == Some(Transport::Tcp));
+    let mut pairs = Vec::new();
+    let mut ratios = Vec::new();
+    for r in rs.iter().copied().filter(|r| r.transport != base.transport) {
+        if let Some(p) = Pair::of(&v.metric, base, r) {
+            ratios.extend(p.ratio.map(|i| (r.transport.clone(), i)));
+        }
+        // TLS is compared with the same transport without it.
+        let against = match (transport(r), tcp) {
+            (Some(Transport::Tls), Some(tcp)) => tcp,
+            _ => base,
+        };
+        pairs.extend(Pair::of(&v.metric, against, r));
+    }
+    let placed = placement.map(|p| p.describe());
+    let what = match placed {
+        Some(p) => format!("{} ({}, {p})", v.work.heading, (v.what)(case)),
+        None => format!("{} ({})", v.work.heading, (v.what)(case)),
+    };
+    let reference_ns = words::per_op_ns(&v.metric, pairs.first().map_or(0.0, |p| p.base_cost));
+    let sentence = words::sentence(&what, &v.work, &v.metric, &pairs);
+    Some(Line {
+        what,
+        work: Some(v.work),
+        placement: placed,
+        reference: base.transport.clone(),
+        ratios,
+        pairs,
+        sentence,
+        caveat: false,
+        experiment: Some(experiment),
+        reference_ns,
+    })
+}
+
+/// The transport a record's label names, for sockbench's own labels.
+fn transport(r: &ResultRecord) -> Option<Transport> {
+    r.transport.parse().ok()
+}
+
+/// The answer in one sentence: for which kinds of work the reference transport
+/// (or another) was faster, for which they were the same, and which are not settled.
+fn in_short(lines: &[Line]) -> Option<String> {
+    let mut faster: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut same: Vec<&str> = Vec::new();
+    let mut open: Vec<&str> = Vec::new();
+    let mut tls: Vec<&str> = Vec::new();
+    for l in lines {
+        let costly =
+            |p: &Pair| words::is_tls(p) && p.outcome == Outcome::Differs && p.estimate() > 1.0;
+        if let (Some(work), true) = (l.work, l.pairs.iter().any(costly)) {
+            if !tls.contains(&work.heading) {
+                tls.push(work.heading);
+            }
+        }
+        let (Some(work), Some(main)) = (l.work, l.pairs.iter().find(|p| !words::is_tls(p))) else {
+            continue;
+        };
+        let heading = work.heading;
+        let list = match main.outcome {
+            Outcome::Differs => {
+                let winner = if main.estimate() > 1.0 {
+                    &main.base
+                } else {
+                    &main.other
+                };
+                let at = match faster.iter().position(|(w, _)| w == winner) {
+                    Some(i) => i,
+                    None => {
+                        faster.push((winner.clone(), Vec::new()));
+                        faster.len() - 1
+                    }
+                };
+                &mut faster[at].1
+            }
+            Outcome::Same => &mut same,
+            Outcome::Inconclusive => &mut open,
+        };
+        if !list.contains(&heading) {
+            list.push(heading);
+        }
+    }
+    let mut parts: Vec<String> = faster
+        .iter()
+        .map(|(winner, works)| {
+            format!(
+                "{} was faster for {}",
+                words::named(winner),
+                lowercase_list(works)
+            )
+        })
+        .collect();
+    if !same.is_empty() {
+        parts.push(format!(
+            "the transport made no difference for {}",
+            lowercase_list(&same)
+        ));
+    }
+    if !open.is_empty() {
+        parts.push(format!("not settled for {}", lowercase_list(&open)));
+    }
+    if !tls.is_empty() {
+        parts.push(format!("TLS added time for {}", lowercase_list(&tls)));
+    }
+    (!parts.is_empty()).then(|| format!("In short: {}.", parts.join("; ")))
+}
+
+/// `short queries, new connections and bulk bytes`.
+fn lowercase_list(items: &[&str]) -> String {
+    let items: Vec<String> = items.iter().map(|s| s.to_lowercase()).collect();
+    match items.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// A new connection that costs many requests: the first answer is to keep
+/// connections (a pool), whatever the transport.
+fn pool_advice(lines: &mut [Line]) {
+    for i in 0..lines.len() {
+        let Some(work) = lines[i].work else { continue };
+        let (WorkKind::Connections, Some(per_request)) = (work.kind, work.pool_against) else {
+            continue;
+        };
+        let request = lines
+            .iter()
+            .find(|l| l.experiment == Some(per_request) && l.placement == lines[i].placement);
+        let Some(request) = request else { continue };
+        let times = lines[i].reference_ns / request.reference_ns.max(f64::MIN_POSITIVE);
+        if times >= 10.0 {
+            let request_op = request.work.map_or("requests", |w| w.ops);
+            let advice = format!(
+                " A new connection costs as much as {} {request_op}: reuse connections \
+                 (a pool) before changing transports.",
+                words::whole(times)
+            );
+            lines[i].sentence.push_str(&advice);
+        }
+    }
+}
+
+/// When one measurement under two placements gives a transport intervals that do
+/// not overlap, the sentence that says so: placement changes the answer.
+fn placement_note(lines: &[Line]) -> Option<String> {
+    if lines.len() < 2 {
+        return None;
+    }
+    let mut changed = Vec::new();
+    for (transport, _) in &lines[0].ratios {
+        let seen: Vec<(&str, Interval)> = lines
+            .iter()
+            .filter_map(|l| {
+                let (_, ratio) = l.ratios.iter().find(|(t, _)| t == transport)?;
+                Some((l.placement?, *ratio))
+            })
+            .collect();
+        let apart = seen
+            .iter()
+            .any(|(_, a)| seen.iter().any(|(_, b)| a.high < b.low || b.high < a.low));
+        if apart {
+            let each: Vec<String> = seen
+                .iter()
+                .map(|(p, r)| format!("{} {p}", versus(r)))
+                .collect();
+            changed.push(format!("{transport} {}", each.join(", ")));
+        }
+    }
+    (!changed.is_empty())
+        .then(|| format!("Placement changes the answer here: {}.", changed.join("; ")))
+}
+
+fn caveat(sentence: String) -> Line {
+    Line {
+        what: String::new(),
+        work: None,
+        placement: None,
+        reference: String::new(),
+        ratios: Vec::new(),
+        pairs: Vec::new(),
+        sentence,
+        caveat: true,
+        experiment: None,
+        reference_ns: 0.0,
+    }
+}
+
+/// How to read the verdict's numbers, said once after it.
+pub const READING: &str = "How to read it: +N% (or N×) is the extra time per operation \
+    over the transport named, paired round by round, with its 95% interval; the figures \
+    beside it are geometric means over those rounds (the tables show medians). \"The same\" \
+    means the interval lies within ±5%; \"not settled\" means it is too wide to tell.";
+
+/// The verdict as sentences, one per line.
+pub fn sentences(lines: &[Line]) -> Vec<String> {
+    let mut out: Vec<String> = lines.iter().map(|l| l.sentence.clone()).collect();
+    if !out.is_empty() {
+        out.push(READING.into());
+    }
+    out
+}
+
+/// The verdict as the terminal prints it.
+pub fn text(lines: &[Line]) -> String {
+    let sentences = sentences(lines);
+    if sentences.is_empty() {
+        return "Verdict: nothing to compare (fewer than two transports measured).\n".into();
+    }
+    let mut text = String::from("Verdict, on this machine:\n");
+    for s in sentences {
+        text.push_str("  ");
+        text.push_str(&s);
+        text.push('\n');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests;

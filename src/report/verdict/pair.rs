@@ -1,0 +1,111 @@
+//! One transport against another in a verdict line: the paired ratio over rounds,
+//! the geometric means it comes from, and which of three outcomes it is.
+
+use crate::results::metric::Metric;
+use crate::results::paired::cost;
+use crate::results::ResultRecord;
+use crate::stats::Interval;
+
+/// How far apart two transports may be and still be called the same: ±5%.
+pub const SAME: f64 = 0.05;
+
+/// What a paired interval says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The interval excludes no change, and reaches beyond ±5%.
+    Differs,
+    /// The interval lies within ±5%: the same for any practical purpose, even when
+    /// it excludes no change.
+    Same,
+    /// The interval is too wide to tell either (or there were too few rounds).
+    Inconclusive,
+}
+
+impl Outcome {
+    pub fn of(ratio: Option<&Interval>) -> Outcome {
+        match ratio {
+            Some(i) if i.low >= 1.0 - SAME && i.high <= 1.0 + SAME => Outcome::Same,
+            Some(i) if i.low > 1.0 || i.high < 1.0 => Outcome::Differs,
+            _ => Outcome::Inconclusive,
+        }
+    }
+}
+
+/// `other` against `base` on one figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    pub base: String,
+    pub other: String,
+    /// Other's cost over base's (time per operation; a rate's reciprocal), round by
+    /// round, with its 95% interval; none with fewer than two paired rounds.
+    pub ratio: Option<Interval>,
+    /// Each side's cost: the geometric mean over the paired rounds, so that
+    /// `other_cost / base_cost` is the ratio's estimate exactly.
+    pub base_cost: f64,
+    pub other_cost: f64,
+    pub outcome: Outcome,
+    /// The extra CPU time per operation, client and server together (median over
+    /// the paired rounds), when both sides measured it.
+    pub extra_cpu_ns: Option<f64>,
+}
+
+impl Pair {
+    pub fn of(metric: &Metric, base: &ResultRecord, other: &ResultRecord) -> Option<Pair> {
+        let rounds: Vec<(f64, f64)> = base
+            .trials
+            .iter()
+            .zip(&other.trials)
+            .filter_map(|(a, b)| Some((cost(metric, &a.metrics)?, cost(metric, &b.metrics)?)))
+            .collect();
+        let ratios: Vec<f64> = rounds.iter().map(|(a, b)| b / a).collect();
+        let ratio = Interval::of(&ratios);
+        let (base_cost, other_cost) = if rounds.is_empty() {
+            (cost(metric, &base.metrics)?, cost(metric, &other.metrics)?)
+        } else {
+            let side = |f: fn(&(f64, f64)) -> f64| geometric_mean(rounds.iter().map(f));
+            (side(|r| r.0), side(|r| r.1))
+        };
+        let mut extra_cpu: Vec<f64> = base
+            .trials
+            .iter()
+            .zip(&other.trials)
+            .filter_map(|(a, b)| Some(cpu_ns(&b.metrics)? - cpu_ns(&a.metrics)?))
+            .collect();
+        extra_cpu.sort_by(f64::total_cmp);
+        Some(Pair {
+            base: base.transport.clone(),
+            other: other.transport.clone(),
+            outcome: Outcome::of(ratio.as_ref()),
+            ratio,
+            base_cost,
+            other_cost,
+            extra_cpu_ns: (!extra_cpu.is_empty()).then(|| crate::stats::median(&extra_cpu)),
+        })
+    }
+
+    /// The point estimate: other's cost over base's.
+    pub fn estimate(&self) -> f64 {
+        self.other_cost / self.base_cost
+    }
+
+    /// About how many rounds would make the interval settled (within ±5% on either
+    /// side), when it is not: its half width shrinks with the square root of the
+    /// rounds.
+    pub fn rounds_to_settle(&self) -> Option<u32> {
+        let i = self.ratio?;
+        let half = (i.high.ln() - i.low.ln()) / 2.0;
+        let target = (1.0 + SAME).ln();
+        (half > target).then(|| (f64::from(i.n) * (half / target).powi(2)).ceil() as u32)
+    }
+}
+
+/// CPU time per operation, client and server together.
+fn cpu_ns(metrics: &crate::results::Metrics) -> Option<f64> {
+    let cost = metrics.cpu.as_ref()?;
+    Some(cost.client.cpu_ns + cost.server.map_or(0.0, |s| s.cpu_ns))
+}
+
+fn geometric_mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v.ln(), n + 1));
+    (sum / n.max(1) as f64).exp()
+}

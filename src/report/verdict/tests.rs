@@ -1,0 +1,238 @@
+//! The verdict's rules: three outcomes, figures that reproduce the percentage, TLS
+//! apart from tcp, whether it matters at typical rates, and what the run could not
+//! see.
+
+use super::*;
+use crate::cpu::{Cost, Counts};
+use crate::harness::aggregate::{rank, record};
+use crate::report::block::Block;
+use crate::report::experiment::Pick;
+use crate::results::metric::{Better, Metric, Unit};
+use crate::results::{Metrics, Params, Trial};
+
+const TIME: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower, |m| {
+    m.per_query_ns
+});
+
+static FAKE: Experiment = Experiment {
+    id: "fake.query",
+    title: "a fake query",
+    headline: TIME,
+    cases: &[],
+    table: |_| Block::facts("", Vec::new(), Vec::new()),
+    charts: &[],
+    verdict: Some(VerdictLine {
+        rank: 1,
+        case: Pick::Only,
+        what: |_| "a query".into(),
+        metric: TIME,
+        work: Work {
+            heading: "Short queries",
+            op: "query",
+            ops: "queries",
+            kind: WorkKind::Requests,
+            typical: &[100.0, 1_000.0, 10_000.0],
+            pool_against: None,
+        },
+    }),
+};
+
+/// Trials that took these times, round by round, each costing `cpu` ns of CPU.
+fn trials(values: &[f64], cpu: f64) -> Vec<Trial> {
+    values
+        .iter()
+        .map(|&v| Trial {
+            metrics: Metrics {
+                per_query_ns: Some(v),
+                cpu: Some(Cost {
+                    source: "proc".into(),
+                    client: Counts {
+                        cpu_ns: cpu,
+                        ..Counts::default()
+                    },
+                    server: None,
+                    client_cpu: None,
+                    server_cpus: Vec::new(),
+                }),
+                ..Metrics::default()
+            },
+            count: 1,
+            ..Trial::default()
+        })
+        .collect()
+}
+
+/// Records of these transports whose trials took these times, round by round.
+fn measured(placement: Option<&str>, each: &[(&str, &[f64], f64)]) -> Vec<ResultRecord> {
+    let params = Params {
+        placement: placement.map(String::from),
+        ..Params::default()
+    };
+    let mut rs: Vec<ResultRecord> = each
+        .iter()
+        .map(|(t, values, cpu)| record(FAKE.id, &TIME, &params, t, trials(values, *cpu), None))
+        .collect();
+    rank(&mut rs, &TIME);
+    rs
+}
+
+fn records(placement: Option<&str>, unix: &[f64], tcp: &[f64]) -> Vec<ResultRecord> {
+    measured(placement, &[("unix", unix, 100.0), ("tcp", tcp, 100.0)])
+}
+
+fn verdict(records: &[ResultRecord]) -> Vec<String> {
+    sentences(&lines(records, &Catalog::new([&FAKE])))
+}
+
+#[test]
+fn a_difference_names_the_choice_and_figures_that_reproduce_it() {
+    // The machine swings 2x between rounds; tcp stays 28% slower in every one.
+    let v = verdict(&records(
+        None,
+        &[10_000.0, 20_000.0, 10_000.0],
+        &[12_800.0, 25_600.0, 12_800.0],
+    ));
+    assert!(
+        v[0].starts_with("Short queries (a query): use the Unix socket"),
+        "{v:?}"
+    );
+    // Geometric means 12.6 µs and 16.1 µs: 16.1 / 12.6 = 1.28.
+    assert!(
+        v[0].contains("unix 12.6 µs, tcp 16.1 µs; tcp +28% [+28%, +28%]"),
+        "{v:?}"
+    );
+    assert!(v[0].contains("3.53 µs less per query than tcp"), "{v:?}");
+}
+
+#[test]
+fn an_interval_that_holds_zero_and_is_wide_is_not_settled_and_says_how_to_settle() {
+    // The medians differ by 10%, but round by round tcp is as often faster.
+    let v = verdict(&records(
+        None,
+        &[100.0, 100.0, 100.0],
+        &[94.0, 203.0, 110.0],
+    ));
+    assert!(
+        v[0].contains(
+            "not settled — tcp +28% [-53%, +252%] against unix could be a gain or a loss"
+        ),
+        "{v:?}"
+    );
+    assert!(
+        v[1].starts_with("1 of 1 comparisons are not settled; 1 vary too much"),
+        "{v:?}"
+    );
+    assert!(!v[0].contains("does not matter"), "{v:?}");
+}
+
+#[test]
+fn an_interval_within_five_percent_is_the_same_not_a_shrug() {
+    let v = verdict(&records(
+        None,
+        &[100.0, 200.0, 150.0, 120.0],
+        &[101.0, 199.0, 151.0, 121.0],
+    ));
+    assert!(
+        v[0].contains("the transport does not matter — unix and tcp are the same within ±5%"),
+        "{v:?}"
+    );
+    // A real but small difference is the same for any practical purpose.
+    let small = verdict(&records(
+        None,
+        &[100.0, 101.0, 99.0, 100.0],
+        &[100.5, 101.2, 99.3, 100.4],
+    ));
+    assert!(small[0].contains("are the same within ±5%"), "{small:?}");
+    assert!(small[0].contains("tcp +0.4% [+0.1%, +0.6%]"), "{small:?}");
+}
+
+#[test]
+fn whether_it_matters_comes_from_the_extra_cpu_at_typical_rates() {
+    // tcp costs 10 µs more CPU per query: 0.1% of a core at 100/s, 1% at 1,000/s.
+    let rs = measured(
+        None,
+        &[
+            ("unix", &[20_000.0, 21_000.0, 20_500.0], 20_000.0),
+            ("tcp", &[30_000.0, 31_000.0, 30_500.0], 30_000.0),
+        ],
+    );
+    let v = verdict(&rs);
+    assert!(
+        v[0].contains(
+            "at 1,000 queries/s that is 1.0% of a core; at 100/s (0.1%) it does not matter"
+        ),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn tls_is_compared_with_tcp_apart_from_unix_against_tcp() {
+    let rs = measured(
+        None,
+        &[
+            ("unix", &[100.0, 101.0, 99.0, 100.0], 100.0),
+            ("tcp", &[100.5, 101.2, 99.3, 100.4], 100.0),
+            ("tls", &[300.0, 305.0, 298.0, 301.0], 100.0),
+        ],
+    );
+    let v = verdict(&rs);
+    // TLS's large numbers do not make unix and tcp differ.
+    assert!(
+        v[0].contains("unix and tcp are the same within ±5%"),
+        "{v:?}"
+    );
+    assert!(
+        v[0].contains("TLS adds 201 ns per query over tcp (tcp 100 ns, tls 301 ns;"),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn placement_that_changes_the_answer_is_said() {
+    let mut rs = records(Some("same"), &[100.0, 101.0, 99.0], &[100.0, 102.0, 99.0]);
+    rs.extend(records(
+        Some("split"),
+        &[100.0, 101.0, 99.0],
+        &[160.0, 162.0, 158.0],
+    ));
+    let v = verdict(&rs);
+    assert!(
+        v[0].starts_with("Short queries (a query, on one CPU): "),
+        "{v:?}"
+    );
+    assert!(
+        v[1].starts_with("Short queries (a query, on two CPUs): "),
+        "{v:?}"
+    );
+    assert!(
+        v[1].contains("Placement changes the answer here: tcp +0.3%"),
+        "{v:?}"
+    );
+    assert!(v[1].contains("on one CPU, +60%"), "{v:?}");
+}
+
+#[test]
+fn a_busy_host_and_free_placement_are_said_after_the_lines() {
+    let mut rs = records(None, &[100.0, 101.0, 99.0], &[130.0, 131.0, 129.0]);
+    rs[0].trials[1].reruns = 1;
+    rs[1].trials[2].disturbed = true;
+    let v = verdict(&rs);
+    assert!(
+        v.iter().any(
+            |s| s.starts_with("The host was busy: 1 of 6 trials ran again")
+                && s.contains("1 still disturbed")
+        ),
+        "{v:?}"
+    );
+    assert!(
+        v.iter().any(|s| s.contains("--placement same,split")),
+        "{v:?}"
+    );
+    assert!(v.last().unwrap().starts_with("How to read it"), "{v:?}");
+}
+
+#[test]
+fn one_transport_alone_gives_no_verdict() {
+    let rs = measured(None, &[("unix", &[100.0, 101.0], 1.0)]);
+    assert!(verdict(&rs).is_empty());
+}

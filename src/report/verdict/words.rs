@@ -1,0 +1,262 @@
+//! A verdict line in words: which transport to pick and what it saves, whether that
+//! matters at the rates the work typically runs, and what TLS adds.
+
+use super::pair::{Outcome, Pair};
+use crate::report::experiment::{Work, WorkKind};
+use crate::report::format::{duration_ns, figure, versus};
+use crate::results::metric::{Metric, Unit};
+
+/// Below this share of one core, a cost does not matter.
+const NEGLIGIBLE: f64 = 0.01;
+
+/// The whole sentence of one line: the reference against the plain transports,
+/// then TLS against tcp.
+pub fn sentence(what: &str, work: &Work, metric: &Metric, pairs: &[Pair]) -> String {
+    let mut parts = Vec::new();
+    let (tls, plain): (Vec<&Pair>, Vec<&Pair>) = pairs.iter().partition(|p| is_tls(p));
+    let mut plain = plain.into_iter();
+    if let Some(main) = plain.next() {
+        parts.push(choice(work, metric, main));
+    }
+    for other in plain {
+        parts.push(also(work, metric, other));
+    }
+    for p in tls {
+        parts.push(tls_cost(work, metric, p));
+    }
+    format!("{what}: {}.", parts.join(". "))
+}
+
+pub fn is_tls(p: &Pair) -> bool {
+    p.other.parse() == Ok(crate::transport::Transport::Tls)
+        && p.base != p.other
+        && p.base.parse() == Ok(crate::transport::Transport::Tcp)
+}
+
+/// The main statement: which to use, what it saves, and whether that matters.
+fn choice(work: &Work, metric: &Metric, p: &Pair) -> String {
+    let (a, b) = (&p.base, &p.other);
+    let figures = figures(work, metric, p);
+    let interval = p.ratio.as_ref().map_or("too few rounds".into(), versus);
+    match p.outcome {
+        Outcome::Differs => {
+            let (win, lose) = if p.estimate() > 1.0 { (a, b) } else { (b, a) };
+            let saving = saving(work, metric, p);
+            let mut s = format!(
+                "use {} — {saving} than {lose} ({figures}; {b} {interval})",
+                named(win)
+            );
+            if let Some(m) = matters(work, p) {
+                s.push_str("; ");
+                s.push_str(&m);
+            }
+            s
+        }
+        Outcome::Same => format!(
+            "the transport does not matter — {a} and {b} are the same within ±5% \
+             ({b} {interval})"
+        ),
+        Outcome::Inconclusive => {
+            format!("not settled — {b} {interval} against {a} could be a gain or a loss")
+        }
+    }
+}
+
+/// Another plain transport (tcp6, unix-abstract, a named server) against the
+/// reference, briefly.
+fn also(work: &Work, metric: &Metric, p: &Pair) -> String {
+    let interval = p.ratio.as_ref().map_or("too few rounds".into(), versus);
+    let (a, b) = (&p.base, &p.other);
+    match p.outcome {
+        Outcome::Differs => format!("{b}: {} than {a} ({interval})", saving_of(work, metric, p)),
+        Outcome::Same => format!("{b}: the same as {a} within ±5% ({interval})"),
+        Outcome::Inconclusive => format!("{b} against {a}: not settled ({interval})"),
+    }
+}
+
+/// What TLS adds over the same transport without it.
+fn tls_cost(work: &Work, metric: &Metric, p: &Pair) -> String {
+    let interval = p.ratio.as_ref().map_or("too few rounds".into(), versus);
+    let figures = figures(work, metric, p);
+    match p.outcome {
+        Outcome::Differs if p.estimate() > 1.0 => format!(
+            "TLS {} {} {} ({figures}; {interval})",
+            adds(work, metric, p),
+            if shows_time(work, metric) {
+                "over"
+            } else {
+                "than"
+            },
+            p.base
+        ),
+        Outcome::Differs => format!("TLS is faster than {} here ({interval})", p.base),
+        Outcome::Same => format!("TLS costs the same as {} within ±5% ({interval})", p.base),
+        Outcome::Inconclusive => format!("TLS against {}: not settled ({interval})", p.base),
+    }
+}
+
+/// `12.9 µs less per query`, or for a rate `3.5× the time per byte`.
+fn saving(work: &Work, metric: &Metric, p: &Pair) -> String {
+    if shows_time(work, metric) {
+        let delta = (per_op_ns(metric, p.other_cost) - per_op_ns(metric, p.base_cost)).abs();
+        format!("{} less per {}", duration_ns(delta), work.op)
+    } else {
+        let r = p.estimate().max(1.0 / p.estimate());
+        format!("{} less time per {}", relative_less(r), work.op)
+    }
+}
+
+/// The other transport's difference, from its side: `12.9 µs more per query`.
+fn saving_of(work: &Work, metric: &Metric, p: &Pair) -> String {
+    let more = if p.estimate() > 1.0 { "more" } else { "less" };
+    if shows_time(work, metric) {
+        let delta = (per_op_ns(metric, p.other_cost) - per_op_ns(metric, p.base_cost)).abs();
+        format!("{} {more} per {}", duration_ns(delta), work.op)
+    } else {
+        format!(
+            "{} {more} time per {}",
+            relative_less(p.estimate().max(1.0 / p.estimate())),
+            work.op
+        )
+    }
+}
+
+/// `adds 1.9 ms per connection`, or for a rate `takes 2.1× the time per byte`.
+fn adds(work: &Work, metric: &Metric, p: &Pair) -> String {
+    if shows_time(work, metric) {
+        let delta = per_op_ns(metric, p.other_cost) - per_op_ns(metric, p.base_cost);
+        format!("adds {} per {}", duration_ns(delta), work.op)
+    } else {
+        format!("takes {} per {}", more_time(p.estimate()), work.op)
+    }
+}
+
+/// A ratio of times above 1 as words: `34% more time`, `2.1× the time`.
+fn more_time(r: f64) -> String {
+    if r >= 2.0 {
+        format!("{} the time", factor(r))
+    } else {
+        format!("{:.0}% more time", (r - 1.0) * 100.0)
+    }
+}
+
+/// A ratio of times above 1 as words: `36%` (so "36% less time") or `3.5×`.
+fn relative_less(r: f64) -> String {
+    if r >= 2.0 {
+        format!("{} as much", factor(r))
+    } else {
+        format!("{:.0}%", (r - 1.0) * 100.0)
+    }
+}
+
+fn factor(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.0}×")
+    } else {
+        format!("{r:.1}×")
+    }
+}
+
+/// Both figures the ratio comes from: `unix 23.5 µs, tcp 32.0 µs`.
+fn figures(work: &Work, metric: &Metric, p: &Pair) -> String {
+    let show = |cost: f64| {
+        if shows_time(work, metric) {
+            duration_ns(per_op_ns(metric, cost))
+        } else {
+            figure(metric.unit, 1.0 / cost)
+        }
+    };
+    format!(
+        "{} {}, {} {}",
+        p.base,
+        show(p.base_cost),
+        p.other,
+        show(p.other_cost)
+    )
+}
+
+/// Whether the line speaks of time per operation (rather than a rate).
+fn shows_time(work: &Work, metric: &Metric) -> bool {
+    metric.unit == Unit::Time
+        || matches!(work.kind, WorkKind::Requests | WorkKind::Connections)
+            && metric.unit == Unit::Rate
+}
+
+/// A cost as time per operation in ns: a time already, or a rate's reciprocal.
+pub fn per_op_ns(metric: &Metric, cost: f64) -> f64 {
+    match metric.unit {
+        Unit::Time => cost,
+        _ => cost * 1e9,
+    }
+}
+
+/// Whether the difference matters at the rates the work typically runs: the extra
+/// CPU per operation (client and server) as a share of one core at each rate.
+fn matters(work: &Work, p: &Pair) -> Option<String> {
+    if work.typical.is_empty() {
+        return None;
+    }
+    let extra = p.extra_cpu_ns?.abs();
+    if p.extra_cpu_ns? * (p.estimate() - 1.0) <= 0.0 || extra <= 0.0 {
+        return Some("the difference is waiting, not CPU: it adds latency, not load".into());
+    }
+    let share = |rate: f64| rate * extra / 1e9;
+    let ops = work.ops;
+    let rates = work.typical;
+    let first_that_counts = rates.iter().position(|r| share(*r) >= NEGLIGIBLE);
+    Some(match first_that_counts {
+        None => {
+            let top = rates[rates.len() - 1];
+            format!(
+                "even at {} {ops}/s that is {} of a core: it does not matter",
+                whole(top),
+                core_share(share(top))
+            )
+        }
+        Some(0) => format!(
+            "at {} {ops}/s that is already {} of a core",
+            whole(rates[0]),
+            core_share(share(rates[0]))
+        ),
+        Some(i) => format!(
+            "at {} {ops}/s that is {} of a core; at {}/s ({}) it does not matter",
+            whole(rates[i]),
+            core_share(share(rates[i])),
+            whole(rates[i - 1]),
+            core_share(share(rates[i - 1]))
+        ),
+    })
+}
+
+/// `the Unix socket` for unix, else the label.
+pub fn named(label: &str) -> String {
+    match label.parse() {
+        Ok(crate::transport::Transport::Unix) => "the Unix socket".into(),
+        _ => label.to_string(),
+    }
+}
+
+/// A share of one core: `1.2%`, `0.04%`.
+fn core_share(share: f64) -> String {
+    let p = share * 100.0;
+    if p >= 10.0 {
+        format!("{p:.0}%")
+    } else if p >= 0.1 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.2}%")
+    }
+}
+
+/// A whole number with thousands separated: `10,000`.
+pub fn whole(n: f64) -> String {
+    let digits = format!("{:.0}", n.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
