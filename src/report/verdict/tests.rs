@@ -80,8 +80,30 @@ fn records(placement: Option<&str>, unix: &[f64], tcp: &[f64]) -> Vec<ResultReco
     measured(placement, &[("unix", unix, 100.0), ("tcp", tcp, 100.0)])
 }
 
+/// The verdict's sentences after its first, "In short", which `in_short_*` tests.
 fn verdict(records: &[ResultRecord]) -> Vec<String> {
-    sentences(&lines(records, &Catalog::new([&FAKE])))
+    let all = sentences(&lines(records, &Catalog::new([&FAKE])));
+    all.into_iter()
+        .filter(|s| !s.starts_with("In short"))
+        .collect()
+}
+
+#[test]
+fn in_short_comes_first_and_sums_up_each_outcome() {
+    let rs = measured(
+        None,
+        &[
+            ("unix", &[100.0, 101.0, 99.0, 100.0], 100.0),
+            ("tcp", &[130.5, 131.2, 129.3, 130.4], 100.0),
+            ("tls", &[300.0, 305.0, 298.0, 301.0], 100.0),
+        ],
+    );
+    let all = sentences(&lines(&rs, &Catalog::new([&FAKE])));
+    assert_eq!(
+        all[0],
+        "In short: the Unix socket was faster for short queries; TLS added time for short \
+         queries."
+    );
 }
 
 #[test]
