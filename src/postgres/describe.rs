@@ -97,7 +97,20 @@ pub static AUTH: Experiment = Experiment {
         finish(&AUTH, table, records)
     },
     charts: &[],
-    verdict: None,
+    verdict: Some(VerdictLine {
+        rank: 22,
+        case: Pick::Cases(CaseParam::AuthMethod),
+        what: |_| "each new connection".into(),
+        metric: CONNECTION,
+        work: Work {
+            heading: "Authentication",
+            op: "connection",
+            ops: "connections",
+            kind: WorkKind::Connections,
+            typical: &[10.0, 100.0, 1_000.0],
+            pool_against: None,
+        },
+    }),
 };
 
 /// Time per row, the slope of the rows fit.

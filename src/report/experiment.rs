@@ -183,6 +183,9 @@ pub enum Pick {
     Smallest(CaseParam),
     /// The one with the largest value of the parameter.
     Largest(CaseParam),
+    /// Every case, each against the cheapest, on the reference transport: the
+    /// line compares the cases (e.g. authentication methods), not transports.
+    Cases(CaseParam),
 }
 
 /// Every experiment this sockbench knows, from the registered server families.

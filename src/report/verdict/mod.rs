@@ -15,7 +15,9 @@ mod words;
 pub use pair::{Outcome, Pair, SAME};
 
 use super::columns::distinct;
-use super::experiment::{placement, Catalog, Experiment, Pick, VerdictLine, Work, WorkKind};
+use super::experiment::{
+    placement, CaseParam, Catalog, Experiment, Pick, VerdictLine, Work, WorkKind,
+};
 use super::format::versus;
 use crate::results::paired::reference;
 use crate::results::ResultRecord;
@@ -43,6 +45,8 @@ pub struct Line {
     pub sentence: String,
     /// Not about one kind of work: what the run could not see.
     pub caveat: bool,
+    /// The line compares cases (e.g. authentication methods), not transports.
+    pub by_case: bool,
     experiment: Option<&'static Experiment>,
     /// The reference's time per operation, in ns.
     reference_ns: f64,
@@ -99,6 +103,7 @@ fn picked_line(
 ) -> Option<Line> {
     let placement = of.first().and_then(|r| placement(&r.params));
     let (case, rs) = match v.case {
+        Pick::Cases(param) => return cases_line(experiment, of, v, param),
         Pick::Only => (None, of),
         Pick::Smallest(param) | Pick::Largest(param) => {
             let values = of.iter().filter_map(|r| param.number(&r.params));
@@ -155,8 +160,71 @@ fn picked_line(
         pairs,
         sentence,
         caveat: false,
+        by_case: false,
         experiment: Some(experiment),
         reference_ns,
+    })
+}
+
+/// A line that compares cases (authentication methods) on the reference
+/// transport: each against the cheapest.
+fn cases_line(
+    experiment: &'static Experiment,
+    of: Vec<&ResultRecord>,
+    v: &VerdictLine,
+    param: CaseParam,
+) -> Option<Line> {
+    let labels = distinct(of.iter().copied(), |r| r.transport.clone());
+    let reference_label = labels.get(reference(&labels))?.clone();
+    let rs: Vec<&ResultRecord> = of
+        .into_iter()
+        .filter(|r| r.transport == reference_label)
+        .filter(|r| crate::results::paired::cost(&v.metric, &r.metrics).is_some())
+        .collect();
+    let cheapest = rs.iter().copied().min_by(|a, b| {
+        let cost = |r: &ResultRecord| crate::results::paired::cost(&v.metric, &r.metrics);
+        cost(a)
+            .partial_cmp(&cost(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    })?;
+    let name = |r: &ResultRecord| param.label(&r.params).unwrap_or_else(|| "?".into());
+    let pairs: Vec<Pair> = rs
+        .iter()
+        .copied()
+        .filter(|r| !std::ptr::eq(*r, cheapest))
+        .filter_map(|r| {
+            let mut p = Pair::of(&v.metric, cheapest, r)?;
+            p.base = name(cheapest);
+            p.other = name(r);
+            Some(p)
+        })
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let placed = placement(&cheapest.params).map(|p| p.describe());
+    let mut what = format!(
+        "{} ({}, over {reference_label}",
+        v.work.heading,
+        (v.what)(None)
+    );
+    if let Some(p) = placed {
+        what.push_str(&format!(", {p}"));
+    }
+    what.push(')');
+    let sentence = words::cases_sentence(&what, &v.work, &v.metric, &pairs);
+    Some(Line {
+        what,
+        work: Some(v.work),
+        placement: placed,
+        reference: pairs[0].base.clone(),
+        ratios: Vec::new(),
+        pairs,
+        sentence,
+        caveat: false,
+        by_case: true,
+        experiment: Some(experiment),
+        reference_ns: 0.0,
     })
 }
 
@@ -172,7 +240,7 @@ fn in_short(lines: &[Line]) -> Option<String> {
     let mut same: Vec<&str> = Vec::new();
     let mut open: Vec<&str> = Vec::new();
     let mut tls: Vec<&str> = Vec::new();
-    for l in lines {
+    for l in lines.iter().filter(|l| !l.by_case) {
         let costly =
             |p: &Pair| words::is_tls(p) && p.outcome == Outcome::Differs && p.estimate() > 1.0;
         if let (Some(work), true) = (l.work, l.pairs.iter().any(costly)) {
@@ -307,6 +375,7 @@ fn caveat(sentence: String) -> Line {
         pairs: Vec::new(),
         sentence,
         caveat: true,
+        by_case: false,
         experiment: None,
         reference_ns: 0.0,
     }

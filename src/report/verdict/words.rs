@@ -76,22 +76,36 @@ fn also(work: &Work, metric: &Metric, p: &Pair) -> String {
 
 /// What TLS adds over the same transport without it.
 fn tls_cost(work: &Work, metric: &Metric, p: &Pair) -> String {
+    extra_cost("TLS", work, metric, p)
+}
+
+/// A line that compares cases (e.g. authentication methods) with the cheapest.
+pub fn cases_sentence(what: &str, work: &Work, metric: &Metric, pairs: &[Pair]) -> String {
+    let parts: Vec<String> = pairs
+        .iter()
+        .map(|p| extra_cost(&p.other, work, metric, p))
+        .collect();
+    format!("{what}: {}.", parts.join("; "))
+}
+
+/// What `who` adds over `p.base`.
+fn extra_cost(who: &str, work: &Work, metric: &Metric, p: &Pair) -> String {
     let interval = p.ratio.as_ref().map_or("too few rounds".into(), versus);
     let figures = figures(work, metric, p);
+    let over = if shows_time(work, metric) {
+        "over"
+    } else {
+        "than"
+    };
     match p.outcome {
         Outcome::Differs if p.estimate() > 1.0 => format!(
-            "TLS {} {} {} ({figures}; {interval})",
+            "{who} {} {over} {} ({figures}; {interval})",
             adds(work, metric, p),
-            if shows_time(work, metric) {
-                "over"
-            } else {
-                "than"
-            },
             p.base
         ),
-        Outcome::Differs => format!("TLS is faster than {} here ({interval})", p.base),
-        Outcome::Same => format!("TLS costs the same as {} within ±5% ({interval})", p.base),
-        Outcome::Inconclusive => format!("TLS against {}: not settled ({interval})", p.base),
+        Outcome::Differs => format!("{who} is faster than {} here ({interval})", p.base),
+        Outcome::Same => format!("{who} costs the same as {} within ±5% ({interval})", p.base),
+        Outcome::Inconclusive => format!("{who} against {}: not settled ({interval})", p.base),
     }
 }
 
