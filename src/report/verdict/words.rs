@@ -41,11 +41,14 @@ fn choice(work: &Work, metric: &Metric, p: &Pair) -> String {
     match p.outcome {
         Outcome::Differs => {
             let (win, lose) = if p.estimate() > 1.0 { (a, b) } else { (b, a) };
-            let saving = saving(work, metric, p);
-            let mut s = format!(
-                "use {} — {saving} than {lose} ({figures}; {b} {interval})",
-                named(win)
-            );
+            let saving = if shows_time(work, metric) {
+                format!("{} than {lose}", saving(work, metric, p))
+            } else {
+                // A rate: said from the slower side, so it reads like the ratio.
+                let r = p.estimate().max(1.0 / p.estimate());
+                format!("{lose} {}", longer(r, work.op, win))
+            };
+            let mut s = format!("use {} — {saving} ({figures}; {b} {interval})", named(win));
             if let Some(m) = matters(work, p) {
                 s.push_str("; ");
                 s.push_str(&m);
@@ -68,7 +71,7 @@ fn also(work: &Work, metric: &Metric, p: &Pair) -> String {
     let interval = p.ratio.as_ref().map_or("too few rounds".into(), versus);
     let (a, b) = (&p.base, &p.other);
     match p.outcome {
-        Outcome::Differs => format!("{b}: {} than {a} ({interval})", saving_of(work, metric, p)),
+        Outcome::Differs => format!("{b}: {} ({interval})", saving_of(work, metric, p)),
         Outcome::Same => format!("{b}: the same as {a} within ±5% ({interval})"),
         Outcome::Inconclusive => format!("{b} against {a}: not settled ({interval})"),
     }
@@ -92,74 +95,62 @@ pub fn cases_sentence(what: &str, work: &Work, metric: &Metric, pairs: &[Pair]) 
 fn extra_cost(who: &str, work: &Work, metric: &Metric, p: &Pair) -> String {
     let interval = p.ratio.as_ref().map_or("too few rounds".into(), versus);
     let figures = figures(work, metric, p);
-    let over = if shows_time(work, metric) {
-        "over"
-    } else {
-        "than"
-    };
     match p.outcome {
-        Outcome::Differs if p.estimate() > 1.0 => format!(
-            "{who} {} {over} {} ({figures}; {interval})",
-            adds(work, metric, p),
-            p.base
-        ),
+        Outcome::Differs if p.estimate() > 1.0 => {
+            format!("{who} {} ({figures}; {interval})", adds(work, metric, p))
+        }
         Outcome::Differs => format!("{who} is faster than {} here ({interval})", p.base),
         Outcome::Same => format!("{who} costs the same as {} within ±5% ({interval})", p.base),
         Outcome::Inconclusive => format!("{who} against {}: not settled ({interval})", p.base),
     }
 }
 
-/// `12.9 µs less per query`, or for a rate `3.5× the time per byte`.
+/// `12.9 µs less per query`.
 fn saving(work: &Work, metric: &Metric, p: &Pair) -> String {
-    if shows_time(work, metric) {
-        let delta = (per_op_ns(metric, p.other_cost) - per_op_ns(metric, p.base_cost)).abs();
-        format!("{} less per {}", duration_ns(delta), work.op)
-    } else {
-        let r = p.estimate().max(1.0 / p.estimate());
-        format!("{} less time per {}", relative_less(r), work.op)
-    }
+    let delta = (per_op_ns(metric, p.other_cost) - per_op_ns(metric, p.base_cost)).abs();
+    format!("{} less per {}", duration_ns(delta), work.op)
 }
 
 /// The other transport's difference, from its side: `12.9 µs more per query`.
 fn saving_of(work: &Work, metric: &Metric, p: &Pair) -> String {
+    let (a, op) = (&p.base, work.op);
     let more = if p.estimate() > 1.0 { "more" } else { "less" };
     if shows_time(work, metric) {
         let delta = (per_op_ns(metric, p.other_cost) - per_op_ns(metric, p.base_cost)).abs();
-        format!("{} {more} per {}", duration_ns(delta), work.op)
+        format!("{} {more} per {op} than {a}", duration_ns(delta))
+    } else if p.estimate() > 1.0 {
+        longer(p.estimate(), op, a)
     } else {
-        format!(
-            "{} {more} time per {}",
-            relative_less(p.estimate().max(1.0 / p.estimate())),
-            work.op
-        )
+        format!("faster; {a} {}", longer(1.0 / p.estimate(), op, &p.other))
     }
 }
 
-/// `adds 1.9 ms per connection`, or for a rate `takes 2.1× the time per byte`.
+/// `adds 1.9 ms per connection over tcp`, or for a rate `takes 34% longer per
+/// transaction than tcp`.
 fn adds(work: &Work, metric: &Metric, p: &Pair) -> String {
     if shows_time(work, metric) {
         let delta = per_op_ns(metric, p.other_cost) - per_op_ns(metric, p.base_cost);
-        format!("adds {} per {}", duration_ns(delta), work.op)
+        format!(
+            "adds {} per {} over {}",
+            duration_ns(delta),
+            work.op,
+            p.base
+        )
     } else {
-        format!("takes {} per {}", more_time(p.estimate()), work.op)
+        longer(p.estimate(), work.op, &p.base)
     }
 }
 
-/// A ratio of times above 1 as words: `34% more time`, `2.1× the time`.
-fn more_time(r: f64) -> String {
+/// A ratio of times above 1 as words: `takes 34% longer per byte than tcp`,
+/// `takes 2.1× as long per byte as tcp`.
+fn longer(r: f64, op: &str, than: &str) -> String {
     if r >= 2.0 {
-        format!("{} the time", factor(r))
+        format!("takes {} as long per {op} as {than}", factor(r))
     } else {
-        format!("{:.0}% more time", (r - 1.0) * 100.0)
-    }
-}
-
-/// A ratio of times above 1 as words: `36%` (so "36% less time") or `3.5×`.
-fn relative_less(r: f64) -> String {
-    if r >= 2.0 {
-        format!("{} as much", factor(r))
-    } else {
-        format!("{:.0}%", (r - 1.0) * 100.0)
+        format!(
+            "takes {:.0}% longer per {op} than {than}",
+            (r - 1.0) * 100.0
+        )
     }
 }
 
