@@ -348,3 +348,87 @@ pub fn certainty_notes(records: &[ResultRecord]) -> Vec<String> {
     }
     notes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::aggregate::{rank, record};
+    use crate::results::metric::{Better, Metric};
+    use crate::results::{Metrics, Params, Trial};
+
+    const RATE: Metric = Metric::new("ops_per_s", Unit::Rate, Better::Higher, |m| m.ops_per_s);
+
+    /// Records of unix, tcp and tls whose rounds ran at these rates.
+    fn records(rates: [&[f64]; 3]) -> Vec<ResultRecord> {
+        let trials = |values: &[f64]| -> Vec<Trial> {
+            values
+                .iter()
+                .map(|&v| Trial {
+                    metrics: Metrics {
+                        ops_per_s: Some(v),
+                        ..Metrics::default()
+                    },
+                    count: 1,
+                    ..Trial::default()
+                })
+                .collect()
+        };
+        let params = Params::default();
+        let mut rs: Vec<ResultRecord> = ["unix", "tcp", "tls"]
+            .iter()
+            .zip(rates)
+            .map(|(t, r)| record("fake.ops", &RATE, &params, t, trials(r), None))
+            .collect();
+        rank(&mut rs, &RATE);
+        rs
+    }
+
+    #[test]
+    fn figures_stand_alone_with_their_numbers_and_one_row_compares() {
+        let rs = records([
+            &[2.0e9, 2.1e9, 2.2e9],
+            &[1.0e9, 1.1e9, 1.2e9],
+            &[8.0e7, 9.0e7, 1.0e8],
+        ]);
+        let mut table = Columns::of(&rs);
+        let cells = table.place(&rs.iter().collect::<Vec<_>>());
+        table.line("throughput", &cells, Unit::ByteRate, |r| {
+            r.metrics.ops_per_s
+        });
+        table.line("nothing", &cells, Unit::Time, |_| None);
+        table.versus(&cells);
+        assert_eq!(table.rows.len(), 2, "a row with no figure is left out");
+        let figures = &table.rows[0].cells;
+        // No percentage against the fastest column beside a figure.
+        let texts: Vec<&str> = figures.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(texts, ["2.10 GB/s", "1.10 GB/s", "90.0 MB/s"]);
+        assert_eq!(
+            figures[1].value,
+            Some(Value::Figure {
+                value: 1.1e9,
+                unit: Unit::ByteRate
+            })
+        );
+        // The comparison reads as time per operation: tcp takes about twice the
+        // time of unix, tls 23 times, never "+253%" beside a slower rate.
+        let versus = &table.rows[1];
+        assert_eq!(versus.label, "time/op vs unix (95% CI)");
+        assert!(versus.sub);
+        assert_eq!(versus.cells[0].text, "reference");
+        assert!(versus.cells[1].text.starts_with("+91% ["), "{versus:?}");
+        assert!(versus.cells[2].text.starts_with("23× ["), "{versus:?}");
+        assert!(matches!(versus.cells[2].value, Some(Value::Ratio(r)) if r.estimate > 20.0));
+    }
+
+    #[test]
+    fn a_missing_figure_is_a_dash() {
+        let rs = records([&[1.0, 2.0], &[1.0, 2.0], &[1.0, 2.0]]);
+        let mut table = Columns::of(&rs);
+        let cells = table.place(&rs.iter().collect::<Vec<_>>());
+        table.line("only tcp", &cells, Unit::Rate, |r| {
+            (r.transport == "tcp").then_some(1500.0)
+        });
+        assert_eq!(table.rows[0].cells[0], Cell::missing());
+        assert_eq!(table.rows[0].cells[1].text, "1.50k/s");
+    }
+}

@@ -196,10 +196,7 @@ mod tests {
         assert_eq!(versus(&interval(24.29, 19.51, 30.23)), "24× [20×, 30×]");
         assert_eq!(versus(&interval(2.1, 1.5, 2.9)), "2.1× [1.5×, 2.9×]");
         assert_eq!(versus(&interval(0.41, 0.3, 0.55)), "0.41× [0.30×, 0.55×]");
-        assert_eq!(
-            versus(&interval(0.978, 0.79, 1.19)),
-            "−2.2% [−21%, +19%]"
-        );
+        assert_eq!(versus(&interval(0.978, 0.79, 1.19)), "−2.2% [−21%, +19%]");
     }
 
     #[test]

@@ -101,12 +101,9 @@ pub static CONCURRENT: Experiment = Experiment {
 fn connect(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
     let cells = table.place(&records.iter().collect::<Vec<_>>());
-    table.line(
-        "connections/s",
-        &cells,
-        Unit::Rate,
-        |r| r.metrics.conn_per_s,
-    );
+    table.line("connections/s", &cells, Unit::Rate, |r| {
+        r.metrics.conn_per_s
+    });
     table.range("  range", &cells, Unit::Rate);
     for (label, get) in TAILS {
         table.line(label, &cells, Unit::Time, |r| {
@@ -141,9 +138,7 @@ fn stream(records: &[ResultRecord]) -> Block {
     for size in distinct(records, |r| r.params.write_size) {
         let cells = table.place(&having(records, |r| r.params.write_size, &size));
         let label = format!("{} writes: throughput", format_size(size.unwrap_or(0)));
-        table.line(&label, &cells, Unit::ByteRate, |r| {
-            r.metrics.bytes_per_s
-        });
+        table.line(&label, &cells, Unit::ByteRate, |r| r.metrics.bytes_per_s);
         table.range("  range", &cells, Unit::ByteRate);
     }
     finish(&STREAM, table, records)
@@ -154,9 +149,7 @@ fn concurrent(records: &[ResultRecord]) -> Block {
     for clients in distinct(records, |r| r.params.clients) {
         let cells = table.place(&having(records, |r| r.params.clients, &clients));
         let label = format!("{} clients: round trips/s", clients.unwrap_or(0));
-        table.line(&label, &cells, Unit::Rate, |r| {
-            r.metrics.ops_per_s
-        });
+        table.line(&label, &cells, Unit::Rate, |r| r.metrics.ops_per_s);
         table.range("  range", &cells, Unit::Rate);
         for (label, get) in TAILS {
             table.line(label, &cells, Unit::Time, |r| {
