@@ -196,9 +196,11 @@ fn check_tables(stdout: &str) {
             "no {workload} table in:\n{stdout}"
         );
     }
-    // Each headline is compared with unix, e.g. `+3.7% [+1.2%, +6.3%]`.
+    // Each headline is compared with unix, e.g. `+3.7% [+1.2%, +6.3%]` or
+    // `24× [20×, 30×]`.
+    let compared = stdout.contains("% [") || stdout.contains("× [");
     assert!(
-        stdout.contains("time/op vs unix (95% CI)") && stdout.contains("% ["),
+        stdout.contains("time/op vs unix (95% CI)") && compared,
         "no relative difference in:\n{stdout}"
     );
     for transport in TRANSPORTS {
