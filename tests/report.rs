@@ -246,9 +246,9 @@ fn a_placed_run_shows_intervals_cpu_rows_and_a_verdict_per_placement() {
         "rounds, on one CPU",
         "rounds, on two CPUs",
         "time/op vs unix (95% CI)",
-        "CPU per op, client (kernel share)",
-        "CPU per op, server (kernel share)",
-        "switches / migrations per op, server",
+        "CPU/op, client (kernel %)",
+        "CPU/op, server (kernel %)",
+        "switches/migrations per op, server",
         "from getrusage and /proc",
         "A 64 B socket round trip (on one CPU): unix ",
         "A 64 B socket round trip (on two CPUs): unix ",
@@ -258,10 +258,7 @@ fn a_placed_run_shows_intervals_cpu_rows_and_a_verdict_per_placement() {
     }
     assert_eq!(out.matches("sockets.connect — ").count(), 2, "{out}");
     let md = stdout(&["report", PLACED, "--format", "markdown"]);
-    assert!(
-        md.contains("| ↳ CPU per op, client (kernel share) | "),
-        "{md}"
-    );
+    assert!(md.contains("| ↳ CPU/op, client (kernel %) | "), "{md}");
     let html = stdout(&["report", PLACED, "--format", "html"]);
     assert!(html.contains("time/op vs unix (95% CI)") && html.contains("on two CPUs"));
     // The same placement compares with itself, and differs from nothing.

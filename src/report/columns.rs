@@ -154,23 +154,19 @@ impl Columns {
             };
             let times = of(|r| r.metrics.cpu.as_ref());
             let counted = of(|r| r.counters.as_ref());
+            self.counts_row(format!("  CPU/op, {side} (kernel %)"), &times, |c| {
+                let kernel = c.sys_ns.map_or(String::new(), |s| {
+                    format!(" ({:.0}%)", 100.0 * s / c.cpu_ns.max(f64::MIN_POSITIVE))
+                });
+                let text = format!("{}{kernel}", duration_ns(c.cpu_ns));
+                let value = Value::Figure {
+                    value: c.cpu_ns,
+                    unit: Unit::Time,
+                };
+                Some(Cell::with(text, value))
+            });
             self.counts_row(
-                format!("  CPU per op, {side} (kernel share)"),
-                &times,
-                |c| {
-                    let kernel = c.sys_ns.map_or(String::new(), |s| {
-                        format!(" ({:.0}%)", 100.0 * s / c.cpu_ns.max(f64::MIN_POSITIVE))
-                    });
-                    let text = format!("{}{kernel}", duration_ns(c.cpu_ns));
-                    let value = Value::Figure {
-                        value: c.cpu_ns,
-                        unit: Unit::Time,
-                    };
-                    Some(Cell::with(text, value))
-                },
-            );
-            self.counts_row(
-                format!("  instructions per op, {side} (kernel share)"),
+                format!("  instructions/op, {side} (kernel %)"),
                 &counted,
                 |c| {
                     let (user, kernel) = (c.instructions_user?, c.instructions_kernel?);
@@ -188,7 +184,7 @@ impl Columns {
                 },
             );
             self.counts_row(
-                format!("  switches / migrations per op, {side}"),
+                format!("  switches/migrations per op, {side}"),
                 &counted,
                 |c| {
                     let text = format!("{:.2} / {:.3}", c.context_switches?, c.migrations?);
@@ -259,8 +255,8 @@ fn cost_note(records: &[ResultRecord]) -> String {
          counters"
     };
     format!(
-        "CPU per op: the timed loop's CPU time ÷ its operations, median over rounds, from \
-         getrusage and /proc; the server side is the server process with every thread \
+        "CPU/op: the timed loop's CPU time ÷ its operations, median over rounds, from \
+         getrusage and /proc, with the kernel's share in percent; the server side is the server process with every thread \
          and process it starts{counters}"
     )
 }
