@@ -103,11 +103,11 @@ fn table_report_shows_every_experiment_of_every_file() {
     assert_eq!(out.matches("sockets.connect — ").count(), 2);
     assert_eq!(out.matches("postgres.auth — ").count(), 1);
     assert!(
-        out.contains("A SELECT 1 round trip: unix "),
+        out.contains("Short queries (SELECT 1 on a kept connection): not settled"),
         "verdict:\n{out}"
     );
     // A format-2 file gets its intervals from its trials when it is loaded.
-    assert!(out.contains("vs unix, 95% interval"), "{out}");
+    assert!(out.contains("time/op vs unix (95% CI)"), "{out}");
     assert!(!out.contains("differences under 10%"), "{out}");
     insta::assert_snapshot!("report.txt", out);
 }
@@ -245,25 +245,22 @@ fn a_placed_run_shows_intervals_cpu_rows_and_a_verdict_per_placement() {
         "sockets.pingpong — request/response round trips on one connection, median of",
         "rounds, on one CPU",
         "rounds, on two CPUs",
-        "vs unix, 95% interval",
-        "CPU per op, client (kernel share)",
-        "CPU per op, server (kernel share)",
-        "switches / migrations per op, server",
+        "time/op vs unix (95% CI)",
+        "CPU/op, client (kernel %)",
+        "CPU/op, server (kernel %)",
+        "switches/migrations per op, server",
         "from getrusage and /proc",
-        "A 64 B socket round trip (on one CPU): unix ",
-        "A 64 B socket round trip (on two CPUs): unix ",
+        "Raw round trips (64 B messages, raw socket, on one CPU): use the Unix socket",
+        "Raw round trips (64 B messages, raw socket, on two CPUs): use the Unix socket",
         "host at start",
     ] {
         assert!(out.contains(wanted), "no '{wanted}' in:\n{out}");
     }
     assert_eq!(out.matches("sockets.connect — ").count(), 2, "{out}");
     let md = stdout(&["report", PLACED, "--format", "markdown"]);
-    assert!(
-        md.contains("| ↳ CPU per op, client (kernel share) | "),
-        "{md}"
-    );
+    assert!(md.contains("| ↳ CPU/op, client (kernel %) | "), "{md}");
     let html = stdout(&["report", PLACED, "--format", "html"]);
-    assert!(html.contains("vs unix, 95% interval") && html.contains("on two CPUs"));
+    assert!(html.contains("time/op vs unix (95% CI)") && html.contains("on two CPUs"));
     // The same placement compares with itself, and differs from nothing.
     let same = stdout(&["compare", PLACED, PLACED]);
     assert!(
@@ -383,4 +380,130 @@ fn zero_rates_crossed_ranges_and_repeated_keys_are_refused() {
         e.contains("twice.json holds the field \"results\" twice"),
         "{e}"
     );
+}
+
+/// The table rows of `experiment` in a terminal report: from its title to the
+/// blank line after it.
+fn table_of<'o>(out: &'o str, experiment: &str) -> &'o str {
+    let start = out
+        .find(&format!("\n{experiment} — "))
+        .unwrap_or_else(|| panic!("no {experiment} in:\n{out}"));
+    let end = out[start + 1..]
+        .find("\n\n")
+        .map_or(out.len(), |e| start + 1 + e);
+    &out[start..end]
+}
+
+/// The cells of the row whose label starts with `label`, split at the
+/// column separators.
+fn cells_of(table: &str, label: &str) -> Vec<String> {
+    let line = table
+        .lines()
+        .find(|l| l.trim_start_matches(['│', ' ']).starts_with(label))
+        .unwrap_or_else(|| panic!("no row {label} in:\n{table}"));
+    line.trim_matches(['│', ' '])
+        .split('┆')
+        .skip(1)
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn every_relative_figure_is_time_per_operation_against_the_reference() {
+    let out = stdout(&["report", RUN, SOCKETS, SWEEP, PLACED]);
+    // No second percentage, against the fastest column, beside a figure.
+    for line in out.lines().filter(|l| l.starts_with('│')) {
+        for unit in ["s (+", "s (-", "s (−"] {
+            assert!(!line.contains(unit), "a figure with a percentage: {line}");
+        }
+    }
+    // tls takes 24 times unix's time per connection: a factor, never +2329%;
+    // the rate itself stands alone.
+    let connect = table_of(&out, "sockets.connect");
+    assert_eq!(cells_of(connect, "connections/s")[2], "615/s");
+    assert!(
+        cells_of(connect, "time/op vs unix (95% CI)")[2].starts_with("24× ["),
+        "{connect}"
+    );
+    let pingpong = table_of(&out, "sockets.pingpong");
+    assert_eq!(
+        cells_of(pingpong, "64 KiB: round trip p50"),
+        ["67.7 µs", "104 µs", "180 µs"]
+    );
+    assert!(
+        out.contains("24× twenty-four times the time"),
+        "the legend says so"
+    );
+}
+
+#[test]
+fn connection_phases_and_differences_show_only_what_was_measured() {
+    let out = stdout(&["report", RUN]);
+    let connect = table_of(&out, "postgres.connect");
+    assert!(
+        connect.contains("postgres.connect — connect, SELECT 1, close; trust authentication"),
+        "{connect}"
+    );
+    assert_eq!(
+        cells_of(connect, "phase: TLS handshake"),
+        ["-", "-", "3.50 ms"]
+    );
+    assert!(!connect.contains("0.00 ns"), "{connect}");
+    let tls = cells_of(connect, "TLS's extra cost (tls − tcp)");
+    assert_eq!(tls[..2], ["-", "-"]);
+    assert!(tls[2].ends_with(" ms") && tls[2].contains(" ["), "{tls:?}");
+    assert!(connect.contains("the backend starts during the TLS handshake"));
+
+    // Ranges over rounds that hold zero are not printed as negative times.
+    let query = table_of(&out, "postgres.query");
+    assert_eq!(
+        cells_of(query, "fixed cost (intercept)"),
+        ["below resolution"; 3]
+    );
+    let rows = table_of(&out, "postgres.rows");
+    assert_eq!(
+        cells_of(rows, "fixed cost (intercept)"),
+        ["3.03 ms", "below resolution", "below resolution"]
+    );
+    let auth = table_of(&out, "postgres.auth");
+    assert_eq!(
+        cells_of(auth, "md5: cost over trust"),
+        ["below resolution"; 3]
+    );
+    assert_eq!(
+        cells_of(auth, "peer: cost over trust")[0],
+        "below resolution"
+    );
+    assert!(!out.contains("−593") && !out.contains("−145 µs"), "{out}");
+    for line in out.lines().filter(|l| l.starts_with('│')) {
+        for cell in line.trim_matches(['│', ' ']).split('┆').map(str::trim) {
+            let time = [" ns", " µs", " ms"].iter().any(|u| cell.ends_with(u));
+            assert!(!(cell.starts_with('−') && time), "a negative time: {line}");
+        }
+    }
+    assert!(
+        out.contains("below resolution: a difference"),
+        "the legend explains it"
+    );
+}
+
+#[test]
+fn a_connect_table_of_your_server_does_not_claim_trust() {
+    let tmp = tempdir();
+    // A --url server: sockbench sets no method there and records none.
+    let url = edited(tmp.path(), "url.json", |f| {
+        for r in f["results"].as_array_mut().unwrap() {
+            if r["experiment"] == "postgres.connect" {
+                r["params"].as_object_mut().unwrap().remove("auth_method");
+                r["server"]["throwaway"] = false.into();
+            }
+        }
+    });
+    let out = stdout(&["report", &url]);
+    let connect = table_of(&out, "postgres.connect");
+    assert!(
+        connect.contains("close; authentication of your server, median of 3 rounds"),
+        "{connect}"
+    );
+    assert!(!connect.contains("trust"), "{connect}");
 }

@@ -196,9 +196,11 @@ fn check_tables(stdout: &str) {
             "no {workload} table in:\n{stdout}"
         );
     }
-    // Compared rows mark every slower transport, e.g. `74.0 µs (+3.7%)`.
+    // Each headline is compared with unix, e.g. `+3.7% [+1.2%, +6.3%]` or
+    // `24× [20×, 30×]`.
+    let compared = stdout.contains("% [") || stdout.contains("× [");
     assert!(
-        stdout.contains("%)"),
+        stdout.contains("time/op vs unix (95% CI)") && compared,
         "no relative difference in:\n{stdout}"
     );
     for transport in TRANSPORTS {

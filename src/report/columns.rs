@@ -1,24 +1,28 @@
 //! Builds the rows of a table laid out like a lab notebook: a column per transport,
-//! a row per measurement, and on the rows that compare, the extra time over the
-//! fastest transport, e.g. `97.4 µs (+57%)`.
+//! a row per measurement. Figures stand alone (`97.4 µs`, `602 MB/s`); the one
+//! comparison is the row under the headline, the time per operation against the
+//! reference transport, paired round by round with its 95% interval
+//! (`+57% [+41%, +75%]`, or `24× [19×, 30×]` for a large one).
+//!
+//! Architecture Invariant: a table prints one kind of relative figure, that row;
+//! no other percentage is set beside a figure (an earlier percentage against the
+//! fastest column disagreed with it).
 
 use super::block::{Cell, Row, Value};
-use super::format::{count, duration_ns, versus, vs_fastest};
+use super::format::{count, duration_ns, figure, versus};
 use crate::cpu::{Cost, Counts};
+use crate::results::metric::Unit;
 use crate::results::ResultRecord;
-
-/// How a row compares its cells.
-#[derive(Clone, Copy, PartialEq)]
-pub enum Compare {
-    Not,
-    LowerIsBetter,
-    HigherIsBetter,
-}
 
 /// Rows being built over a fixed set of transport columns.
 pub struct Columns {
     labels: Vec<String>,
     pub rows: Vec<Row>,
+}
+
+/// A figure's cell: its text and its number in `unit`.
+pub fn figure_cell(unit: Unit, value: f64) -> Cell {
+    Cell::with(figure(unit, value), Value::Figure { value, unit })
 }
 
 impl Columns {
@@ -45,35 +49,48 @@ impl Columns {
             .collect()
     }
 
-    /// A row of one figure per column; compared rows get the relative difference.
-    /// A row with no figure at all is left out.
+    /// A row of one figure in `unit` per column, `-` where a column has none. A row
+    /// with no figure at all is left out.
     pub fn line(
         &mut self,
         label: &str,
         cells: &[Option<&ResultRecord>],
-        compare: Compare,
+        unit: Unit,
+        get: impl Fn(&ResultRecord) -> Option<f64>,
+    ) {
+        self.cells(label, cells, |r| get(r).map(|v| figure_cell(unit, v)));
+    }
+
+    /// A row of a number without a unit (a fit's R²), shown by `format`.
+    pub fn plain(
+        &mut self,
+        label: &str,
+        cells: &[Option<&ResultRecord>],
         format: fn(f64) -> String,
         get: impl Fn(&ResultRecord) -> Option<f64>,
     ) {
-        let values: Vec<Option<f64>> = cells.iter().map(|c| c.and_then(&get)).collect();
-        if values.iter().all(Option::is_none) {
-            return;
-        }
-        let extras = extra_over_fastest(&values, compare == Compare::HigherIsBetter);
-        let compared = compare != Compare::Not && extras.iter().flatten().count() > 1;
-        let mut row = Vec::new();
-        for (value, extra) in values.iter().zip(extras) {
-            row.push(match value {
-                None => "-".into(),
-                Some(v) if compared => with_extra(format(*v), extra),
-                Some(v) => format(*v),
-            });
-        }
-        self.rows.push(Row::texts(label, row));
+        self.cells(label, cells, |r| get(r).map(|v| Cell::text(format(v))));
     }
 
-    /// The headline against the reference transport, paired by round, with its 95%
-    /// interval: `+28% [+19%, +37%]`. Left out when nothing was compared.
+    /// A row of one cell per column made by `cell`, `-` where it makes none. A row
+    /// with no cell at all is left out.
+    pub fn cells(
+        &mut self,
+        label: &str,
+        cells: &[Option<&ResultRecord>],
+        cell: impl Fn(&ResultRecord) -> Option<Cell>,
+    ) {
+        let row: Vec<Option<Cell>> = cells.iter().map(|c| c.and_then(&cell)).collect();
+        if row.iter().all(Option::is_none) {
+            return;
+        }
+        let row = row.into_iter().map(|c| c.unwrap_or_else(Cell::missing));
+        self.rows.push(Row::new(label, row.collect()));
+    }
+
+    /// The comparison with the reference transport, paired by round, with its 95%
+    /// interval: `+28% [+19%, +37%]`, `24× [19×, 30×]`. Left out when nothing was
+    /// compared.
     pub fn versus(&mut self, cells: &[Option<&ResultRecord>]) {
         let Some(reference) = cells
             .iter()
@@ -97,24 +114,18 @@ impl Columns {
                 None => Cell::missing(),
             });
         }
-        self.rows
-            .push(Row::new(&format!("  vs {reference}, 95% interval"), row));
+        self.rows.push(Row::new(&versus_label(&reference), row));
     }
 
     /// The headline's min–max over trials, marked `~` when noisy, then the
     /// comparison with the reference transport.
-    pub fn range(
-        &mut self,
-        label: &str,
-        cells: &[Option<&ResultRecord>],
-        format: fn(f64) -> String,
-    ) {
+    pub fn range(&mut self, label: &str, cells: &[Option<&ResultRecord>], unit: Unit) {
         let mut row = Vec::new();
         for c in cells {
             row.push(c.map_or("-".into(), |r| {
                 let s = &r.headline.spread;
                 let mark = if r.headline.noisy { " ~" } else { "" };
-                format!("{}–{}{mark}", format(s.min), format(s.max))
+                format!("{}–{}{mark}", figure(unit, s.min), figure(unit, s.max))
             }));
         }
         self.rows.push(Row::texts(label, row));
@@ -143,33 +154,42 @@ impl Columns {
             };
             let times = of(|r| r.metrics.cpu.as_ref());
             let counted = of(|r| r.counters.as_ref());
+            self.counts_row(format!("  CPU/op, {side} (kernel %)"), &times, |c| {
+                let kernel = c.sys_ns.map_or(String::new(), |s| {
+                    format!(" ({:.0}%)", 100.0 * s / c.cpu_ns.max(f64::MIN_POSITIVE))
+                });
+                let text = format!("{}{kernel}", duration_ns(c.cpu_ns));
+                let value = Value::Figure {
+                    value: c.cpu_ns,
+                    unit: Unit::Time,
+                };
+                Some(Cell::with(text, value))
+            });
             self.counts_row(
-                format!("  CPU per op, {side} (kernel share)"),
-                &times,
-                |c| {
-                    let kernel = c.sys_ns.map_or(String::new(), |s| {
-                        format!(" ({:.0}%)", 100.0 * s / c.cpu_ns.max(f64::MIN_POSITIVE))
-                    });
-                    Some(format!("{}{kernel}", duration_ns(c.cpu_ns)))
-                },
-            );
-            self.counts_row(
-                format!("  instructions per op, {side} (kernel share)"),
+                format!("  instructions/op, {side} (kernel %)"),
                 &counted,
                 |c| {
                     let (user, kernel) = (c.instructions_user?, c.instructions_kernel?);
                     let total = user + kernel;
-                    Some(format!(
+                    let text = format!(
                         "{} ({:.0}%)",
                         count(total),
                         100.0 * kernel / total.max(f64::MIN_POSITIVE)
-                    ))
+                    );
+                    let value = Value::Figure {
+                        value: total,
+                        unit: Unit::Count,
+                    };
+                    Some(Cell::with(text, value))
                 },
             );
             self.counts_row(
-                format!("  switches / migrations per op, {side}"),
+                format!("  switches/migrations per op, {side}"),
                 &counted,
-                |c| Some(format!("{:.2} / {:.3}", c.context_switches?, c.migrations?)),
+                |c| {
+                    let text = format!("{:.2} / {:.3}", c.context_switches?, c.migrations?);
+                    Some(Cell::text(text))
+                },
             );
         }
     }
@@ -179,42 +199,21 @@ impl Columns {
         &mut self,
         label: String,
         counts: &[Option<Counts>],
-        show: impl Fn(&Counts) -> Option<String>,
+        show: impl Fn(&Counts) -> Option<Cell>,
     ) {
         if counts.iter().flatten().all(|c| show(c).is_none()) {
             return;
         }
         let row = counts
             .iter()
-            .map(|c| c.as_ref().and_then(&show).unwrap_or_else(|| "-".into()));
-        self.rows.push(Row::texts(&label, row));
+            .map(|c| c.as_ref().and_then(&show).unwrap_or_else(Cell::missing));
+        self.rows.push(Row::new(&label, row.collect()));
     }
 }
 
-/// Each figure's extra time over the best of them (0 for the best), where rates
-/// count as time per operation (1 / rate); `None` where there is no positive figure.
-pub fn extra_over_fastest(values: &[Option<f64>], higher_is_better: bool) -> Vec<Option<f64>> {
-    let costs: Vec<Option<f64>> = values
-        .iter()
-        .map(|v| {
-            v.filter(|x| *x > 0.0)
-                .map(|x| if higher_is_better { 1.0 / x } else { x })
-        })
-        .collect();
-    let best = costs
-        .iter()
-        .flatten()
-        .copied()
-        .fold(f64::INFINITY, f64::min);
-    costs.iter().map(|c| c.map(|c| c / best - 1.0)).collect()
-}
-
-/// `value (+x%)`, or the value alone for the fastest (and where nothing compares).
-pub fn with_extra(value: String, extra: Option<f64>) -> String {
-    match extra {
-        Some(e) if e >= 0.0005 => format!("{value} ({})", vs_fastest(e)),
-        _ => value,
-    }
+/// The label of the comparison row: what is compared, with what, how sure.
+fn versus_label(reference: &str) -> String {
+    format!("  time/op vs {reference} (95% CI)")
 }
 
 /// The distinct values of one parameter, in the order the records first show them.
@@ -256,8 +255,8 @@ fn cost_note(records: &[ResultRecord]) -> String {
          counters"
     };
     format!(
-        "CPU per op: the timed loop's CPU time ÷ its operations, median over rounds, from \
-         getrusage and /proc; the server side is the server process with every thread \
+        "CPU/op: the timed loop's CPU time ÷ its operations, median over rounds, from \
+         getrusage and /proc, with the kernel's share in percent; the server side is the server process with every thread \
          and process it starts{counters}"
     )
 }
@@ -299,6 +298,13 @@ fn where_note(records: &[ResultRecord]) -> Option<String> {
     })
 }
 
+/// How to read the comparison row, the one relative figure of every table.
+pub const VERSUS_NOTE: &str = "time/op vs unix (or the first transport), 95% CI: time per \
+     operation over the reference's, as the geometric mean of each round's ratio (rates \
+     turned into time per operation first), with its 95% confidence interval; +36% is 36% \
+     more time, −4.2% less, 24× twenty-four times the time, 0.41× under half; an interval \
+     that holds +0% means no clear difference";
+
 /// The note every table carries when a range was wide.
 pub const NOISY_NOTE: &str = "~ marks a range over trials wider than 10% of the median: noisy";
 
@@ -310,11 +316,7 @@ pub fn legend(records: &[ResultRecord]) -> Vec<String> {
         notes.push(NOISY_NOTE.into());
     }
     if records.iter().any(|r| r.headline.vs_reference.is_some()) {
-        notes.push(
-            "vs: extra time per operation over the reference, paired round by round, with \
-             its 95% interval; an interval that holds 0% means no clear difference"
-                .into(),
-        );
+        notes.push(VERSUS_NOTE.into());
     }
     if records.iter().any(|r| r.metrics.cpu.is_some()) {
         notes.push(cost_note(records));
@@ -342,22 +344,87 @@ pub fn certainty_notes(records: &[ResultRecord]) -> Vec<String> {
     }
     notes
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::aggregate::{rank, record};
+    use crate::results::metric::{Better, Metric};
+    use crate::results::{Metrics, Params, Trial};
+
+    const RATE: Metric = Metric::new("ops_per_s", Unit::Rate, Better::Higher, |m| m.ops_per_s);
+
+    /// Records of unix, tcp and tls whose rounds ran at these rates.
+    fn records(rates: [&[f64]; 3]) -> Vec<ResultRecord> {
+        let trials = |values: &[f64]| -> Vec<Trial> {
+            values
+                .iter()
+                .map(|&v| Trial {
+                    metrics: Metrics {
+                        ops_per_s: Some(v),
+                        ..Metrics::default()
+                    },
+                    count: 1,
+                    ..Trial::default()
+                })
+                .collect()
+        };
+        let params = Params::default();
+        let mut rs: Vec<ResultRecord> = ["unix", "tcp", "tls"]
+            .iter()
+            .zip(rates)
+            .map(|(t, r)| record("fake.ops", &RATE, &params, t, trials(r), None))
+            .collect();
+        rank(&mut rs, &RATE);
+        rs
+    }
 
     #[test]
-    fn extra_time_over_the_fastest() {
-        let times = [Some(100.0), Some(150.0), None, Some(0.0)];
+    fn figures_stand_alone_with_their_numbers_and_one_row_compares() {
+        let rs = records([
+            &[2.0e9, 2.1e9, 2.2e9],
+            &[1.0e9, 1.1e9, 1.2e9],
+            &[8.0e7, 9.0e7, 1.0e8],
+        ]);
+        let mut table = Columns::of(&rs);
+        let cells = table.place(&rs.iter().collect::<Vec<_>>());
+        table.line("throughput", &cells, Unit::ByteRate, |r| {
+            r.metrics.ops_per_s
+        });
+        table.line("nothing", &cells, Unit::Time, |_| None);
+        table.versus(&cells);
+        assert_eq!(table.rows.len(), 2, "a row with no figure is left out");
+        let figures = &table.rows[0].cells;
+        // No percentage against the fastest column beside a figure.
+        let texts: Vec<&str> = figures.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(texts, ["2.10 GB/s", "1.10 GB/s", "90.0 MB/s"]);
         assert_eq!(
-            extra_over_fastest(&times, false),
-            [Some(0.0), Some(0.5), None, None]
+            figures[1].value,
+            Some(Value::Figure {
+                value: 1.1e9,
+                unit: Unit::ByteRate
+            })
         );
-        // 200/s takes twice the time per operation of 400/s.
-        let rates = [Some(200.0), Some(400.0)];
-        assert_eq!(extra_over_fastest(&rates, true), [Some(1.0), Some(0.0)]);
-        assert_eq!(with_extra("10 µs".into(), Some(0.57)), "10 µs (+57%)");
-        assert_eq!(with_extra("10 µs".into(), Some(0.0)), "10 µs");
-        assert_eq!(with_extra("10 µs".into(), None), "10 µs");
+        // The comparison reads as time per operation: tcp takes about twice the
+        // time of unix, tls 23 times, never "+253%" beside a slower rate.
+        let versus = &table.rows[1];
+        assert_eq!(versus.label, "time/op vs unix (95% CI)");
+        assert!(versus.sub);
+        assert_eq!(versus.cells[0].text, "reference");
+        assert!(versus.cells[1].text.starts_with("+91% ["), "{versus:?}");
+        assert!(versus.cells[2].text.starts_with("23× ["), "{versus:?}");
+        assert!(matches!(versus.cells[2].value, Some(Value::Ratio(r)) if r.estimate > 20.0));
+    }
+
+    #[test]
+    fn a_missing_figure_is_a_dash() {
+        let rs = records([&[1.0, 2.0], &[1.0, 2.0], &[1.0, 2.0]]);
+        let mut table = Columns::of(&rs);
+        let cells = table.place(&rs.iter().collect::<Vec<_>>());
+        table.line("only tcp", &cells, Unit::Rate, |r| {
+            (r.transport == "tcp").then_some(1500.0)
+        });
+        assert_eq!(table.rows[0].cells[0], Cell::missing());
+        assert_eq!(table.rows[0].cells[1].text, "1.50k/s");
     }
 }

@@ -15,6 +15,23 @@ pub fn duration_ns(ns: f64) -> String {
     format!("{} {unit}", three_digits(value))
 }
 
+/// A duration with its interval, all in the estimate's unit so the bracket reads
+/// at a glance: `2.13 [1.17, 3.08] ms`.
+pub fn duration_interval_ns(estimate: f64, low: f64, high: f64) -> String {
+    let (scale, unit) = match estimate.abs() {
+        n if n >= 1e9 => (1e9, "s"),
+        n if n >= 1e6 => (1e6, "ms"),
+        n if n >= 1e3 => (1e3, "µs"),
+        _ => (1.0, "ns"),
+    };
+    let show = |ns: f64| {
+        let v = ns / scale;
+        let sign = if v < 0.0 { "−" } else { "" };
+        format!("{sign}{}", three_digits(v.abs()))
+    };
+    format!("{} [{}, {}] {unit}", show(estimate), show(low), show(high))
+}
+
 /// A per-second rate: `950/s`, `21.4k/s`, `1.20M/s`.
 pub fn rate(per_s: f64) -> String {
     let (value, unit) = match per_s {
@@ -46,22 +63,43 @@ pub fn bytes_rate(per_s: f64) -> String {
     format!("{} {unit}", three_digits(value))
 }
 
-/// The extra time compared with the fastest: `fastest`, `+47%`, `+1.2%`.
-pub fn vs_fastest(relative: f64) -> String {
-    let percent = relative * 100.0;
-    if percent < 0.05 {
-        "fastest".into()
-    } else if percent < 10.0 {
-        format!("+{percent:.1}%")
+/// Ratios at or beyond these read as factors (`24×`, `0.41×`), nearer ones as
+/// percentages (`+36%`): a percentage of a large difference (`+2329%`) is hard
+/// to read, a factor of a small one (`1.04×`) hides it.
+const FACTOR_ABOVE: f64 = 2.0;
+const FACTOR_BELOW: f64 = 0.5;
+
+/// A cost ratio (time per operation over the reference's) as a person reads it:
+/// `+36%`, `−4.2%`, `+0.0%` near 1, `3.5×`, `0.41×` from 2 up or 0.5 down.
+pub fn relative(ratio: f64) -> String {
+    if reads_as_factor(ratio) {
+        factor(ratio)
     } else {
-        format!("+{percent:.0}%")
+        percent(ratio)
     }
 }
 
-/// A ratio as extra time in percent: `+28%`, `-4.2%`, `+0.0%`.
+fn reads_as_factor(ratio: f64) -> bool {
+    ratio >= FACTOR_ABOVE || ratio <= FACTOR_BELOW
+}
+
+/// A ratio as a factor with two significant digits (whole from 10 up): `24×`,
+/// `3.5×`, `0.41×`.
+pub fn factor(ratio: f64) -> String {
+    let digits = match ratio.abs() {
+        r if r >= 10.0 => 0,
+        r if r >= 1.0 => 1,
+        r if r >= 0.1 => 2,
+        _ => 3,
+    };
+    format!("{ratio:.digits$}×")
+}
+
+/// A ratio as extra time in percent: `+28%`, `−4.2%`, `+0.0%`.
 pub fn percent(ratio: f64) -> String {
     let p = (ratio - 1.0) * 100.0;
-    let sign = if p < 0.0 { "-" } else { "+" };
+    // A rounded −0.0 reads as +0.0.
+    let sign = if p <= -0.05 { "−" } else { "+" };
     if p.abs() < 10.0 {
         format!("{sign}{:.1}%", p.abs())
     } else {
@@ -69,13 +107,19 @@ pub fn percent(ratio: f64) -> String {
     }
 }
 
-/// A ratio with its interval: `+28% [+19%, +37%]`.
+/// A cost ratio with its 95% interval, all three in the estimate's form:
+/// `+28% [+19%, +37%]`, `24× [19×, 30×]`, `0.41× [0.30×, 0.55×]`.
 pub fn versus(ratio: &Interval) -> String {
+    let show = if reads_as_factor(ratio.estimate) {
+        factor
+    } else {
+        percent
+    };
     format!(
         "{} [{}, {}]",
-        percent(ratio.estimate),
-        percent(ratio.low),
-        percent(ratio.high)
+        show(ratio.estimate),
+        show(ratio.low),
+        show(ratio.high)
     )
 }
 
@@ -118,8 +162,56 @@ mod tests {
         assert_eq!(rate(21_400.0), "21.4k/s");
         assert_eq!(rate(1_200_000.0), "1.20M/s");
         assert_eq!(bytes_rate(2.31e9), "2.31 GB/s");
-        assert_eq!(vs_fastest(0.0), "fastest");
-        assert_eq!(vs_fastest(0.47), "+47%");
-        assert_eq!(vs_fastest(0.012), "+1.2%");
+    }
+
+    #[test]
+    fn small_differences_read_as_percentages_large_ones_as_factors() {
+        assert_eq!(relative(1.36), "+36%");
+        assert_eq!(relative(0.958), "−4.2%");
+        assert_eq!(relative(1.0), "+0.0%");
+        assert_eq!(relative(0.9999), "+0.0%");
+        assert_eq!(relative(1.999), "+100%");
+        assert_eq!(relative(2.0), "2.0×");
+        assert_eq!(relative(3.5), "3.5×");
+        assert_eq!(relative(24.29), "24×");
+        assert_eq!(relative(0.5), "0.50×");
+        assert_eq!(relative(0.41), "0.41×");
+        assert_eq!(relative(0.051), "0.051×");
+    }
+
+    fn interval(estimate: f64, low: f64, high: f64) -> Interval {
+        Interval {
+            estimate,
+            low,
+            high,
+            n: 3,
+        }
+    }
+
+    #[test]
+    fn an_interval_reads_in_the_form_of_its_estimate() {
+        assert_eq!(versus(&interval(1.36, 1.31, 1.40)), "+36% [+31%, +40%]");
+        // A small estimate keeps percentages even where a bound is large.
+        assert_eq!(versus(&interval(1.9, 1.5, 2.7)), "+90% [+50%, +170%]");
+        assert_eq!(versus(&interval(24.29, 19.51, 30.23)), "24× [20×, 30×]");
+        assert_eq!(versus(&interval(2.1, 1.5, 2.9)), "2.1× [1.5×, 2.9×]");
+        assert_eq!(versus(&interval(0.41, 0.3, 0.55)), "0.41× [0.30×, 0.55×]");
+        assert_eq!(versus(&interval(0.978, 0.79, 1.19)), "−2.2% [−21%, +19%]");
+    }
+
+    #[test]
+    fn a_duration_interval_shares_the_estimates_unit() {
+        assert_eq!(
+            duration_interval_ns(2_125_447.0, 1_170_000.0, 3_080_000.0),
+            "2.13 [1.17, 3.08] ms"
+        );
+        assert_eq!(
+            duration_interval_ns(1_200_000.0, 950_000.0, 1_450_000.0),
+            "1.20 [0.95, 1.45] ms"
+        );
+        assert_eq!(
+            duration_interval_ns(40_000.0, -5_000.0, 85_000.0),
+            "40.0 [−5.00, 85.0] µs"
+        );
     }
 }

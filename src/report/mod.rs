@@ -4,6 +4,7 @@
 pub mod block;
 pub mod columns;
 pub mod compare;
+pub mod difference;
 pub mod experiment;
 pub mod format;
 pub mod system;

@@ -1,12 +1,12 @@
 //! The raw socket experiments as they describe themselves: id, title, headline,
 //! charts, verdict line, and the table of each, laid out like the PostgreSQL ones: a
 //! column per transport, a row per measurement (per message size, write size or
-//! client count where those vary), and the extra time over the fastest transport.
+//! client count where those vary), and under each headline its time per operation
+//! against the reference transport.
 
 use crate::report::block::Block;
-use crate::report::columns::{certainty_notes, distinct, having, legend, Columns, Compare};
+use crate::report::columns::{certainty_notes, distinct, having, legend, Columns};
 use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine, Work, WorkKind};
-use crate::report::format::{bytes_rate, duration_ns, rate};
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
 use crate::stats::Percentiles;
@@ -144,16 +144,12 @@ pub static CONCURRENT: Experiment = Experiment {
 fn connect(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
     let cells = table.place(&records.iter().collect::<Vec<_>>());
-    table.line(
-        "connections/s",
-        &cells,
-        Compare::HigherIsBetter,
-        rate,
-        |r| r.metrics.conn_per_s,
-    );
-    table.range("  range", &cells, rate);
+    table.line("connections/s", &cells, Unit::Rate, |r| {
+        r.metrics.conn_per_s
+    });
+    table.range("  range", &cells, Unit::Rate);
     for (label, get) in TAILS {
-        table.line(label, &cells, Compare::Not, duration_ns, |r| {
+        table.line(label, &cells, Unit::Time, |r| {
             r.metrics.latency_ns.as_ref().map(get)
         });
     }
@@ -166,14 +162,14 @@ fn pingpong(records: &[ResultRecord]) -> Block {
         let cells = table.place(&having(records, |r| r.params.size, &size));
         let label = format!("{}: round trip p50", format_size(size.unwrap_or(0)));
         let rtt = |r: &ResultRecord| r.metrics.rtt_ns.map(|p| p.p50);
-        table.line(&label, &cells, Compare::LowerIsBetter, duration_ns, rtt);
+        table.line(&label, &cells, Unit::Time, rtt);
         table.certainty(&cells);
         for (label, get) in &TAILS[1..] {
-            table.line(label, &cells, Compare::Not, duration_ns, |r| {
+            table.line(label, &cells, Unit::Time, |r| {
                 r.metrics.rtt_ns.as_ref().map(get)
             });
         }
-        table.line("  round trips/s", &cells, Compare::Not, rate, |r| {
+        table.line("  round trips/s", &cells, Unit::Rate, |r| {
             r.metrics.ops_per_s
         });
     }
@@ -185,10 +181,8 @@ fn stream(records: &[ResultRecord]) -> Block {
     for size in distinct(records, |r| r.params.write_size) {
         let cells = table.place(&having(records, |r| r.params.write_size, &size));
         let label = format!("{} writes: throughput", format_size(size.unwrap_or(0)));
-        table.line(&label, &cells, Compare::HigherIsBetter, bytes_rate, |r| {
-            r.metrics.bytes_per_s
-        });
-        table.range("  range", &cells, bytes_rate);
+        table.line(&label, &cells, Unit::ByteRate, |r| r.metrics.bytes_per_s);
+        table.range("  range", &cells, Unit::ByteRate);
     }
     finish(&STREAM, table, records)
 }
@@ -198,12 +192,10 @@ fn concurrent(records: &[ResultRecord]) -> Block {
     for clients in distinct(records, |r| r.params.clients) {
         let cells = table.place(&having(records, |r| r.params.clients, &clients));
         let label = format!("{} clients: round trips/s", clients.unwrap_or(0));
-        table.line(&label, &cells, Compare::HigherIsBetter, rate, |r| {
-            r.metrics.ops_per_s
-        });
-        table.range("  range", &cells, rate);
+        table.line(&label, &cells, Unit::Rate, |r| r.metrics.ops_per_s);
+        table.range("  range", &cells, Unit::Rate);
         for (label, get) in TAILS {
-            table.line(label, &cells, Compare::Not, duration_ns, |r| {
+            table.line(label, &cells, Unit::Time, |r| {
                 r.metrics.rtt_ns.as_ref().map(get)
             });
         }

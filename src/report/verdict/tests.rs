@@ -136,7 +136,7 @@ fn an_interval_that_holds_zero_and_is_wide_is_not_settled_and_says_how_to_settle
     ));
     assert!(
         v[0].contains(
-            "not settled — tcp +28% [-53%, +252%] against unix could be a gain or a loss"
+            "not settled — tcp +28% [−53%, +252%] against unix could be a gain or a loss"
         ),
         "{v:?}"
     );
