@@ -72,7 +72,10 @@ fn a_gap_that_changed_is_said_with_its_direction_and_numbers() {
         .next()
         .unwrap();
     // tcp's time doubled, and so did its ratio to unix; unix and tls did not move.
-    assert!(table.contains("| ↳ time, vs A |  | B slower: ×2.00 ["), "{table}");
+    assert!(
+        table.contains("| ↳ time, vs A |  | B slower: ×2.00 ["),
+        "{table}"
+    );
     assert!(
         table.contains("| ↳ vs unix, change vs A |  | tcp relatively slower: ×2.00 ["),
         "{table}"
@@ -80,7 +83,10 @@ fn a_gap_that_changed_is_said_with_its_direction_and_numbers() {
     assert_eq!(table.matches("slower").count(), 2, "{table}");
     assert!(!table.contains("faster"), "{table}");
     // The figures shown reproduce the ratios: +2.0% in A, +104% in B.
-    assert!(table.contains("| ↳ vs unix, paired | +2.0% [-21%, +31%] | +104% ["), "{table}");
+    assert!(
+        table.contains("| ↳ vs unix, paired | +2.0% [-21%, +31%] | +104% ["),
+        "{table}"
+    );
     assert!(
         out.contains("- sockets.connect, tcp: against unix, +2.0% [-21%, +31%] in A, +104% ["),
         "the summary names the gap that changed:\n{out}"
@@ -104,15 +110,15 @@ fn a_gap_that_changed_is_said_with_its_direction_and_numbers() {
         .iter()
         .find(|r| {
             r["label"] == "vs unix, change vs A"
-                && r["cells"][1]["text"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("tcp")
+                && r["cells"][1]["text"].as_str().unwrap().starts_with("tcp")
         })
         .unwrap();
     let value = &change["cells"][1]["value"];
     assert_eq!(value["kind"], "ratio");
-    assert!((value["estimate"].as_f64().unwrap() - 2.0).abs() < 1e-9, "{value}");
+    assert!(
+        (value["estimate"].as_f64().unwrap() - 2.0).abs() < 1e-9,
+        "{value}"
+    );
     assert!(value["low"].as_f64().unwrap() > 1.0, "{value}");
     assert_eq!(connect["rows"][0]["cells"][0]["value"]["kind"], "figure");
     assert_eq!(connect["rows"][0]["cells"][0]["value"]["unit"], "per_s");
@@ -170,7 +176,10 @@ fn what_one_file_has_alone_is_one_line() {
 #[test]
 fn system_facts_that_differ_are_marked() {
     let md = stdout(&["compare", RUN, PLACED, "--format", "markdown"]);
-    assert!(md.contains("| CPU * | Intel(R) Xeon(R) Processor | AMD EPYC |"), "{md}");
+    assert!(
+        md.contains("| CPU * | Intel(R) Xeon(R) Processor | AMD EPYC |"),
+        "{md}"
+    );
     assert!(md.contains("| logical cores | 2 | 2 |"), "{md}");
     assert!(md.contains("* differs between the files"), "{md}");
     let json: Value =
@@ -188,7 +197,10 @@ fn system_facts_that_differ_are_marked() {
     assert!(!highlighted.contains(&"logical cores"), "{highlighted:?}");
     // Nothing differs between a file and itself.
     let same = stdout(&["compare", RUN, RUN, "--format", "markdown"]);
-    assert!(!same.contains(" * |") && !same.contains("differs"), "{same}");
+    assert!(
+        !same.contains(" * |") && !same.contains("differs"),
+        "{same}"
+    );
 }
 
 #[test]

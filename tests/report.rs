@@ -134,9 +134,19 @@ fn compare_puts_both_runs_side_by_side() {
         .collect();
     assert!(ratios.len() > 40, "{same}");
     assert!(ratios.iter().all(|r| r.starts_with("1.00 [")), "{same}");
-    for word in ["faster", "slower"] {
+    for word in [
+        "B faster:",
+        "B slower:",
+        "relatively faster:",
+        "relatively slower:",
+    ] {
         assert!(!same.contains(word), "a run against itself: {same}");
     }
+    assert!(same.contains("times faster in 0, slower in 0,"), "{same}");
+    assert!(
+        same.contains("the gap to the reference changed in 0 of "),
+        "{same}"
+    );
 
     let html = stdout(&["compare", RUN, SOCKETS, "--format", "html"]);
     assert!(html.contains("<th>A</th><th>B</th>"));

@@ -208,7 +208,10 @@ mod tests {
     #[test]
     fn text_that_a_spreadsheet_would_run_is_kept_text() {
         for (hostile, shown) in [
-            ("=HYPERLINK(\"http://evil\")", "'=HYPERLINK(\"http://evil\")"),
+            (
+                "=HYPERLINK(\"http://evil\")",
+                "'=HYPERLINK(\"http://evil\")",
+            ),
             ("+1", "'+1"),
             ("-2+3", "'-2+3"),
             ("@SUM(A1)", "'@SUM(A1)"),

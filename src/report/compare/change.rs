@@ -196,8 +196,14 @@ mod tests {
         assert_eq!(gap.numbers(), "×1.00 [1.00, 1.00]");
         let times = of_figure(&[10.0, 11.0, 10.5], &[20.0, 21.0, 20.5], (10.5, 20.5)).unwrap();
         assert_eq!(times.outcome(), Outcome::Slower);
-        let rates_up = of_figure(&[1.0 / 10.0, 1.0 / 11.0], &[1.0 / 20.0, 1.0 / 21.0], (0.1, 0.05));
-        assert_eq!(rates_up.unwrap().outcome(), Outcome::Faster);
+        // Twice the rate is half the cost per operation: faster.
+        let rate = |per_s: [f64; 3]| per_s.map(|r| 1.0 / r);
+        let doubled = of_figure(
+            &rate([100.0, 101.0, 99.0]),
+            &rate([200.0, 202.0, 198.0]),
+            (0.01, 0.005),
+        );
+        assert_eq!(doubled.unwrap().outcome(), Outcome::Faster);
     }
 
     #[test]

@@ -65,7 +65,11 @@ pub fn document(files: &[(String, ResultFile)], catalog: &Catalog) -> Document {
     let mut summary: Vec<String> = runs
         .iter()
         .map(|r| {
-            let baseline = if r.letter == "A" { ", the baseline" } else { "" };
+            let baseline = if r.letter == "A" {
+                ", the baseline"
+            } else {
+                ""
+            };
             format!(
                 "{} = {} ({}){baseline}",
                 r.letter, r.name, r.file.started_at
@@ -174,7 +178,8 @@ impl Tally {
                     .filter(|(l, x)| *l == run.letter && *x == o)
                     .count()
             };
-            let total = |of: &[(String, Outcome)]| of.iter().filter(|(l, _)| *l == run.letter).count();
+            let total =
+                |of: &[(String, Outcome)]| of.iter().filter(|(l, _)| *l == run.letter).count();
             let t = &self.times;
             let g = &self.gaps;
             if total(t) == 0 {
