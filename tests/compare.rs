@@ -210,3 +210,32 @@ fn fewer_than_two_files_or_csv_are_refused_in_one_line() {
     let e = one_line_error(&["compare", RUN, SOCKETS, "--format", "csv"]);
     assert!(e.contains("report --format csv"), "{e}");
 }
+
+#[test]
+fn a_ratio_to_another_reference_is_not_compared_with_one_to_unix() {
+    // B measured sockets.connect without unix: its tls is paired with tcp.
+    let tmp = tempdir();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RUN);
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    file["schema_version"] = 2.into();
+    file["results"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|r| r["experiment"] != "sockets.connect" || r["transport"] != "unix");
+    let b = tmp.path().join("no-unix.json");
+    std::fs::write(&b, serde_json::to_string(&file).unwrap()).unwrap();
+    let out = stdout(&["compare", RUN, b.to_str().unwrap(), "--format", "markdown"]);
+    let connect = out.split("### sockets.connect").nth(1).unwrap();
+    let connect = connect.split("###").next().unwrap();
+    let tls = connect.split("| tls |").nth(1).unwrap();
+    assert!(tls.contains("| ↳ vs unix, paired | +2329% ["), "{tls}");
+    assert!(
+        tls.contains("%] | - |\n"),
+        "B's tls against tcp shown as against unix:\n{tls}"
+    );
+    assert!(tls.contains("| ↳ vs unix, change vs A |  | - |"), "{tls}");
+    assert!(
+        connect.contains("in one file only: unix (in A)"),
+        "{connect}"
+    );
+}

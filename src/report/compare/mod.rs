@@ -349,7 +349,12 @@ fn gap_rows(
     found: &[Option<&ResultRecord>],
     tally: &mut Tally,
 ) -> Vec<Row> {
-    let versus_of = |r: &Option<&ResultRecord>| r.and_then(|r| r.headline.vs_reference.clone());
+    // A file that measured without the reference paired with another transport:
+    // its ratio is not one of these.
+    let versus_of = |r: &Option<&ResultRecord>| {
+        r.and_then(|r| r.headline.vs_reference.clone())
+            .filter(|v| v.reference == reference)
+    };
     if found.iter().all(|r| versus_of(r).is_none()) {
         return Vec::new();
     }
@@ -395,10 +400,12 @@ fn gap_rows(
             _ => Cell::missing(),
         })
         .collect();
-    vec![
-        Row::new(&format!("  vs {reference}, paired"), paired),
-        Row::new(&format!("  vs {reference}, change vs A"), changes),
-    ]
+    let mut rows = vec![Row::new(&format!("  vs {reference}, paired"), paired)];
+    // Without A's ratio there is nothing to change from.
+    if a.is_some() {
+        rows.push(Row::new(&format!("  vs {reference}, change vs A"), changes));
+    }
+    rows
 }
 
 /// The figure a comparison shows for a record: the geometric mean over its
