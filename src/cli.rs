@@ -43,10 +43,12 @@ pub enum Command {
     Run(RunArgs),
     /// Run the sockbench server alone, e.g. for a client on another host.
     Serve(ServeArgs),
-    /// Render saved result files as terminal tables, Markdown or one HTML page.
+    /// Render saved result files (or directories of them) as terminal tables,
+    /// Markdown, one HTML page, CSV or JSON.
     Report(ReportArgs),
-    /// Two result files side by side: system facts, then each headline figure on both
-    /// with their ratio.
+    /// Two or more result files side by side: system facts, then each headline
+    /// figure on every file, whether it changed from the first, and whether the gap
+    /// between the transports changed.
     Compare(CompareArgs),
 }
 
@@ -90,10 +92,15 @@ pub struct RenderArgs {
 #[command(after_help = "Examples:\n  \
     sockbench report sockbench-results/2026-11-22T10-00-00Z.json\n  \
     sockbench report run.json --format markdown --output RESULTS.md\n  \
-    sockbench report a.json b.json --format html --output report.html")]
+    sockbench report a.json b.json --format html --output report.html\n  \
+    sockbench report sockbench-results/ --format csv --output results.csv\n\n\
+    A directory stands for every *.json file in it, in name order. CSV has one row per \
+    record and figure (headline, ratio to the reference, CPU per operation); JSON is the \
+    whole report with its numbers.")]
 pub struct ReportArgs {
-    /// Result files written by sockbench (--json, or sockbench-results/).
-    #[arg(required = true, value_name = "FILE")]
+    /// Result files written by sockbench (--json), or directories of them
+    /// (sockbench-results/).
+    #[arg(required = true, value_name = "FILE|DIR")]
     pub files: Vec<PathBuf>,
 
     #[command(flatten)]
@@ -103,12 +110,15 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     sockbench compare laptop.json server.json\n  \
+    sockbench compare laptop.json server.json cloud.json --format markdown\n  \
     sockbench compare before.json after.json --format html --output compare.html\n\n\
-    Figures are matched by experiment, transport and parameters; the ratio is B over A \
-    for the headline figure of each (above 1 means B measured more: more time, or more \
-    per second, depending on the figure).")]
+    The first file (A) is the baseline. Figures are matched by experiment, transport \
+    and parameters. For each, every other file's time per operation over A's (rates \
+    inverted: above 1 is slower), and for each transport against the reference (unix), \
+    its paired ratio in every file and how it changed from A: did the unix-vs-tcp gap \
+    change?")]
 pub struct CompareArgs {
-    /// The first result file (System A).
+    /// The first result file (System A, the baseline).
     #[arg(value_name = "A.json")]
     pub a: PathBuf,
 
@@ -116,8 +126,23 @@ pub struct CompareArgs {
     #[arg(value_name = "B.json")]
     pub b: PathBuf,
 
+    /// More result files (C, D, …), a column each.
+    #[arg(value_name = "C.json")]
+    pub more: Vec<PathBuf>,
+
     #[command(flatten)]
     pub render: RenderArgs,
+}
+
+impl CompareArgs {
+    /// Every file, A first.
+    pub fn files(&self) -> Vec<&std::path::Path> {
+        [&self.a, &self.b]
+            .into_iter()
+            .chain(&self.more)
+            .map(PathBuf::as_path)
+            .collect()
+    }
 }
 
 #[derive(Debug, Args)]

@@ -3,7 +3,9 @@
 //! measuring (progress, printable text, standard output that may close).
 
 mod charts;
+pub mod csv;
 pub mod html;
+pub mod json;
 pub mod markdown;
 pub mod printable;
 pub mod progress;
@@ -18,7 +20,7 @@ pub trait Exporter {
     fn render(&self, document: &Document) -> String;
 }
 
-/// The formats of `report` and `compare`.
+/// The formats of `report` and `compare` (which has no CSV form).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// Boxed tables for the terminal.
@@ -27,6 +29,10 @@ pub enum Format {
     Markdown,
     /// One self-contained HTML page with SVG charts (no JavaScript, nothing fetched).
     Html,
+    /// One row per record and figure, numbers in full (report only).
+    Csv,
+    /// The whole document with its numbers, units and intervals.
+    Json,
 }
 
 impl Format {
@@ -36,6 +42,8 @@ impl Format {
             Format::Table => Box::new(terminal::Terminal),
             Format::Markdown => Box::new(markdown::Markdown),
             Format::Html => Box::new(html::Html),
+            Format::Csv => Box::new(csv::Csv),
+            Format::Json => Box::new(json::Json),
         }
     }
 }

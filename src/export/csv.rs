@@ -1,0 +1,224 @@
+//! A report as CSV (RFC 4180): one row per record and figure, for a spreadsheet or
+//! a script. The figures are each record's headline (the geometric mean over its
+//! trials with its 95% interval, so that the value is the centre of `low`–`high`;
+//! with one trial, that trial's value and no interval; the tables show medians,
+//! which can differ by a few percent), its paired ratio to the reference
+//! transport (`vs_reference`, unit `ratio`: 1.28 is 28% more time per operation)
+//! and its CPU per operation, client and server apart. Numbers are written in full,
+//! never formatted for people; an empty cell is a figure or parameter the record
+//! does not have.
+//!
+//! Columns: `run` (the section of the report: file and start time), `experiment`,
+//! the case parameters (`size`, `write_size`, `clients`, `auth_method`,
+//! `connect_per_transaction`, `placement`), `transport`, `figure` (its path in the
+//! result file, e.g. `rtt_ns.p50`, `cpu.client.cpu_ns`), `unit` (`ns`, `per_s`,
+//! `bytes_per_s`, `count`, `ratio`), `value`, `low`, `high`, `settled`.
+//!
+//! Text from a result file (a transport given to `--url`, a file name) can start
+//! with `=`, `+`, `-` or `@`, which a spreadsheet would run as a formula; such a
+//! cell is written with a leading `'`, which spreadsheets show as text (the OWASP
+//! advice on CSV injection). Tab and carriage return, which some spreadsheets also
+//! read as a formula start, are shown as escapes like every control character.
+//! Only text is guarded: numbers are written by sockbench and a negative one stays
+//! a number.
+
+use super::printable::printable;
+use super::Exporter;
+use crate::report::experiment::Experiment;
+use crate::report::Document;
+use crate::results::metric::Unit;
+use crate::results::ResultRecord;
+
+pub struct Csv;
+
+const HEADER: [&str; 15] = [
+    "run",
+    "experiment",
+    "size",
+    "write_size",
+    "clients",
+    "auth_method",
+    "connect_per_transaction",
+    "placement",
+    "transport",
+    "figure",
+    "unit",
+    "value",
+    "low",
+    "high",
+    "settled",
+];
+
+impl Exporter for Csv {
+    fn render(&self, document: &Document) -> String {
+        let mut out = line(HEADER.iter().map(|h| h.to_string()));
+        for section in &document.sections {
+            for block in &section.blocks {
+                let Some(experiment) = block.experiment else {
+                    continue;
+                };
+                for r in &block.records {
+                    let p = &r.params;
+                    let number = |n: Option<u64>| n.map_or(String::new(), |n| n.to_string());
+                    let case = [
+                        text(&section.heading),
+                        text(&r.experiment),
+                        number(p.size),
+                        number(p.write_size),
+                        number(p.clients),
+                        p.auth_method.as_deref().map_or(String::new(), text),
+                        p.connect_per_transaction.to_string(),
+                        p.placement.as_deref().map_or(String::new(), text),
+                        text(&r.transport),
+                    ];
+                    for f in figures(experiment, r) {
+                        let optional = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+                        out.push_str(&line(case.iter().cloned().chain([
+                            text(&f.name),
+                            f.unit.to_string(),
+                            f.value.to_string(),
+                            optional(f.low),
+                            optional(f.high),
+                            f.settled.map_or(String::new(), |s| s.to_string()),
+                        ])));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// One figure of one record, as the CSV and JSON formats write it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// Its path in the result file (`rtt_ns.p50`), or `vs_reference`.
+    pub name: String,
+    pub unit: &'static str,
+    pub value: f64,
+    /// The 95% interval, where it has one.
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    /// Whether the interval that decides is narrower than ±5% (headline and ratio).
+    pub settled: Option<bool>,
+}
+
+/// A unit as the CSV and JSON formats name it.
+pub fn unit_name(unit: Unit) -> &'static str {
+    match unit {
+        Unit::Time => "ns",
+        Unit::Rate => "per_s",
+        Unit::ByteRate => "bytes_per_s",
+        Unit::Count => "count",
+    }
+}
+
+/// The figures of `r`: headline, ratio to the reference, CPU per operation.
+pub fn figures(experiment: &Experiment, r: &ResultRecord) -> Vec<Figure> {
+    let h = &r.headline;
+    let mut out = vec![Figure {
+        name: experiment.headline.name.to_string(),
+        unit: unit_name(experiment.headline.unit),
+        value: h.interval.map_or(h.spread.median, |i| i.estimate),
+        low: h.interval.map(|i| i.low),
+        high: h.interval.map(|i| i.high),
+        settled: Some(h.settled),
+    }];
+    if let Some(v) = &h.vs_reference {
+        out.push(Figure {
+            name: "vs_reference".into(),
+            unit: "ratio",
+            value: v.ratio.estimate,
+            low: Some(v.ratio.low),
+            high: Some(v.ratio.high),
+            settled: Some(h.settled),
+        });
+    }
+    let plain = |name: String, unit: &'static str, value: Option<f64>| {
+        value.map(|value| Figure {
+            name,
+            unit,
+            value,
+            low: None,
+            high: None,
+            settled: None,
+        })
+    };
+    if let Some(cpu) = &r.metrics.cpu {
+        for (side, counts) in [("client", Some(cpu.client)), ("server", cpu.server)] {
+            let Some(c) = counts else { continue };
+            out.extend(plain(format!("cpu.{side}.cpu_ns"), "ns", Some(c.cpu_ns)));
+            out.extend(plain(format!("cpu.{side}.sys_ns"), "ns", c.sys_ns));
+        }
+    }
+    if let Some(counted) = &r.counters {
+        for (side, counts) in [("client", Some(counted.client)), ("server", counted.server)] {
+            let Some(c) = counts else { continue };
+            for (name, value) in [
+                ("context_switches", c.context_switches),
+                ("migrations", c.migrations),
+                ("instructions", c.instructions()),
+            ] {
+                out.extend(plain(format!("counters.{side}.{name}"), "count", value));
+            }
+        }
+    }
+    out
+}
+
+/// A text cell: printable, guarded against formulas.
+fn text(value: &str) -> String {
+    let shown = printable(value);
+    if shown.starts_with(['=', '+', '-', '@']) {
+        format!("'{shown}")
+    } else {
+        shown.into_owned()
+    }
+}
+
+/// One CSV record, each field quoted when it holds a comma, a quote or a line
+/// break (RFC 4180), ended by CRLF.
+fn line(fields: impl IntoIterator<Item = String>) -> String {
+    let quoted: Vec<String> = fields
+        .into_iter()
+        .map(|f| {
+            if f.contains([',', '"', '\r', '\n']) {
+                format!("\"{}\"", f.replace('"', "\"\""))
+            } else {
+                f
+            }
+        })
+        .collect();
+    format!("{}\r\n", quoted.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_quoted_as_rfc_4180_says() {
+        assert_eq!(
+            line(["a".into(), "b,c".into(), "say \"hi\"".into(), "".into()]),
+            "a,\"b,c\",\"say \"\"hi\"\"\",\r\n"
+        );
+        assert_eq!(line(["x\ny".into()]), "\"x\ny\"\r\n");
+    }
+
+    #[test]
+    fn text_that_a_spreadsheet_would_run_is_kept_text() {
+        for (hostile, shown) in [
+            (
+                "=HYPERLINK(\"http://evil\")",
+                "'=HYPERLINK(\"http://evil\")",
+            ),
+            ("+1", "'+1"),
+            ("-2+3", "'-2+3"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\tcmd", "\\u{9}cmd"),
+            ("tcp", "tcp"),
+        ] {
+            assert_eq!(text(hostile), shown, "{hostile}");
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! A document (a report or a comparison) as JSON, with its numbers as numbers, for
+//! a script. The shape, stable within a `format` number:
+//!
+//! ```text
+//! { "format": 1, "title": "sockbench results",
+//!   "sections": [ {                      // one per result file (one for compare)
+//!     "heading": "run.json — 2026-…",
+//!     "summary": ["…"],                  // the verdict's (or comparison's) sentences
+//!     "verdict": [ { "what": "A SELECT 1 round trip",
+//!                    "ratios": [ { "transport": "tcp", "estimate": 1.09,
+//!                                  "low": 1.02, "high": 1.17, "n": 5 } ] } ],
+//!     "records": [ { "experiment": "sockets.pingpong", "transport": "tcp",
+//!                    "params": { "size": 64, … },   // the case parameters it has
+//!                    "figures": [ { "figure": "rtt_ns.p50", "unit": "ns",
+//!                                   "value": 89100.0, "low": …, "high": …,
+//!                                   "settled": true } ] } ],
+//!     "tables": [ { "title": "…", "experiment": "sockets.pingpong" | null,
+//!                   "header": ["measurement", "unit", …],
+//!                   "rows": [ { "label": "…", "sub": false, "highlight": false,
+//!                               "cells": [ { "text": "89.1 µs",
+//!                                            "value": null
+//!                                              | { "kind": "figure", "value": 89100.0, "unit": "ns" }
+//!                                              | { "kind": "ratio", "estimate": 1.09,
+//!                                                  "low": 1.02, "high": 1.17, "n": 5 } } ] } ],
+//!                   "notes": ["…"] } ] } ],
+//!   "legend": ["…"] }                    // how to read the tables, once
+//! ```
+//!
+//! `records` and `figures` are those of the CSV format (`export/csv.rs`): every
+//! headline, the ratio to the reference (`vs_reference`, unit `ratio`) and the CPU
+//! per operation. A missing number is `null` or left out, never a string. Strings
+//! are the result file's as they are (JSON escapes control characters; what shows
+//! them must make them safe).
+
+use super::csv::{figures, unit_name};
+use super::Exporter;
+use crate::report::block::{legend, Block, Value as CellValue};
+use crate::report::Document;
+use crate::results::ResultRecord;
+use crate::stats::Interval;
+use serde_json::{json, Value};
+
+pub struct Json;
+
+/// The version of the shape above.
+const FORMAT: u32 = 1;
+
+impl Exporter for Json {
+    fn render(&self, document: &Document) -> String {
+        let sections: Vec<Value> = document
+            .sections
+            .iter()
+            .map(|s| {
+                json!({
+                    "heading": s.heading,
+                    "summary": s.summary,
+                    "verdict": s.verdict.iter().map(|l| json!({
+                        "what": l.what,
+                        "ratios": l.ratios.iter().map(|(t, i)| {
+                            let mut r = interval(i);
+                            r["transport"] = json!(t);
+                            r
+                        }).collect::<Vec<_>>(),
+                    })).collect::<Vec<_>>(),
+                    "records": s.blocks.iter().filter_map(|b| Some((b.experiment?, b)))
+                        .flat_map(|(e, b)| b.records.iter().map(move |r| record(e, r)))
+                        .collect::<Vec<_>>(),
+                    "tables": s.blocks.iter().map(table).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let all = document.sections.iter().flat_map(|s| &s.blocks);
+        let mut text = serde_json::to_string_pretty(&json!({
+            "format": FORMAT,
+            "title": document.title,
+            "sections": sections,
+            "legend": legend(all),
+        }))
+        .expect("a tree of JSON values serializes");
+        text.push('\n');
+        text
+    }
+}
+
+/// A number JSON can hold (not infinite, not NaN), else `null`.
+fn number(v: f64) -> Value {
+    if v.is_finite() {
+        json!(v)
+    } else {
+        Value::Null
+    }
+}
+
+fn interval(i: &Interval) -> Value {
+    json!({
+        "estimate": number(i.estimate),
+        "low": number(i.low),
+        "high": number(i.high),
+        "n": i.n,
+    })
+}
+
+fn record(experiment: &crate::report::experiment::Experiment, r: &ResultRecord) -> Value {
+    let p = &r.params;
+    let mut params = serde_json::Map::new();
+    let mut put = |k: &str, v: Value| {
+        if !v.is_null() {
+            params.insert(k.into(), v);
+        }
+    };
+    put("size", json!(p.size));
+    put("write_size", json!(p.write_size));
+    put("clients", json!(p.clients));
+    put("auth_method", json!(p.auth_method));
+    put("connect_per_transaction", json!(p.connect_per_transaction));
+    put("placement", json!(p.placement));
+    json!({
+        "experiment": r.experiment,
+        "transport": r.transport,
+        "params": params,
+        "figures": figures(experiment, r).into_iter().map(|f| json!({
+            "figure": f.name,
+            "unit": f.unit,
+            "value": number(f.value),
+            "low": f.low.map(number),
+            "high": f.high.map(number),
+            "settled": f.settled,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn table(b: &Block) -> Value {
+    json!({
+        "title": b.title,
+        "experiment": b.experiment.map(|e| e.id),
+        "header": b.header,
+        "rows": b.rows.iter().map(|r| json!({
+            "label": r.label,
+            "sub": r.sub,
+            "highlight": r.highlight,
+            "cells": r.cells.iter().map(|c| json!({
+                "text": c.text,
+                "value": match c.value {
+                    None => Value::Null,
+                    Some(CellValue::Figure { value, unit }) => json!({
+                        "kind": "figure",
+                        "value": number(value),
+                        "unit": unit_name(unit),
+                    }),
+                    Some(CellValue::Ratio(i)) => {
+                        let mut v = interval(&i);
+                        v["kind"] = json!("ratio");
+                        v
+                    }
+                },
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "notes": b.notes,
+    })
+}

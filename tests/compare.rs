@@ -1,0 +1,241 @@
+//! `sockbench compare` decides: any number of files a column each, whether the times
+//! changed and whether the gap between the transports changed, in words that say
+//! which way; what only one file has is one line; facts that differ are marked.
+
+mod common;
+
+use assert_cmd::Command;
+use common::{tempdir, text};
+use serde_json::Value;
+use std::path::Path;
+
+const RUN: &str = "tests/fixtures/run.json";
+const SOCKETS: &str = "tests/fixtures/sockets.json";
+const PLACED: &str = "tests/fixtures/placed.json";
+
+fn sockbench(args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("sockbench")
+        .expect("binary built")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .assert()
+}
+
+fn stdout(args: &[&str]) -> String {
+    text(&sockbench(args).success().get_output().stdout)
+}
+
+fn one_line_error(args: &[&str]) -> String {
+    let out = sockbench(args).code(2);
+    let stderr = text(&out.get_output().stderr);
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.get_output().stdout.is_empty());
+    stderr
+}
+
+/// The run fixture with sockets.connect over tcp twice as slow in every trial (half
+/// the connections per second), saved as format 2 so its intervals are computed
+/// again from the trials when it is read.
+fn tcp_connect_halved(dir: &Path) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RUN);
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    file["schema_version"] = 2.into();
+    for r in file["results"].as_array_mut().unwrap() {
+        if r["experiment"] != "sockets.connect" || r["transport"] != "tcp" {
+            continue;
+        }
+        let half = |v: &mut Value| *v = (v.as_f64().unwrap() / 2.0).into();
+        half(&mut r["metrics"]["conn_per_s"]);
+        for k in ["min", "median", "max"] {
+            half(&mut r["headline"]["spread"][k]);
+        }
+        for t in r["trials"].as_array_mut().unwrap() {
+            half(&mut t["conn_per_s"]);
+        }
+    }
+    let out = dir.join("slower-tcp.json");
+    std::fs::write(&out, serde_json::to_string(&file).unwrap()).unwrap();
+    out.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_gap_that_changed_is_said_with_its_direction_and_numbers() {
+    let tmp = tempdir();
+    let b = tcp_connect_halved(tmp.path());
+    let out = stdout(&["compare", RUN, &b, "--format", "markdown"]);
+    let table = out
+        .split("### sockets.connect")
+        .nth(1)
+        .unwrap()
+        .split("###")
+        .next()
+        .unwrap();
+    // tcp's time doubled, and so did its ratio to unix; unix and tls did not move.
+    assert!(
+        table.contains("| ↳ time, vs A |  | B slower: ×2.00 ["),
+        "{table}"
+    );
+    assert!(
+        table.contains("| ↳ vs unix, change vs A |  | tcp relatively slower: ×2.00 ["),
+        "{table}"
+    );
+    assert_eq!(table.matches("slower").count(), 2, "{table}");
+    assert!(!table.contains("faster"), "{table}");
+    // The figures shown reproduce the ratios: +2.0% in A, +104% in B.
+    assert!(
+        table.contains("| ↳ vs unix, paired | +2.0% [-21%, +31%] | +104% ["),
+        "{table}"
+    );
+    assert!(
+        out.contains("- sockets.connect, tcp: against unix, +2.0% [-21%, +31%] in A, +104% ["),
+        "the summary names the gap that changed:\n{out}"
+    );
+    assert!(
+        out.contains("the gap to the reference changed in 1 of "),
+        "{out}"
+    );
+
+    // The same numbers in JSON, as a ratio with its interval.
+    let json: Value = serde_json::from_str(&stdout(&["compare", RUN, &b, "--format", "json"]))
+        .expect("compare --format json is JSON");
+    let tables = json["sections"][0]["tables"].as_array().unwrap();
+    let connect = tables
+        .iter()
+        .find(|t| t["experiment"] == "sockets.connect")
+        .unwrap();
+    let change = connect["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["label"] == "vs unix, change vs A"
+                && r["cells"][1]["text"].as_str().unwrap().starts_with("tcp")
+        })
+        .unwrap();
+    let value = &change["cells"][1]["value"];
+    assert_eq!(value["kind"], "ratio");
+    assert!(
+        (value["estimate"].as_f64().unwrap() - 2.0).abs() < 1e-9,
+        "{value}"
+    );
+    assert!(value["low"].as_f64().unwrap() > 1.0, "{value}");
+    assert_eq!(connect["rows"][0]["cells"][0]["value"]["kind"], "figure");
+    assert_eq!(connect["rows"][0]["cells"][0]["value"]["unit"], "per_s");
+}
+
+#[test]
+fn any_number_of_files_get_a_column_each() {
+    let out = stdout(&["compare", RUN, SOCKETS, RUN, "--format", "markdown"]);
+    assert!(out.contains("| fact | A | B | C |"), "{out}");
+    assert!(out.contains("| case | A | B | C |"), "{out}");
+    for line in [
+        "- A = tests/fixtures/run.json (",
+        "- B = tests/fixtures/sockets.json (",
+        "- C = tests/fixtures/run.json (",
+        "- B against A: ",
+        "- C against A: ",
+    ] {
+        assert!(out.contains(line), "no {line} in:\n{out}");
+    }
+    // Experiments only A and C have get a table of those two columns.
+    let query = out.split("### postgres.query").nth(1).unwrap();
+    assert!(query.contains("| case | A | C |"), "{query}");
+    assert!(query.contains("not measured in B"), "{query}");
+}
+
+#[test]
+fn what_one_file_has_alone_is_one_line() {
+    let out = stdout(&["compare", RUN, SOCKETS]);
+    for experiment in [
+        "postgres.query",
+        "postgres.connect",
+        "postgres.auth",
+        "postgres.rows",
+        "postgres.concurrent",
+    ] {
+        assert_eq!(out.matches(experiment).count(), 1, "{experiment}:\n{out}");
+        assert!(out.contains(&format!("{experiment}: only in A\n")), "{out}");
+    }
+    // Cases only one file has (placed runs) are named in a note, not rows of dashes,
+    // and a file with no case in common with another gets no column.
+    let placed = stdout(&["compare", RUN, PLACED, SOCKETS, "--format", "markdown"]);
+    let pingpong = placed.split("### sockets.pingpong").nth(1).unwrap();
+    assert!(pingpong.contains("| case | A | C |"), "{pingpong}");
+    assert!(
+        pingpong.contains("in one file only: unix, 64 B, on one CPU (in B); "),
+        "{pingpong}"
+    );
+    let apart = stdout(&["compare", SOCKETS, PLACED]);
+    assert!(
+        apart.contains("sockets.pingpong: no case measured in more than one file\n"),
+        "{apart}"
+    );
+}
+
+#[test]
+fn system_facts_that_differ_are_marked() {
+    let md = stdout(&["compare", RUN, PLACED, "--format", "markdown"]);
+    assert!(
+        md.contains("| CPU * | Intel(R) Xeon(R) Processor | AMD EPYC |"),
+        "{md}"
+    );
+    assert!(md.contains("| logical cores | 2 | 2 |"), "{md}");
+    assert!(md.contains("* differs between the files"), "{md}");
+    let json: Value =
+        serde_json::from_str(&stdout(&["compare", RUN, PLACED, "--format", "json"])).unwrap();
+    let system = &json["sections"][0]["tables"][0];
+    assert_eq!(system["title"], "system");
+    let highlighted: Vec<&str> = system["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["highlight"] == true)
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert!(highlighted.contains(&"CPU *") && highlighted.contains(&"kernel *"));
+    assert!(!highlighted.contains(&"logical cores"), "{highlighted:?}");
+    // Nothing differs between a file and itself.
+    let same = stdout(&["compare", RUN, RUN, "--format", "markdown"]);
+    assert!(
+        !same.contains(" * |") && !same.contains("differs"),
+        "{same}"
+    );
+}
+
+#[test]
+fn fewer_than_two_files_or_csv_are_refused_in_one_line() {
+    let e = one_line_error(&["compare", RUN]);
+    assert!(e.contains("B.json"), "{e}");
+    let e = one_line_error(&["compare", RUN, SOCKETS, "--format", "csv"]);
+    assert!(e.contains("report --format csv"), "{e}");
+}
+
+#[test]
+fn a_ratio_to_another_reference_is_not_compared_with_one_to_unix() {
+    // B measured sockets.connect without unix: its tls is paired with tcp.
+    let tmp = tempdir();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RUN);
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    file["schema_version"] = 2.into();
+    file["results"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|r| r["experiment"] != "sockets.connect" || r["transport"] != "unix");
+    let b = tmp.path().join("no-unix.json");
+    std::fs::write(&b, serde_json::to_string(&file).unwrap()).unwrap();
+    let out = stdout(&["compare", RUN, b.to_str().unwrap(), "--format", "markdown"]);
+    let connect = out.split("### sockets.connect").nth(1).unwrap();
+    let connect = connect.split("###").next().unwrap();
+    let tls = connect.split("| tls |").nth(1).unwrap();
+    assert!(tls.contains("| ↳ vs unix, paired | +2329% ["), "{tls}");
+    assert!(
+        tls.contains("%] | - |\n"),
+        "B's tls against tcp shown as against unix:\n{tls}"
+    );
+    assert!(tls.contains("| ↳ vs unix, change vs A |  | - |"), "{tls}");
+    assert!(
+        connect.contains("in one file only: unix (in A)"),
+        "{connect}"
+    );
+}

@@ -1,0 +1,222 @@
+//! `report --format csv` and `--format json` carry the numbers (values, units,
+//! intervals) rather than text for people; `report DIR` reads every result file in
+//! a directory.
+
+mod common;
+
+use assert_cmd::Command;
+use common::{tempdir, text};
+use serde_json::Value;
+use std::path::Path;
+
+const RUN: &str = "tests/fixtures/run.json";
+const SOCKETS: &str = "tests/fixtures/sockets.json";
+const PLACED: &str = "tests/fixtures/placed.json";
+
+fn sockbench(args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("sockbench")
+        .expect("binary built")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .assert()
+}
+
+fn stdout(args: &[&str]) -> String {
+    text(&sockbench(args).success().get_output().stdout)
+}
+
+/// The records of a CSV text, each a list of fields (RFC 4180: quoted fields may
+/// hold commas, doubled quotes and line breaks; records end with CRLF).
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut records = Vec::new();
+    let (mut record, mut field) = (Vec::new(), String::new());
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') if field.is_empty() => quoted = true,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\r') => {
+                assert_eq!(chars.next(), Some('\n'), "CR without LF");
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (false, '\n') => panic!("a record ended by LF alone"),
+            (false, c) => field.push(c),
+        }
+    }
+    assert!(
+        !quoted && field.is_empty() && record.is_empty(),
+        "unfinished"
+    );
+    records
+}
+
+#[test]
+fn csv_has_a_row_per_record_and_figure() {
+    let csv = stdout(&["report", RUN, "--format", "csv"]);
+    let rows = parse_csv(&csv);
+    assert_eq!(
+        rows[0].join(","),
+        "run,experiment,size,write_size,clients,auth_method,connect_per_transaction,\
+         placement,transport,figure,unit,value,low,high,settled"
+    );
+    assert!(rows.iter().all(|r| r.len() == 15), "every row 15 fields");
+    let find = |experiment: &str, transport: &str, figure: &str, case: fn(&[String]) -> bool| {
+        rows.iter()
+            .find(|r| r[1] == experiment && r[8] == transport && r[9] == figure && case(r))
+            .unwrap_or_else(|| panic!("no {experiment} {transport} {figure}:\n{csv}"))
+    };
+    // pingpong, tcp, 64 B: its round trip with its interval, and its ratio to unix.
+    let rtt = find("sockets.pingpong", "tcp", "rtt_ns.p50", |r| r[2] == "64");
+    assert_eq!(rtt[10], "ns");
+    let (value, low, high): (f64, f64, f64) = (
+        rtt[11].parse().unwrap(),
+        rtt[12].parse().unwrap(),
+        rtt[13].parse().unwrap(),
+    );
+    assert!(low < value && value < high && value > 1e4, "{rtt:?}");
+    assert_eq!(rtt[14], "false");
+    let ratio = find("sockets.pingpong", "tcp", "vs_reference", |r| r[2] == "64");
+    assert_eq!(ratio[10], "ratio");
+    let r: f64 = ratio[11].parse().unwrap();
+    assert!((1.0..2.0).contains(&r), "{ratio:?}");
+    // Case parameters in their own columns; the reference has no ratio.
+    let scram = find("postgres.auth", "tcp", "connect_ns.p50", |r| {
+        r[5] == "scram-sha-256"
+    });
+    assert_eq!(scram[3..5], ["", ""]);
+    assert!(!rows
+        .iter()
+        .any(|r| r[8] == "unix" && r[9] == "vs_reference"));
+    find("postgres.concurrent", "tls", "tps", |r| r[4] == "10");
+    // The run column names the file each row came from.
+    assert!(rows[1..].iter().all(|r| r[0].starts_with(RUN)));
+    insta::assert_snapshot!("report.csv", csv);
+
+    // CPU per operation where it was measured, with placements in their column.
+    let placed = parse_csv(&stdout(&["report", PLACED, "--format", "csv"]));
+    for figure in [
+        "cpu.client.cpu_ns",
+        "cpu.server.cpu_ns",
+        "counters.server.context_switches",
+    ] {
+        assert!(
+            placed
+                .iter()
+                .any(|r| r[9] == figure && r[7] == "split" && r[10] != "ratio"),
+            "no {figure}"
+        );
+    }
+}
+
+#[test]
+fn csv_keeps_text_from_a_result_file_from_becoming_a_formula() {
+    let tmp = tempdir();
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(SOCKETS).unwrap()).unwrap();
+    for record in file["results"].as_array_mut().unwrap() {
+        if record["transport"] == "tcp" {
+            record["transport"] = Value::from("=HYPERLINK(\"http://evil\",\"x, y\")");
+        }
+    }
+    let path = tmp.path().join("formula.json");
+    std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
+    let csv = stdout(&["report", path.to_str().unwrap(), "--format", "csv"]);
+    assert!(
+        csv.contains(",\"'=HYPERLINK(\"\"http://evil\"\",\"\"x, y\"\")\","),
+        "{csv}"
+    );
+    let rows = parse_csv(&csv);
+    assert!(rows.iter().all(|r| r.len() == 15));
+    assert!(rows.iter().all(|r| !r[8].starts_with('=')));
+    assert!(rows
+        .iter()
+        .any(|r| r[8] == "'=HYPERLINK(\"http://evil\",\"x, y\")"));
+}
+
+#[test]
+fn json_is_the_report_with_its_numbers() {
+    let out = stdout(&["report", RUN, SOCKETS, "--format", "json"]);
+    let json: Value = serde_json::from_str(&out).expect("report --format json is JSON");
+    assert_eq!(json["format"], 1);
+    let sections = json["sections"].as_array().unwrap();
+    assert_eq!(sections.len(), 2);
+    let run = &sections[0];
+    assert!(run["heading"].as_str().unwrap().starts_with(RUN));
+    // The verdict's lines with each transport's ratio and interval.
+    let verdict = run["verdict"].as_array().unwrap();
+    assert!(!verdict.is_empty());
+    let ratio = &verdict[0]["ratios"][0];
+    assert!(ratio["transport"].is_string());
+    let (low, estimate, high) = (
+        ratio["low"].as_f64().unwrap(),
+        ratio["estimate"].as_f64().unwrap(),
+        ratio["high"].as_f64().unwrap(),
+    );
+    assert!(low <= estimate && estimate <= high, "{ratio}");
+    // Records' figures with units and intervals, as in the CSV.
+    let records = run["records"].as_array().unwrap();
+    let tcp = records
+        .iter()
+        .find(|r| {
+            r["experiment"] == "sockets.pingpong"
+                && r["transport"] == "tcp"
+                && r["params"]["size"] == 64
+        })
+        .unwrap();
+    assert_eq!(tcp["figures"][0]["figure"], "rtt_ns.p50");
+    assert_eq!(tcp["figures"][0]["unit"], "ns");
+    assert!(tcp["figures"][0]["low"].as_f64().unwrap() > 0.0);
+    assert_eq!(tcp["figures"][1]["figure"], "vs_reference");
+    // Tables with numbers behind their cells: figures with units, ratios.
+    let kinds: Vec<&str> = run["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["rows"].as_array().unwrap())
+        .flat_map(|r| r["cells"].as_array().unwrap())
+        .filter_map(|c| c["value"]["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"ratio"), "{kinds:?}");
+    assert!(json["legend"].as_array().unwrap().len() >= 2);
+}
+
+#[test]
+fn a_directory_reports_every_result_file_in_name_order() {
+    let tmp = tempdir();
+    let dir = tmp.path();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(root.join(SOCKETS), dir.join("b.json")).unwrap();
+    std::fs::copy(root.join(PLACED), dir.join("a.json")).unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a result").unwrap();
+    let out = stdout(&["report", dir.to_str().unwrap(), "--format", "markdown"]);
+    let a = out.find("a.json — ").expect("a.json reported");
+    let b = out.find("b.json — ").expect("b.json reported");
+    assert!(a < b, "name order");
+    assert!(!out.contains("notes.txt"));
+
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = sockbench(&["report", empty.to_str().unwrap()]).code(2);
+    let stderr = text(&out.get_output().stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("holds no result files (*.json)"),
+        "{stderr}"
+    );
+
+    // A file in it that is not a result file is refused, not skipped.
+    std::fs::write(dir.join("c.json"), "{\"name\": \"other\"}").unwrap();
+    let out = sockbench(&["report", dir.to_str().unwrap()]).code(2);
+    let stderr = text(&out.get_output().stderr);
+    assert!(
+        stderr.contains("c.json") && stderr.contains("not a sockbench result file"),
+        "{stderr}"
+    );
+}
