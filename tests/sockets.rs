@@ -196,9 +196,10 @@ fn check_tables(stdout: &str) {
             "no {workload} table in:\n{stdout}"
         );
     }
-    // Compared rows mark every slower transport, e.g. `74.0 µs (+3.7%)`.
+    // Every compared transport's extra time over the reference, with its
+    // interval, e.g. `tcp +36% [+31%, +40%]`.
     assert!(
-        stdout.contains("%)"),
+        stdout.contains("%]"),
         "no relative difference in:\n{stdout}"
     );
     for transport in TRANSPORTS {

@@ -164,8 +164,13 @@ impl Session {
     /// What closes a run: the notes, where the results are, and the verdict last,
     /// since it is the answer.
     fn closing(&self, interrupted: bool) -> String {
-        let heading = if self.tables { LEGEND } else { "Notes:" };
-        let mut text = self.screen.legend(&self.legend, heading);
+        // The notes explain the tables; the lines of a run without them need only
+        // the verdict's own account of its percentages.
+        let mut text = if self.tables {
+            self.screen.legend(&self.legend, LEGEND)
+        } else {
+            String::new()
+        };
         if let Some(path) = self.saved_to() {
             let path = path.display();
             text.push_str(&self.screen.wrap(

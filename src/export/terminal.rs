@@ -216,7 +216,9 @@ impl Screen {
                             |value| figure(experiment.headline.unit, value),
                         ),
                     };
-                    format!("{} {shown}", r.transport)
+                    // A part breaks from the next, never inside itself.
+                    self.shown(&format!("{} {shown}", r.transport))
+                        .replace(' ', &GLUE.to_string())
                 })
                 .collect();
             let first = if label_width == 0 {
@@ -225,12 +227,7 @@ impl Screen {
                 format!("  {label:<label_width$}  ")
             };
             let rest = " ".repeat(first.chars().count() + 2);
-            text.push_str(&wrap(
-                &self.shown(&parts.join(dot)),
-                self.width,
-                &first,
-                &rest,
-            ));
+            text.push_str(&wrap(&parts.join(dot), self.width, &first, &rest).replace(GLUE, " "));
         }
         text
     }
@@ -293,31 +290,31 @@ impl Screen {
         match fit {
             Fit::Natural => {}
             Fit::LabelWraps => {
+                // The row names are wrapped here, a sub-row's continuation under its
+                // own first word, so the figures keep their natural widths.
                 let others: usize = (1..columns).map(content).sum();
                 let left = self.width.saturating_sub(frame + others);
                 let longest_word = rows
                     .iter()
                     .filter_map(|r| r.first())
                     .chain(header.first())
-                    .flat_map(|t| t.split(' '))
+                    .flat_map(|t| t.split([' ', GLUE]))
                     .map(|w| w.chars().count())
                     .max()
                     .unwrap_or(0);
-                if left < MIN_LABEL.max(longest_word + 2) {
+                if left < MIN_LABEL.max(longest_word + 4) {
                     return String::new();
                 }
-                table.set_content_arrangement(ContentArrangement::Dynamic);
-                table.set_width(u16::try_from(self.width).unwrap_or(u16::MAX));
-                if let Some(column) = table.column_mut(0) {
-                    column.set_constraint(ColumnConstraint::UpperBoundary(Width::Fixed(
-                        u16::try_from(left + 2).unwrap_or(u16::MAX),
-                    )));
-                }
-                for index in 1..columns {
-                    if let Some(column) = table.column_mut(index) {
-                        column.set_constraint(ColumnConstraint::ContentWidth);
+                let mut wrapped = rows.to_vec();
+                for row in &mut wrapped {
+                    if let Some(label) = row.first_mut() {
+                        let body = label.trim_start_matches(GLUE);
+                        let indent: String = label[..label.len() - body.len()].into();
+                        let rest = format!("{indent}{GLUE}{GLUE}");
+                        *label = wrap(body, left, &indent, &rest).trim_end().to_string();
                     }
                 }
+                return self.boxed(header, &wrapped, Fit::Natural);
             }
             Fit::CellsWrap => {
                 // No column narrower than its longest word, which would be cut.
