@@ -97,7 +97,6 @@ impl Progress {
             bar
         });
         bar.set_message(text);
-        bar.tick();
     }
 }
 
