@@ -173,13 +173,17 @@ impl Session {
         };
         if let Some(path) = self.saved_to() {
             let path = path.display();
-            text.push_str(&self.screen.wrap(
-                &format!(
-                    "Results saved to {path}; the full tables: `sockbench report {path}`, \
-                     a page: `sockbench report {path} --format html --output report.html`."
-                ),
+            let screen = &self.screen;
+            text.push_str(&screen.wrap(
+                &format!("Results saved to {path}; render them with:"),
                 "",
                 "  ",
+            ));
+            text.push_str(&screen.wrap(&format!("sockbench report {path}"), "  ", "    "));
+            text.push_str(&screen.wrap(
+                &format!("sockbench report {path} --format html --output report.html"),
+                "  ",
+                "    ",
             ));
             text.push('\n');
         }

@@ -603,6 +603,39 @@ mod tests {
     }
 
     #[test]
+    fn a_finished_experiment_is_a_line_per_case_within_80_columns() {
+        let catalog = families::catalog();
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
+        let file = crate::results::load(std::path::Path::new(path), |id| {
+            catalog.find(id).map(|e| e.headline)
+        })
+        .unwrap();
+        let mut text = String::new();
+        for experiment in catalog.all() {
+            let records: Vec<ResultRecord> = file
+                .results
+                .iter()
+                .filter(|r| r.experiment == experiment.id)
+                .cloned()
+                .collect();
+            text.push_str(&Screen::plain(80).summary(&records));
+        }
+        println!("{text}");
+        assert!(widest(&text) <= 80, "{text}");
+        let pingpong: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("sockets.pingpong"))
+            .take(4)
+            .collect();
+        assert_eq!(pingpong.len(), 4, "{text}");
+        assert!(
+            pingpong[1].starts_with("  64 B    unix 72.6 µs · tcp +19% ["),
+            "{text}"
+        );
+        assert!(pingpong[3].starts_with("  64 KiB  unix "), "{text}");
+    }
+
+    #[test]
     fn a_wide_table_fits_by_wrapping_then_by_stacking() {
         let header: Vec<String> = ["measurement", "unix", "tcp", "tls"]
             .map(String::from)
