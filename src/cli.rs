@@ -73,7 +73,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub tables: bool,
 
-    /// No progress bars (they are also hidden when stderr is not a terminal).
+    /// No progress line (it is also hidden when stderr is not a terminal).
     #[arg(long)]
     pub quiet: bool,
 

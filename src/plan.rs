@@ -158,7 +158,7 @@ pub struct Measuring {
     #[arg(long)]
     pub tables: bool,
 
-    /// No progress bars (they are also hidden when stderr is not a terminal).
+    /// No progress line (it is also hidden when stderr is not a terminal).
     #[arg(long)]
     pub quiet: bool,
 }
