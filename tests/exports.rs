@@ -152,7 +152,17 @@ fn json_is_the_report_with_its_numbers() {
     // The verdict's lines with each transport's ratio and interval.
     let verdict = run["verdict"].as_array().unwrap();
     assert!(!verdict.is_empty());
-    let ratio = &verdict[0]["ratios"][0];
+    assert_eq!(verdict[0]["caveat"], true, "In short comes first");
+    let line = verdict
+        .iter()
+        .find(|l| l["caveat"] == false)
+        .expect("a line about work");
+    assert!(line["sentence"]
+        .as_str()
+        .unwrap()
+        .starts_with("Short queries"));
+    assert_eq!(line["pairs"][0]["outcome"], "not settled");
+    let ratio = &line["ratios"][0];
     assert!(ratio["transport"].is_string());
     let (low, estimate, high) = (
         ratio["low"].as_f64().unwrap(),

@@ -10,7 +10,7 @@ use crate::dir::Dir;
 use crate::error::Interrupted;
 use crate::export::progress::Progress;
 use crate::export::stdout;
-use crate::export::terminal::{block_text, legend_text};
+use crate::export::terminal::{Screen, Stream, LEGEND};
 use crate::families;
 use crate::harness::Sink;
 use crate::interrupt;
@@ -19,6 +19,7 @@ use crate::postgres::redact;
 use crate::report as content;
 use crate::report::block::legend;
 use crate::report::experiment::Family;
+use crate::report::verdict;
 use crate::results::file::{self, Claim, JsonSink};
 use crate::results::{ResultFile, ResultRecord};
 use anyhow::{Context, Result};
@@ -51,7 +52,14 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
         Some(path) => Some(JsonSink::create(path, Claim::Replace, command)?),
         None => None,
     };
-    let mut session = Session::open(sink, measuring.quiet);
+    let mut session = Session::open(
+        sink,
+        Printing {
+            quiet: measuring.quiet,
+            tables: measuring.tables,
+            experiments: None,
+        },
+    );
     let progress = session.progress.clone();
     let outcome = plan.measure(&progress, &mut session);
     session.finish(outcome)
@@ -65,6 +73,9 @@ fn emit(text: &str, output: Option<&Path>, inputs: &[&Path]) -> Result<()> {
     let Some(path) = output else {
         return stdout::print(text);
     };
+    // Emphasis is for a terminal: a file gets none. (Text from result files has
+    // every escape character escaped, so these are the terminal renderer's own.)
+    let text = &text.replace("\x1b[1m", "").replace("\x1b[0m", "");
     let refuse = |why: &str| {
         crate::error::usage(format!(
             "cannot write {}: {why}; choose another path for --output",
@@ -93,29 +104,51 @@ fn emit(text: &str, output: Option<&Path>, inputs: &[&Path]) -> Result<()> {
 }
 
 /// What a measuring command carries from one experiment to the next: the result
-/// file being filled in and the progress bar.
+/// file being filled in, the records measured, the progress line, and where the
+/// words for a person go.
 pub struct Session {
     sink: Option<JsonSink>,
     pub progress: Progress,
-    /// The notes that explain the tables printed so far, printed once at the end.
+    /// Every record measured, for the verdict at the end (kept whether or not a
+    /// result file is written).
+    records: Vec<ResultRecord>,
+    /// The notes that explain what was printed so far, printed once at the end.
     legend: Vec<String>,
+    /// Standard output, or standard error when standard output carries the result
+    /// file (`--json -`).
+    stream: Stream,
+    screen: Screen,
+    /// Full tables per experiment rather than one line per case.
+    tables: bool,
+}
+
+/// How a measuring command prints.
+pub struct Printing {
+    pub quiet: bool,
+    pub tables: bool,
+    /// The experiments it will measure, when known, for the progress line.
+    pub experiments: Option<usize>,
 }
 
 impl Session {
     /// A session saving into `sink` (checked already, so a bad path failed before
     /// any measuring); installs the signal handler.
-    pub fn open(sink: Option<JsonSink>, quiet: bool) -> Session {
+    pub fn open(sink: Option<JsonSink>, printing: Printing) -> Session {
         interrupt::install();
+        let stream = if sink.as_ref().is_some_and(JsonSink::to_stdout) {
+            Stream::Stderr
+        } else {
+            Stream::Stdout
+        };
         Session {
             sink,
-            progress: Progress::new(quiet),
+            progress: Progress::new(printing.quiet, printing.experiments),
+            records: Vec::new(),
             legend: Vec::new(),
+            stream,
+            screen: Screen::of(stream),
+            tables: printing.tables,
         }
-    }
-
-    /// The results measured so far.
-    fn file(&self) -> Option<&ResultFile> {
-        self.sink.as_ref().map(JsonSink::file)
     }
 
     /// Where the results were saved, once at least one experiment was.
@@ -123,16 +156,76 @@ impl Session {
         self.sink.as_ref().and_then(JsonSink::written_to)
     }
 
-    /// Ends the session: an interruption (or a failure after a signal, which the
-    /// signal caused) says what was kept.
-    pub fn finish(self, outcome: Result<()>) -> Result<()> {
-        let Err(e) = outcome else {
-            return stdout::print(&legend_text(&self.legend));
+    /// Prints `text` for a person.
+    fn say(&self, text: &str) -> Result<()> {
+        stdout::print_on(self.stream, text)
+    }
+
+    /// What closes a run: the notes, where the results are, and the verdict last,
+    /// since it is the answer.
+    fn closing(&self, interrupted: bool) -> String {
+        // The notes explain the tables; the lines of a run without them need only
+        // the verdict's own account of its percentages.
+        let mut text = if self.tables {
+            self.screen.legend(&self.legend, LEGEND)
+        } else {
+            String::new()
         };
-        if e.chain().all(|c| !c.is::<Interrupted>()) && !interrupt::interrupted() {
-            return Err(e);
+        if let Some(path) = self.saved_to() {
+            let path = path.display();
+            let screen = &self.screen;
+            text.push_str(&screen.wrap(
+                &format!("Results saved to {path}; render them with:"),
+                "",
+                "  ",
+            ));
+            text.push_str(&screen.wrap(&format!("sockbench report {path}"), "  ", "    "));
+            text.push_str(&screen.wrap(
+                &format!("sockbench report {path} --format html --output report.html"),
+                "  ",
+                "    ",
+            ));
+            text.push('\n');
+        }
+        if interrupted {
+            text.push_str(&self.screen.wrap(
+                "Interrupted: this verdict covers only the experiments that finished.",
+                "",
+                "  ",
+            ));
+        }
+        let lines = verdict::lines(&self.records, &families::catalog());
+        text.push_str(&self.screen.paragraphs(&verdict::text(&lines)));
+        text
+    }
+
+    /// Ends the session: the closing words and, with `--json -`, the result file on
+    /// standard output. An interruption (or a failure after a signal, which the
+    /// signal caused) says what was kept, after the verdict of what finished.
+    pub fn finish(self, outcome: Result<()>) -> Result<()> {
+        self.progress.clear();
+        if let Err(e) = &outcome {
+            if e.chain().all(|c| !c.is::<Interrupted>()) && !interrupt::interrupted() {
+                return outcome;
+            }
+        }
+        let interrupted = outcome.is_err();
+        let finished = !self.records.is_empty();
+        let to_stdout = self.sink.as_ref().filter(|s| s.to_stdout());
+        let mut said = Ok(());
+        if finished {
+            said = self.say(&self.closing(interrupted));
+            if let Some(sink) = to_stdout {
+                said = stdout::print(&sink.json()?).and(said);
+            }
+        }
+        if !interrupted {
+            return said;
         }
         let kept = match (&self.sink, self.saved_to()) {
+            (Some(_), _) if to_stdout.is_some() && finished => {
+                Some("the experiments that finished are on standard output".into())
+            }
             (_, Some(path)) => Some(format!(
                 "the experiments that finished are saved in {}",
                 path.display()
@@ -147,13 +240,13 @@ impl Session {
 }
 
 impl Sink for Session {
-    /// Ends one experiment: clears the progress bar, turns a failure after a signal
-    /// into the interruption it is, saves the records and then prints the table (so
-    /// a closed or full standard output loses nothing). When saving fails (a full
-    /// disk), the table is printed all the same before the error ends the run, so
-    /// what was measured is not lost.
+    /// Ends one experiment: clears the progress line, turns a failure after a signal
+    /// into the interruption it is, saves the records and then prints them (so a
+    /// closed or full standard output loses nothing): one line per case, or the full
+    /// tables with `--tables`. When saving fails (a full disk), they are printed all
+    /// the same before the error ends the run, so what was measured is not lost.
     fn keep(&mut self, records: Result<Vec<ResultRecord>>) -> Result<()> {
-        self.progress.clear();
+        self.progress.finished();
         let records = records.map_err(|e| match interrupt::check() {
             Err(interrupted) => interrupted,
             Ok(()) => e,
@@ -168,9 +261,17 @@ impl Sink for Session {
                 self.legend.push(note);
             }
         }
-        let tables: String = blocks.iter().map(block_text).collect();
-        let printed = stdout::print(&format!("{tables}\n"));
-        saved.context("the table above was measured but could not be saved")?;
+        let shown: String = if self.tables {
+            blocks
+                .iter()
+                .map(|b| format!("{}\n", self.screen.block(b)))
+                .collect()
+        } else {
+            format!("{}\n", self.screen.summary(&records))
+        };
+        self.records.extend(records);
+        let printed = self.say(&shown);
+        saved.context("the results above were measured but could not be saved")?;
         printed
     }
 }

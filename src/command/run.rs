@@ -1,19 +1,16 @@
 //! `sockbench run` (and `sockbench` alone): the whole answer for this machine in
-//! one to two minutes. The quick sockets suite, then, when PostgreSQL's programs are
+//! two to three minutes. The quick sockets suite, then, when PostgreSQL's programs are
 //! found, the quick PostgreSQL suite on a throwaway cluster, both into one result
 //! file, and a verdict in plain words at the end.
 
-use super::Session;
+use super::{Printing, Session};
 use crate::cli::RunArgs;
 use crate::dir::{euid, Dir};
 use crate::error::usage;
-use crate::export::stdout;
-use crate::families;
 use crate::plan::Measuring;
 use crate::postgres::args::PostgresArgs;
 use crate::postgres::bindir::Binaries;
 use crate::postgres::plan::PostgresPlan;
-use crate::report::verdict;
 use crate::results::file::{Claim, JsonSink};
 use crate::results::ResultFile;
 use crate::sockets::args::SocketsArgs;
@@ -52,26 +49,29 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
         Some(path) => JsonSink::create(path, Claim::Replace, command)?,
         None => default_sink(command)?,
     };
-    let mut session = Session::open(Some(sink), args.quiet);
+    let experiments = sockets_plan.workloads.len()
+        + if postgres_found {
+            pg_plan.experiments.len()
+        } else {
+            0
+        };
+    let mut session = Session::open(
+        Some(sink),
+        Printing {
+            quiet: args.quiet,
+            tables: args.tables,
+            experiments: Some(experiments),
+        },
+    );
     let outcome = measure(
         &sockets_plan,
         postgres_found.then_some(&pg_plan),
         &mut session,
     );
-    let saved = session.saved_to();
-    session.finish(outcome)?;
-    let Some(path) = saved else {
-        return Ok(());
-    };
-    stdout::print(&format!(
-        "Results saved to {}; share it, or render it with `sockbench report {} --format html \
-         --output report.html`.\n",
-        path.display(),
-        path.display()
-    ))
+    session.finish(outcome)
 }
 
-/// Both suites, then the verdict.
+/// Both suites; the session ends with the verdict.
 fn measure(
     sockets_plan: &SocketsPlan,
     pg_plan: Option<&PostgresPlan>,
@@ -81,10 +81,6 @@ fn measure(
     crate::sockets::suite::measure(sockets_plan, &progress, session)?;
     if let Some(plan) = pg_plan {
         crate::postgres::measure::measure(plan, &progress, session)?;
-    }
-    if let Some(file) = session.file() {
-        let lines = verdict::lines(&file.results, &families::catalog());
-        stdout::print(&format!("{}\n", verdict::text(&lines)))?;
     }
     Ok(())
 }

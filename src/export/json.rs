@@ -6,9 +6,15 @@
 //!   "sections": [ {                      // one per result file (one for compare)
 //!     "heading": "run.json — 2026-…",
 //!     "summary": ["…"],                  // the verdict's (or comparison's) sentences
-//!     "verdict": [ { "what": "A SELECT 1 round trip",
+//!     "verdict": [ { "sentence": "Short queries (…): use the Unix socket — …",
+//!                    "caveat": false,      // true: "In short" and what the run could not see
+//!                    "what": "Short queries (SELECT 1 on a kept connection)",
 //!                    "ratios": [ { "transport": "tcp", "estimate": 1.09,
-//!                                  "low": 1.02, "high": 1.17, "n": 5 } ] } ],
+//!                                  "low": 1.02, "high": 1.17, "n": 5 } ],
+//!                    "pairs": [ { "base": "tcp", "other": "tls",
+//!                                 "outcome": "differs" | "same" | "not settled",
+//!                                 "base_cost": …, "other_cost": …,  // geometric means
+//!                                 "ratio": { "estimate": …, … } | null } ] } ],
 //!     "records": [ { "experiment": "sockets.pingpong", "transport": "tcp",
 //!                    "params": { "size": 64, … },   // the case parameters it has
 //!                    "figures": [ { "figure": "rtt_ns.p50", "unit": "ns",
@@ -35,6 +41,7 @@
 use super::csv::{figures, unit_name};
 use super::Exporter;
 use crate::report::block::{legend, Block, Value as CellValue};
+use crate::report::verdict::Outcome;
 use crate::report::Document;
 use crate::results::ResultRecord;
 use crate::stats::Interval;
@@ -55,7 +62,21 @@ impl Exporter for Json {
                     "heading": s.heading,
                     "summary": s.summary,
                     "verdict": s.verdict.iter().map(|l| json!({
+                        "sentence": l.sentence,
+                        "caveat": l.caveat,
                         "what": l.what,
+                        "pairs": l.pairs.iter().map(|p| json!({
+                            "base": p.base,
+                            "other": p.other,
+                            "outcome": match p.outcome {
+                                Outcome::Differs => "differs",
+                                Outcome::Same => "same",
+                                Outcome::Inconclusive => "not settled",
+                            },
+                            "base_cost": p.base_cost,
+                            "other_cost": p.other_cost,
+                            "ratio": p.ratio.as_ref().map(interval),
+                        })).collect::<Vec<_>>(),
                         "ratios": l.ratios.iter().map(|(t, i)| {
                             let mut r = interval(i);
                             r["transport"] = json!(t);

@@ -39,7 +39,9 @@ impl Format {
     /// The renderer of this format.
     pub fn exporter(self) -> Box<dyn Exporter> {
         match self {
-            Format::Table => Box::new(terminal::Terminal),
+            Format::Table => Box::new(terminal::Terminal(terminal::Screen::of(
+                terminal::Stream::Stdout,
+            ))),
             Format::Markdown => Box::new(markdown::Markdown),
             Format::Html => Box::new(html::Html),
             Format::Csv => Box::new(csv::Csv),

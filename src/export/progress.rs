@@ -1,75 +1,214 @@
-//! Progress on stderr: one bar per experiment, advanced between trials and never
-//! inside a timed loop. A bar redraws only when it is advanced (no ticking thread
-//! competing with the measurement for a CPU), and nothing is drawn when stderr is
-//! not a terminal or with `--quiet`.
+//! Progress on stderr: one line for the whole run, `experiment 3 of 8
+//! (sockets.stream: 64 KiB tcp, round 2), about 70 s left`, redrawn between trials
+//! and never inside a timed loop. It redraws only when the harness reports a step
+//! (no ticking thread competing with the measurement for a CPU), and nothing is
+//! drawn when stderr is not a terminal or with `--quiet`.
+//!
+//! The time left is an estimate of the whole run's length minus the time taken: the
+//! experiments to come are taken to last as long as the ones finished did on
+//! average (the current one counting with its planned trials), and the estimate
+//! only grows or holds, so extra rounds added to settle an interval never make the
+//! end jump closer and then away again. It stays unsaid until the first round of
+//! trials has given it something to go on.
 
+use super::terminal::{ascii, utf8_locale};
 use crate::harness;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::cell::RefCell;
 use std::io::IsTerminal;
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 /// A handle on the progress line; clones share it.
 #[derive(Clone)]
 pub struct Progress {
     enabled: bool,
-    bar: Rc<RefCell<Option<ProgressBar>>>,
+    state: Rc<RefCell<State>>,
+}
+
+/// What the line knows about the run so far.
+struct State {
+    bar: Option<ProgressBar>,
+    /// Experiments the run will measure, when the command knows.
+    total: Option<usize>,
+    /// Experiments finished.
+    finished: usize,
+    /// When the run started, and the time its finished experiments took.
+    start: Instant,
+    spent: Duration,
+    /// The current experiment: when it began, its trials planned and started.
+    begun: Option<Instant>,
+    planned: u64,
+    started: u64,
+    /// The longest the whole run was estimated to take.
+    estimate: Option<Duration>,
+    ascii: bool,
 }
 
 impl Progress {
-    pub fn new(quiet: bool) -> Progress {
+    /// The line for a run of `total` experiments (when known).
+    pub fn new(quiet: bool, total: Option<usize>) -> Progress {
         Progress {
             enabled: !quiet && std::io::stderr().is_terminal(),
-            bar: Rc::new(RefCell::new(None)),
+            state: Rc::new(RefCell::new(State {
+                bar: None,
+                total,
+                finished: 0,
+                start: Instant::now(),
+                spent: Duration::ZERO,
+                begun: None,
+                planned: 0,
+                started: 0,
+                estimate: None,
+                ascii: !utf8_locale(|name| std::env::var(name).ok()),
+            })),
         }
     }
 
-    /// Removes the bar, before a table is printed.
+    /// Removes the line, before a table is printed.
     pub fn clear(&self) {
-        if let Some(bar) = self.bar.borrow_mut().take() {
+        if let Some(bar) = self.state.borrow_mut().bar.take() {
             bar.finish_and_clear();
         }
     }
 
-    fn replace(&self, steps: u64, template: &str, prefix: &str) {
+    /// Counts an experiment as finished, and removes the line.
+    pub fn finished(&self) {
         self.clear();
+        let mut state = self.state.borrow_mut();
+        if let Some(begun) = state.begun.take() {
+            state.spent += begun.elapsed();
+            state.finished += 1;
+        }
+    }
+
+    /// Shows `text` on the line.
+    fn show(&self, text: String) {
         if !self.enabled {
             return;
         }
-        let bar = ProgressBar::new(steps);
-        if let Ok(style) = ProgressStyle::with_template(template) {
-            bar.set_style(style.progress_chars("=> "));
+        let mut state = self.state.borrow_mut();
+        let text = if state.ascii { ascii(&text) } else { text };
+        let bar = state.bar.get_or_insert_with(|| {
+            let bar = ProgressBar::new_spinner();
+            if let Ok(style) = ProgressStyle::with_template("{wide_msg}") {
+                bar.set_style(style);
+            }
+            bar
+        });
+        bar.set_message(text);
+    }
+}
+
+impl State {
+    /// `experiment 3 of 8` or, when the total is unknown, `experiment 3`.
+    fn which(&self) -> String {
+        let n = self.finished + 1;
+        match self.total {
+            Some(total) => format!("experiment {n} of {}", total.max(n)),
+            None => format!("experiment {n}"),
         }
-        bar.set_prefix(prefix.to_string());
-        bar.tick();
-        *self.bar.borrow_mut() = Some(bar);
+    }
+
+    /// The time left, once a round of trials gives something to go on: the run's
+    /// estimated length (never shortened) minus the time taken.
+    fn left(&mut self) -> Option<Duration> {
+        let begun = self.begun?;
+        let done = self.started.saturating_sub(1);
+        if done == 0 {
+            return None;
+        }
+        let current = begun.elapsed().as_secs_f64() * self.planned.max(done) as f64 / done as f64;
+        let later = self.total?.saturating_sub(self.finished + 1) as f64;
+        let each = if self.finished == 0 {
+            current
+        } else {
+            self.spent.as_secs_f64() / self.finished as f64
+        };
+        let whole = Duration::from_secs_f64(self.spent.as_secs_f64() + current + later * each);
+        let estimate = self.estimate.map_or(whole, |e| e.max(whole));
+        self.estimate = Some(estimate);
+        Some(estimate.saturating_sub(self.start.elapsed()))
+    }
+}
+
+/// `about 70 s left`, `about 3 min left`.
+fn about(left: Duration) -> String {
+    let s = left.as_secs();
+    if s < 100 {
+        format!("about {} s left", s.max(1))
+    } else {
+        format!("about {} min left", s.div_ceil(60))
     }
 }
 
 impl harness::Progress for Progress {
-    /// Starts a bar for `steps` runs of one experiment.
+    /// Starts an experiment of `steps` trials.
     fn begin(&self, experiment: &str, steps: u64) {
-        let template = "{prefix} [{bar:20}] {pos}/{len} {msg} ({elapsed})";
-        self.replace(steps, template, experiment);
+        {
+            let mut state = self.state.borrow_mut();
+            if state.begun.is_none() {
+                state.begun = Some(Instant::now());
+                state.planned = 0;
+                state.started = 0;
+            }
+            state.planned += steps;
+        }
+        let which = self.state.borrow().which();
+        self.show(format!("{which} ({experiment})"));
     }
 
-    /// Counts the run about to start and says what it is.
+    /// Counts the trial about to start and says what it is.
     fn step(&self, what: String) {
-        if let Some(bar) = &*self.bar.borrow() {
-            bar.inc(1);
-            bar.set_message(what);
-        }
+        let line = {
+            let mut state = self.state.borrow_mut();
+            state.started += 1;
+            let mut line = format!("{}: {what}", state.which());
+            if let Some(left) = state.left() {
+                line.push_str(&format!(", {}", about(left)));
+            }
+            line
+        };
+        self.show(line);
     }
 
     /// A line while something other than a trial happens, e.g. starting a server.
     fn note(&self, text: &str) {
-        self.replace(0, "{prefix}", text);
+        self.show(text.to_string());
     }
 
-    /// Lengthens the bar by another round.
+    /// Plans another round of trials.
     fn grow(&self, steps: u64) {
-        if let Some(bar) = &*self.bar.borrow() {
-            bar.inc_length(steps);
+        self.state.borrow_mut().planned += steps;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::Progress as _;
+
+    #[test]
+    fn the_estimate_only_grows_or_holds() {
+        let progress = Progress::new(true, Some(4));
+        progress.begin("a", 4);
+        let mut estimates = Vec::new();
+        for round in 0..12 {
+            if round >= 4 {
+                progress.grow(1);
+            }
+            progress.step(format!("round {round}"));
+            // A slow first trial: an estimate taken afresh would then fall.
+            let ms = if round == 0 { 30 } else { 1 };
+            std::thread::sleep(Duration::from_millis(ms));
+            let mut state = progress.state.borrow_mut();
+            if state.left().is_some() {
+                estimates.extend(state.estimate);
+            }
         }
+        progress.finished();
+        assert!(!estimates.is_empty());
+        assert!(estimates.windows(2).all(|w| w[1] >= w[0]), "{estimates:?}");
+        assert_eq!(progress.state.borrow().which(), "experiment 2 of 4");
     }
 }

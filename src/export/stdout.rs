@@ -5,6 +5,7 @@
 //! saved before it was printed), and any other failure, such as a full disk, one
 //! error line and a non-zero exit.
 
+use super::terminal::Stream;
 use crate::error::StdoutClosed;
 use anyhow::Result;
 use std::io::Write;
@@ -16,5 +17,19 @@ pub fn print(text: &str) -> Result<()> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(StdoutClosed.into()),
         Err(e) => Err(anyhow::anyhow!("cannot write to standard output: {e}")),
+    }
+}
+
+/// Writes `text` to `stream`: standard output as [`print`] does, or standard error,
+/// where the words for a person go while standard output carries the result file.
+pub fn print_on(stream: Stream, text: &str) -> Result<()> {
+    match stream {
+        Stream::Stdout => print(text),
+        Stream::Stderr => {
+            let mut err = std::io::stderr().lock();
+            err.write_all(text.as_bytes())
+                .and_then(|()| err.flush())
+                .map_err(|e| anyhow::anyhow!("cannot write to standard error: {e}"))
+        }
     }
 }

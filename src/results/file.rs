@@ -35,9 +35,11 @@ pub enum Claim {
     New,
 }
 
-/// A result file being filled in.
+/// A result file being filled in: in a directory, or (`--json -`) in memory until
+/// the run ends and it goes to standard output.
 pub struct JsonSink {
-    dir: Dir,
+    /// None for standard output.
+    dir: Option<Dir>,
     name: OsString,
     claim: Claim,
     file: ResultFile,
@@ -46,7 +48,17 @@ pub struct JsonSink {
 
 impl JsonSink {
     /// Checks that `path` can take the result file, or says why it cannot.
+    /// `-` is standard output.
     pub fn create(path: &Path, claim: Claim, file: ResultFile) -> Result<JsonSink> {
+        if path == Path::new("-") {
+            return Ok(JsonSink {
+                dir: None,
+                name: "-".into(),
+                claim,
+                file,
+                written: false,
+            });
+        }
         let (dir, name) = Dir::open_parent(path).map_err(|e| refusal(path, &e.to_string()))?;
         JsonSink::create_in(dir, name, claim, file)
     }
@@ -70,7 +82,7 @@ impl JsonSink {
             .map_err(|e| refusal(&path, &e.to_string()))?;
         let _ = dir.remove_file(&probe);
         Ok(JsonSink {
-            dir,
+            dir: Some(dir),
             name,
             claim,
             file,
@@ -101,41 +113,60 @@ impl JsonSink {
 
     /// Where the file is, once it has been written.
     pub fn written_to(&self) -> Option<PathBuf> {
-        self.written.then(|| self.dir.join(&self.name))
+        let dir = self.dir.as_ref()?;
+        self.written.then(|| dir.join(&self.name))
+    }
+
+    /// Whether the file goes to standard output when the run ends.
+    pub fn to_stdout(&self) -> bool {
+        self.dir.is_none()
+    }
+
+    /// The file as JSON text.
+    pub fn json(&self) -> Result<String> {
+        Ok(serde_json::to_string_pretty(&self.file)? + "\n")
     }
 
     fn write(&mut self) -> Result<()> {
-        let text = serde_json::to_string_pretty(&self.file)? + "\n";
-        self.replace_with(text.as_bytes()).with_context(|| {
-            format!(
-                "cannot write the result file {}",
-                self.dir.join(&self.name).display()
-            )
-        })?;
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
+        let text = self.json()?;
+        let path = dir.join(&self.name);
+        self.replace_with(text.as_bytes())
+            .with_context(|| format!("cannot write the result file {}", path.display()))?;
         self.written = true;
         Ok(())
     }
 
     fn replace_with(&mut self, bytes: &[u8]) -> Result<()> {
-        let before = replaceable(&self.dir, &self.name).map_err(anyhow::Error::msg)?;
-        let (temp, temp_name) = scratch_file(&self.dir, &self.name, before.as_ref(), bytes)?;
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
+        let before = replaceable(dir, &self.name).map_err(anyhow::Error::msg)?;
+        let (temp, temp_name) = scratch_file(dir, &self.name, before.as_ref(), bytes)?;
         drop(temp);
         let placed = if self.claim == Claim::Replace || self.written {
-            self.dir.rename(&temp_name, &self.name).map_err(Into::into)
+            dir.rename(&temp_name, &self.name).map_err(Into::into)
         } else {
             self.place_new(&temp_name)
         };
         if placed.is_err() {
-            let _ = self.dir.remove_file(&temp_name);
+            if let Some(dir) = &self.dir {
+                let _ = dir.remove_file(&temp_name);
+            }
         }
         placed
     }
 
     /// Renames the temporary file to the first free one of `NAME`, `NAME-2`, ….
     fn place_new(&mut self, temp: &OsStr) -> Result<()> {
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
         let base = self.name.clone();
         for n in 2..1000 {
-            match self.dir.rename_new(temp, &self.name) {
+            match dir.rename_new(temp, &self.name) {
                 Ok(()) => return Ok(()),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     self.name = numbered(&base, n);
@@ -143,7 +174,7 @@ impl JsonSink {
                 Err(e) => return Err(e.into()),
             }
         }
-        anyhow::bail!("no free name beside {}", self.dir.join(&base).display())
+        anyhow::bail!("no free name beside {}", dir.join(&base).display())
     }
 }
 

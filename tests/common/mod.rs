@@ -14,7 +14,11 @@ use std::time::{Duration, Instant};
 /// creates there can be checked and cleaned up.
 pub fn sockbench(tmp: &Path) -> Command {
     let mut cmd = Command::cargo_bin("sockbench").expect("binary built");
-    cmd.env("TMPDIR", tmp).stdin(Stdio::null());
+    // Output as a UTF-8 terminal shows it, 80 columns wide (a pipe's default).
+    cmd.env("TMPDIR", tmp)
+        .env("LC_ALL", "C.UTF-8")
+        .env_remove("COLUMNS")
+        .stdin(Stdio::null());
     cmd
 }
 
