@@ -261,3 +261,57 @@ fn the_measurement_sees_a_page_too_wide_and_a_console_error() {
     );
     assert!(console.iter().any(|l| l.contains("boom")), "{console:?}");
 }
+
+/// Where `needle` first is in `page`, or a failure naming it.
+fn at(page: &str, needle: &str) -> usize {
+    page.find(needle)
+        .unwrap_or_else(|| panic!("no {needle:?} in the page"))
+}
+
+#[test]
+fn the_page_reads_from_the_verdict_to_the_system_facts() {
+    let report = page(&["report", "tests/fixtures/run.json", "--format", "html"]);
+    assert!(
+        report.contains("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
+    );
+    let order = [
+        "<h1>sockbench results</h1>",
+        "<ul class=\"verdict\">",
+        "<strong>Extra time per operation over unix, 95% intervals</strong>",
+        "<h3>sockets.connect",
+        "<h3>postgres.rows",
+        "<div class=\"legend\">",
+        "<h3>system</h3>",
+    ];
+    let places: Vec<usize> = order.iter().map(|n| at(&report, n)).collect();
+    assert!(
+        places.windows(2).all(|p| p[0] < p[1]),
+        "out of order: {order:?} at {places:?}"
+    );
+    assert_eq!(
+        report.matches("<table").count(),
+        report.matches("<div class=\"table\">\n<table").count(),
+        "every table in a box that scrolls"
+    );
+    // The summary has a line per kind of work in the verdict.
+    let summary = &report[places[2]..places[3]];
+    for what in [
+        "A SELECT 1 round trip",
+        "A new connection",
+        "Bulk bytes in 64 KiB writes",
+    ] {
+        assert!(summary.contains(what), "{what} not in the summary");
+    }
+    // Chart titles are words, not field names (`rtt_ns.p50`) or experiment ids.
+    let titles: Vec<&str> = report
+        .split("<figcaption><strong>")
+        .skip(1)
+        .filter_map(|t| t.split_once("</strong>").map(|(title, _)| title))
+        .collect();
+    assert!(titles.len() >= 10, "{titles:?}");
+    for title in titles {
+        for field in ["_ns", "_per_s", ".p50", "sockets.", "postgres."] {
+            assert!(!title.contains(field), "a chart titled {title:?}");
+        }
+    }
+}

@@ -77,23 +77,28 @@ fn html_report_matches_snapshot_and_stands_alone() {
     for reference in ["src=", "href=", "url(", "@import"] {
         assert!(!html.contains(reference), "fetches something: {reference}");
     }
-    // A bar chart per experiment, and the charts of another kind (one client
-    // count only: no line against clients).
+    // The summary, a bar chart per experiment, and the charts of another kind
+    // (one client count only: no line against clients).
     let experiments = 3 + 5;
-    assert_eq!(html.matches("<svg").count(), experiments + 3, "charts");
+    assert_eq!(html.matches("<svg").count(), 1 + experiments + 3, "charts");
     for title in [
-        "round trip p50 against message size",
-        "postgres.query: total time against N",
-        "postgres.rows: total time against N",
+        "Extra time per operation over unix, 95% intervals",
+        "Round trip p50 against message size",
+        "Total time of each timed batch against the number of queries",
+        "Total time of each timed batch against the number of rows",
     ] {
         assert!(html.contains(title), "no chart {title}");
     }
-    assert!(!html.contains("throughput against clients"));
+    assert!(!html.contains("hroughput against clients"));
     insta::assert_snapshot!("report.html", html);
 
     let sweep = stdout(&["report", SWEEP, "--format", "html"]);
-    assert_eq!(sweep.matches("<svg").count(), 2, "bars and the line");
-    assert!(sweep.contains("throughput against clients"));
+    assert_eq!(
+        sweep.matches("<svg").count(),
+        3,
+        "summary, bars and the line"
+    );
+    assert!(sweep.contains("Throughput against clients"));
 }
 
 #[test]

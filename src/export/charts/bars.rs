@@ -19,6 +19,9 @@ fn case(experiment: &Experiment, r: &ResultRecord) -> String {
         .join(" ")
 }
 
+/// How far the axis reaches beyond the longest bar, at most.
+const REACH: f64 = 2.5;
+
 /// Horizontal bars of the headline median with 95% interval whiskers.
 pub fn bars(experiment: &Experiment, records: &[ResultRecord], colours: &Colours) -> Figure {
     let rounds = records.iter().map(|r| r.trials.len()).max().unwrap_or(0);
@@ -44,7 +47,17 @@ fn draw_bars(
             i.high.max(r.headline.spread.median)
         })
     };
-    let largest = records.iter().map(high).fold(0.0, f64::max);
+    // A whisker far beyond every bar would flatten them: the axis stops at
+    // `REACH` times the longest bar, and such a whisker ends in an arrow there.
+    let longest = records
+        .iter()
+        .map(|r| r.headline.spread.median)
+        .fold(0.0, f64::max);
+    let largest = records
+        .iter()
+        .map(high)
+        .fold(0.0, f64::max)
+        .min(longest * REACH);
     let (unit, unit_name) = scale(experiment.headline.unit, largest);
     let labels: Vec<String> = records.iter().map(|r| case(experiment, r)).collect();
     let n = records.len() as i32;
@@ -55,7 +68,7 @@ fn draw_bars(
             .x_label_area_size(44)
             .y_label_area_size(130)
             .build_cartesian_2d(
-                0f64..(largest / unit * 1.08).max(1e-9),
+                0f64..(largest / unit * 1.05).max(1e-9),
                 // Segments of 0..n-1 are n rows: none left empty.
                 (0..n - 1).into_segmented(),
             )
@@ -88,10 +101,16 @@ fn draw_bars(
                 .map_err(text)?;
             if let Some(interval) = r.headline.interval {
                 let at = SegmentValue::CenterOf(row(i));
-                let (low, high) = (interval.low / unit, interval.high / unit);
+                let edge = largest / unit * 1.05;
+                let (low, high) = (interval.low / unit, (interval.high / unit).min(edge));
                 let cap = |x: f64| {
+                    let shape = if x >= edge {
+                        vec![(-8, -6), (0, 0), (-8, 6)]
+                    } else {
+                        vec![(0, -7), (0, 7)]
+                    };
                     EmptyElement::at((x, at.clone()))
-                        + PathElement::new([(0, -7), (0, 7)], BLACK.stroke_width(2))
+                        + PathElement::new(shape, BLACK.stroke_width(2))
                 };
                 chart
                     .draw_series([PathElement::new(

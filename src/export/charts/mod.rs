@@ -28,7 +28,8 @@ use plotters::prelude::*;
 pub use ratios::{ratios, Group};
 
 pub(super) const WIDTH: u32 = 600;
-pub(super) const LABELS: (&str, u32) = ("sans-serif", 15);
+/// Axis labels: plotters writes a font size of 0.8 times this.
+pub(super) const LABELS: (&str, u32) = ("sans-serif", 18);
 pub const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),

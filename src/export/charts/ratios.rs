@@ -21,10 +21,11 @@ pub struct Group {
 /// readable when a phone scales it down.
 const WIDTH: u32 = 520;
 /// Pixels per line: a group's label, then one line per ratio.
-const LINE: u32 = 26;
+const LINE: u32 = 28;
 const GAP: f64 = 0.5;
-/// Bigger than other charts' labels: a summary is read on phones too.
-const LABELS: (&str, u32) = ("sans-serif", 16);
+/// Bigger than other charts' labels: a summary is read on phones too. (Plotters
+/// writes a font size of 0.8 times this.)
+const LABELS: (&str, u32) = ("sans-serif", 20);
 /// The widest axis: ratios beyond it end in an arrow.
 const FLOOR: f64 = 0.25;
 const CEILING: f64 = 100.0;
@@ -104,7 +105,7 @@ pub fn ratios(
         .collect();
     let label_width = point_labels
         .iter()
-        .map(|(_, l)| l.chars().count() as u32 * 9 + 16)
+        .map(|(_, l)| l.chars().count() as u32 * 10 + 16)
         .max()
         .unwrap_or(60)
         .max(60);
@@ -154,13 +155,20 @@ pub fn ratios(
                 BLACK.mix(0.6).stroke_width(2),
             )))
             .map_err(text)?;
-        let heading = ("sans-serif", 16)
+        let heading = ("sans-serif", 20)
             .into_font()
             .style(FontStyle::Bold)
             .color(&BLACK)
             .pos(Pos::new(HPos::Left, VPos::Center));
         for (label_at, label, points) in &lines {
             let (_, py) = chart.backend_coord(&(low.ln(), y(*label_at)));
+            // On white, so that the grid does not run through the words.
+            let wide = 16 + label.chars().count() as i32 * 10;
+            root.draw(&Rectangle::new(
+                [(10, py - 11), (wide, py + 11)],
+                WHITE.filled(),
+            ))
+            .map_err(text)?;
             root.draw(&Text::new(label.to_string(), (14, py), heading.clone()))
                 .map_err(text)?;
             for (line, series, ratio) in points {
@@ -328,7 +336,7 @@ mod tests {
         let svg = ratios(&groups, &colours, "extra time", true).unwrap();
         assert!(svg.contains("A SELECT 1 round trip") && svg.contains("Bulk bytes"));
         assert!(svg.contains("tcp  +8.7%") && svg.contains("tls  +35%"));
-        assert!(svg.contains(">same<"), "{svg}");
+        assert!(svg.contains(">\nsame\n<"), "{svg}");
         assert_eq!(svg.matches("<circle").count(), 3);
         // tcp is drawn before tls, as `colours` orders them.
         assert!(svg.find("tcp  +8.7%") < svg.find("tls  +35%"));

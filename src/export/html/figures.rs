@@ -116,3 +116,61 @@ pub fn differing(facts: &[&Block]) -> Vec<String> {
         .map(|r| r.label.clone())
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::block::{Cell, Row};
+    use crate::stats::Interval;
+
+    fn ratio(estimate: f64, low: f64, high: f64) -> Cell {
+        let interval = Interval {
+            estimate,
+            low,
+            high,
+            n: 5,
+        };
+        Cell::with(format!("{estimate:.2}"), Value::Ratio(interval))
+    }
+
+    #[test]
+    fn a_comparison_draws_a_dot_per_ratio_cell_and_nothing_without_one() {
+        let mut block = Block::facts(
+            "sockets.pingpong",
+            ["transport", "A", "B", "B / A"].map(String::from).to_vec(),
+            Vec::new(),
+        );
+        block.rows = vec![
+            Row::new(
+                "unix, 64 B",
+                vec![
+                    Cell::text("72.6 µs"),
+                    Cell::text("80.1 µs"),
+                    ratio(1.1, 1.02, 1.19),
+                ],
+            ),
+            Row::new("tcp, 64 B", vec![Cell::text("89.1 µs"), Cell::missing()]),
+            Row::new(
+                "tls, 64 B",
+                vec![
+                    Cell::text("115 µs"),
+                    Cell::text("98 µs"),
+                    ratio(0.85, 0.7, 1.03),
+                ],
+            ),
+        ];
+        let figures = of_block(&block, &[]);
+        assert_eq!(figures.len(), 1);
+        let svg = figures[0].svg.as_ref().unwrap();
+        assert_eq!(svg.matches("<circle").count(), 2, "{svg}");
+        assert!(svg.contains("unix, 64 B") && svg.contains("tls, 64 B"));
+        assert!(
+            !svg.contains("tcp, 64 B"),
+            "a row without a ratio has no line"
+        );
+        assert!(figures[0].note.contains("against A"), "{}", figures[0].note);
+
+        block.rows.retain(|r| r.label.starts_with("tcp"));
+        assert!(of_block(&block, &[]).is_empty());
+    }
+}

@@ -52,3 +52,33 @@ pub fn escape(text: &str) -> String {
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_highlighted_row_is_marked_and_a_table_scrolls_in_its_own_box() {
+        let mut block = Block::facts(
+            "system",
+            vec!["fact".into(), "System A".into(), "System B".into()],
+            vec![
+                vec!["CPU".into(), "Xeon".into(), "EPYC".into()],
+                vec!["kernel".into(), "6.1".into(), "6.1".into()],
+            ],
+        );
+        block.rows[0].highlight = true;
+        let html = table(&block);
+        assert!(
+            html.contains("<div class=\"table\">\n<table class=\"facts\">"),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "<tr class=\"differs\"><td>CPU <span class=\"differs\">differs</span></td>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("<tr><td>kernel</td>"), "{html}");
+    }
+}
