@@ -64,9 +64,9 @@ pub fn ratio_text(r: f64) -> String {
 }
 
 /// The chart: each group's label on a line of its own, then a dot per series at
-/// the estimate with its interval as a whisker; `x_desc` names the axis. Series
-/// are coloured as `colours` says (in that order), and named on their line when
-/// `named`.
+/// the estimate with its interval as a whisker, the series named on its line;
+/// or, unless `named`, a line per group that its label names. `x_desc` names the
+/// axis; series are coloured as `colours` says (in that order).
 pub fn ratios(
     groups: &[Group],
     colours: &[(String, RGBColor)],
@@ -74,34 +74,32 @@ pub fn ratios(
     named: bool,
 ) -> Result<String, String> {
     let (low, high) = axis(groups);
-    // Line positions from the top: the label of each group, then its ratios.
+    // Line positions from the top: the label of each group, then its ratios;
+    // with one series, a line per group that its label names.
     let mut lines = Vec::new();
     let mut at = 0.0;
     for g in groups {
-        let label_at = at;
-        at += 1.0;
+        let label_at = named.then_some(at);
+        if named {
+            at += 1.0;
+        }
         let mut points = Vec::new();
         for (series, ratio) in ordered(&g.ratios, colours) {
-            points.push((at, series, ratio));
+            let name = if named { series } else { &g.label };
+            points.push((at, name, series, ratio));
             at += 1.0;
         }
         lines.push((label_at, &g.label, points));
-        at += GAP;
+        if named {
+            at += GAP;
+        }
     }
-    let depth = at - GAP + 0.5;
+    let depth = if named { at - GAP + 0.5 } else { at + 0.5 };
     let y = |line: f64| depth - line - 0.5;
     let point_labels: Vec<(f64, String)> = lines
         .iter()
         .flat_map(|(_, _, points)| points)
-        .map(|(line, series, ratio)| {
-            let estimate = ratio_text(ratio.estimate);
-            let label = if named {
-                format!("{series}  {estimate}")
-            } else {
-                estimate
-            };
-            (y(*line), label)
-        })
+        .map(|(line, name, _, ratio)| (y(*line), format!("{name}  {}", ratio_text(ratio.estimate))))
         .collect();
     let label_width = point_labels
         .iter()
@@ -161,17 +159,19 @@ pub fn ratios(
             .color(&BLACK)
             .pos(Pos::new(HPos::Left, VPos::Center));
         for (label_at, label, points) in &lines {
-            let (_, py) = chart.backend_coord(&(low.ln(), y(*label_at)));
-            // On white, so that the grid does not run through the words.
-            let wide = 16 + label.chars().count() as i32 * 10;
-            root.draw(&Rectangle::new(
-                [(10, py - 11), (wide, py + 11)],
-                WHITE.filled(),
-            ))
-            .map_err(text)?;
-            root.draw(&Text::new(label.to_string(), (14, py), heading.clone()))
+            if let Some(label_at) = label_at {
+                let (_, py) = chart.backend_coord(&(low.ln(), y(*label_at)));
+                // On white, so that the grid does not run through the words.
+                let wide = 16 + label.chars().count() as i32 * 10;
+                root.draw(&Rectangle::new(
+                    [(10, py - 11), (wide, py + 11)],
+                    WHITE.filled(),
+                ))
                 .map_err(text)?;
-            for (line, series, ratio) in points {
+                root.draw(&Text::new(label.to_string(), (14, py), heading.clone()))
+                    .map_err(text)?;
+            }
+            for (line, _, series, ratio) in points {
                 let colour = colours
                     .iter()
                     .find(|(n, _)| n == *series)

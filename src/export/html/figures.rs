@@ -92,7 +92,8 @@ fn ratios(block: &Block) -> Option<Figure> {
         .collect();
     let reference = block.header.get(1).map_or("A", String::as_str);
     Some(Figure {
-        title: format!("{}: {}", block.title, series.join(", ")),
+        // The chart follows its table: its title says what the dots are.
+        title: format!("Time per operation against {reference}, 95% intervals"),
         note: format!(
             "Time per operation against {reference}: dot at the estimate, line its 95% \
              interval; right of “same” is slower, left is faster. Log scale."
@@ -163,7 +164,7 @@ mod tests {
         assert_eq!(figures.len(), 1);
         let svg = figures[0].svg.as_ref().unwrap();
         assert_eq!(svg.matches("<circle").count(), 2, "{svg}");
-        assert!(svg.contains("unix, 64 B") && svg.contains("tls, 64 B"));
+        assert!(svg.contains("unix, 64 B  +10%") && svg.contains("tls, 64 B  −15%"));
         assert!(
             !svg.contains("tcp, 64 B"),
             "a row without a ratio has no line"
