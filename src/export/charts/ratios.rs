@@ -160,14 +160,17 @@ pub fn ratios(
             .pos(Pos::new(HPos::Left, VPos::Center));
         for (label_at, label, points) in &lines {
             if let Some(label_at) = label_at {
-                let (_, py) = chart.backend_coord(&(low.ln(), y(*label_at)));
-                // On white, so that the grid does not run through the words.
+                let (axis_x, py) = chart.backend_coord(&(low.ln(), y(*label_at)));
+                // On white right of the axis, so that the grid does not run
+                // through the words and the axis stays whole.
                 let wide = 16 + label.chars().count() as i32 * 10;
-                root.draw(&Rectangle::new(
-                    [(10, py - 11), (wide, py + 11)],
-                    WHITE.filled(),
-                ))
-                .map_err(text)?;
+                if wide > axis_x + 2 {
+                    root.draw(&Rectangle::new(
+                        [(axis_x + 2, py - 11), (wide, py + 11)],
+                        WHITE.filled(),
+                    ))
+                    .map_err(text)?;
+                }
                 root.draw(&Text::new(label.to_string(), (14, py), heading.clone()))
                     .map_err(text)?;
             }
