@@ -1,8 +1,8 @@
 //! The chart every experiment gets: its headline figure per transport (and per
-//! case) as a horizontal bar at the median, with a whisker from the lowest to the
-//! highest trial.
+//! case) as a horizontal bar at the median, with the 95% interval the tables
+//! report as a whisker.
 
-use super::{draw, mesh, scale, text, transports, PALETTE, TITLE};
+use super::{capitalised, colour_of, draw, mesh, number, scale, text, Colours, Figure, WIDTH};
 use crate::report::experiment::Experiment;
 use crate::results::ResultRecord;
 use plotters::coord::ranged1d::SegmentValue;
@@ -19,36 +19,58 @@ fn case(experiment: &Experiment, r: &ResultRecord) -> String {
         .join(" ")
 }
 
-/// Horizontal bars of the headline median with min–max whiskers.
-pub fn bars(experiment: &Experiment, records: &[ResultRecord]) -> Result<String, String> {
-    let metric = records.first().map_or("", |r| r.headline.metric.as_str());
+/// How far the axis reaches beyond the longest bar, at most.
+const REACH: f64 = 2.5;
+
+/// Horizontal bars of the headline median with 95% interval whiskers.
+pub fn bars(experiment: &Experiment, records: &[ResultRecord], colours: &Colours) -> Figure {
+    let rounds = records.iter().map(|r| r.trials.len()).max().unwrap_or(0);
+    let note = if records.iter().any(|r| r.headline.interval.is_some()) {
+        format!("Bars: medians of {rounds} rounds; whiskers: 95% intervals.")
+    } else {
+        format!("Bars: medians of {rounds} rounds (too few for an interval).")
+    };
+    Figure {
+        title: capitalised(experiment.title),
+        note,
+        svg: draw_bars(experiment, records, colours),
+    }
+}
+
+fn draw_bars(
+    experiment: &Experiment,
+    records: &[ResultRecord],
+    colours: &Colours,
+) -> Result<String, String> {
+    let high = |r: &ResultRecord| {
+        r.headline.interval.map_or(r.headline.spread.median, |i| {
+            i.high.max(r.headline.spread.median)
+        })
+    };
+    // A whisker far beyond every bar would flatten them: the axis stops at
+    // `REACH` times the longest bar, and such a whisker ends in an arrow there.
+    let longest = records
+        .iter()
+        .map(|r| r.headline.spread.median)
+        .fold(0.0, f64::max);
     let largest = records
         .iter()
-        .map(|r| r.headline.spread.max)
-        .fold(0.0, f64::max);
+        .map(high)
+        .fold(0.0, f64::max)
+        .min(longest * REACH);
     let (unit, unit_name) = scale(experiment.headline.unit, largest);
-    let colours = transports(records);
-    let colour = |r: &ResultRecord| {
-        colours
-            .iter()
-            .find(|(n, _)| *n == r.transport)
-            .map_or(PALETTE[0], |(_, c)| *c)
-    };
     let labels: Vec<String> = records.iter().map(|r| case(experiment, r)).collect();
     let n = records.len() as i32;
-    let height = 90 + 24 * records.len() as u32;
-    draw(height, |root| {
+    let height = 70 + 26 * records.len() as u32;
+    draw((WIDTH, height), |root| {
         let mut chart = ChartBuilder::on(root)
-            .caption(
-                format!("{}: {metric} (median, whisker = min–max)", experiment.id),
-                TITLE,
-            )
             .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(150)
+            .x_label_area_size(44)
+            .y_label_area_size(130)
             .build_cartesian_2d(
-                0f64..(largest / unit * 1.08).max(1e-9),
-                (0..n).into_segmented(),
+                0f64..(largest / unit * 1.05).max(1e-9),
+                // Segments of 0..n-1 are n rows: none left empty.
+                (0..n - 1).into_segmented(),
             )
             .map_err(text)?;
         mesh(&mut chart.configure_mesh())
@@ -61,31 +83,43 @@ pub fn bars(experiment: &Experiment, records: &[ResultRecord]) -> Result<String,
                     .unwrap_or_default(),
                 _ => String::new(),
             })
-            .x_desc(unit_name.clone())
+            .x_label_formatter(&|v| number(*v))
+            .x_desc(unit_name.as_str())
             .draw()
             .map_err(text)?;
         // The first record on top, as in the table.
         let row = |i: usize| n - 1 - i as i32;
         for (i, r) in records.iter().enumerate() {
-            let s = &r.headline.spread;
+            let median = r.headline.spread.median;
             chart
                 .draw_series(
                     Histogram::horizontal(&chart)
-                        .style(colour(r).mix(0.8).filled())
-                        .margin(3)
-                        .data([(row(i), s.median / unit)]),
+                        .style(colour_of(colours, &r.transport).mix(0.8).filled())
+                        .margin(4)
+                        .data([(row(i), median / unit)]),
                 )
                 .map_err(text)?;
-            chart
-                .draw_series(std::iter::once(ErrorBar::new_horizontal(
-                    SegmentValue::CenterOf(row(i)),
-                    s.min / unit,
-                    s.median / unit,
-                    s.max / unit,
-                    BLACK.stroke_width(1),
-                    8,
-                )))
-                .map_err(text)?;
+            if let Some(interval) = r.headline.interval {
+                let at = SegmentValue::CenterOf(row(i));
+                let edge = largest / unit * 1.05;
+                let (low, high) = (interval.low / unit, (interval.high / unit).min(edge));
+                let cap = |x: f64| {
+                    let shape = if x >= edge {
+                        vec![(-8, -6), (0, 0), (-8, 6)]
+                    } else {
+                        vec![(0, -7), (0, 7)]
+                    };
+                    EmptyElement::at((x, at.clone()))
+                        + PathElement::new(shape, BLACK.stroke_width(2))
+                };
+                chart
+                    .draw_series([PathElement::new(
+                        [(low, at.clone()), (high, at.clone())],
+                        BLACK.stroke_width(2),
+                    )])
+                    .map_err(text)?;
+                chart.draw_series([cap(low), cap(high)]).map_err(text)?;
+            }
         }
         Ok(())
     })

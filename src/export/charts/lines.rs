@@ -1,26 +1,30 @@
 //! Line charts: round trip against message size, throughput against clients, and
 //! the total time of every timed batch against N with the least-squares line.
 
-use super::{draw, legend, mesh, scale, text, transports, Series, TITLE};
+use super::{colour_of, draw, legend, mesh, number, scale, text, Colours, Marked, Series, WIDTH};
 use crate::report::experiment::Experiment;
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
+use crate::units::format_size;
+use plotters::coord::combinators::LogCoord;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-/// A line per transport through (x, y) points, y scaled to a readable unit.
+/// A line per transport through (x, y) points, y scaled to a readable unit; the
+/// x axis is marked at the measured values (sizes in bytes when `log_x`).
 pub fn lines(
     records: &[ResultRecord],
-    title: &str,
+    colours: &Colours,
     x_desc: &str,
     unit: Unit,
     point: impl Fn(&ResultRecord) -> Option<(f64, f64)>,
     log_x: bool,
 ) -> Result<String, String> {
-    let series: Vec<Series> = transports(records)
+    let series: Vec<Series> = super::colours(records)
         .into_iter()
-        .map(|(name, colour)| {
+        .map(|(name, _)| {
+            let colour = colour_of(colours, &name);
             let mut pts: Vec<(f64, f64)> = records
                 .iter()
                 .filter(|r| r.transport == name)
@@ -37,14 +41,17 @@ pub fn lines(
         .flat_map(|s| &s.2)
         .map(|p| p.0)
         .fold(f64::INFINITY, f64::min);
+    let mut measured: Vec<f64> = series.iter().flat_map(|s| &s.2).map(|p| p.0).collect();
+    measured.sort_by(f64::total_cmp);
+    measured.dedup();
     let (unit, unit_name) = scale(unit, y_max);
-    draw(360, |root| {
+    draw((WIDTH, 360), |root| {
         let mut builder = ChartBuilder::on(root);
         builder
-            .caption(title, TITLE)
             .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(60);
+            .margin_right(24)
+            .x_label_area_size(44)
+            .y_label_area_size(64);
         let y_range = 0f64..(y_max / unit * 1.1).max(1e-9);
         let axes = Axes {
             x_desc,
@@ -52,21 +59,20 @@ pub fn lines(
             unit,
         };
         if log_x {
-            let x_range = (x_min.max(1.0)..x_max.max(2.0) * 1.5).log_scale();
+            let axis: LogCoord<f64> = (x_min.max(1.0) / 1.5..x_max.max(2.0) * 1.5)
+                .log_scale()
+                .into();
+            let x_range = Marked { axis, at: measured };
             let chart = builder.build_cartesian_2d(x_range, y_range).map_err(text)?;
-            axes.draw(chart, &series, decimal_bytes)
+            axes.draw(chart, &series, |v| format_size(v.round() as u64))
         } else {
             let pad = (x_max - x_min.min(x_max)).max(1.0) * 0.05;
-            let x_range = (x_min.min(x_max) - pad).max(0.0)..x_max + pad;
+            let x_range = Marked {
+                axis: RangedCoordf64::from((x_min.min(x_max) - pad).max(0.0)..x_max + pad),
+                at: measured,
+            };
             let chart = builder.build_cartesian_2d(x_range, y_range).map_err(text)?;
-            // Client counts are whole: no label between them.
-            axes.draw(chart, &series, |v| {
-                if v.fract() == 0.0 {
-                    format!("{v}")
-                } else {
-                    String::new()
-                }
-            })
+            axes.draw(chart, &series, |v| format!("{v}"))
         }
     })
 }
@@ -76,6 +82,7 @@ pub fn fitted(
     experiment: &Experiment,
     what: &str,
     records: &[ResultRecord],
+    colours: &Colours,
 ) -> Result<String, String> {
     let points = |r: &ResultRecord| -> Vec<(f64, f64)> {
         r.trials
@@ -88,18 +95,12 @@ pub fn fitted(
     let x_max = all.iter().map(|p| p.0).fold(0.0, f64::max);
     let y_max = all.iter().map(|p| p.1).fold(0.0, f64::max);
     let (unit, unit_name) = scale(Unit::Time, y_max);
-    draw(380, |root| {
+    draw((WIDTH, 380), |root| {
         let mut chart = ChartBuilder::on(root)
-            .caption(
-                format!(
-                    "{}: total time against N, with the least-squares line",
-                    experiment.id
-                ),
-                TITLE,
-            )
             .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(60)
+            .margin_right(24)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
             .build_cartesian_2d(
                 0f64..(x_max * 1.05).max(1.0),
                 0f64..(y_max / unit * 1.1).max(1e-9),
@@ -107,11 +108,13 @@ pub fn fitted(
             .map_err(text)?;
         mesh(&mut chart.configure_mesh())
             .x_desc(format!("N ({what})"))
-            .y_desc(format!("total time ({unit_name})"))
+            .y_desc(format!("total {unit_name}"))
+            .y_label_formatter(&|v| number(*v))
             .x_label_formatter(&|v| crate::units::format_count(*v as u64))
             .draw()
             .map_err(text)?;
-        for (name, colour) in transports(records) {
+        for (name, _) in super::colours(records) {
+            let colour = colour_of(colours, &name);
             let Some(r) = records.iter().find(|r| r.transport == name) else {
                 continue;
             };
@@ -159,6 +162,7 @@ impl Axes<'_> {
         mesh(&mut chart.configure_mesh())
             .x_desc(self.x_desc)
             .y_desc(self.y_desc)
+            .y_label_formatter(&|v| number(*v))
             .x_label_formatter(&|v| x_label(*v))
             .draw()
             .map_err(text)?;
@@ -190,13 +194,4 @@ where
         .label(name.to_string())
         .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2)));
     Ok(())
-}
-
-/// Axis labels of a log scale fall on powers of ten: `100 B`, `10 kB`, `1 MB`.
-fn decimal_bytes(v: f64) -> String {
-    match v {
-        v if v >= 1e6 => format!("{} MB", v / 1e6),
-        v if v >= 1e3 => format!("{} kB", v / 1e3),
-        v => format!("{v} B"),
-    }
 }

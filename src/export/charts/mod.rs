@@ -1,14 +1,21 @@
 //! SVG charts for the HTML report, drawn with plotters' SVG backend (text is left
-//! to the browser, so no font files are needed):
+//! to the browser, so no font files are needed). Each comes as a [`Figure`]: the
+//! page prints its title as text, which wraps and stays readable on a phone.
+//! - the summary and a comparison: cost ratios with their 95% intervals on a log
+//!   axis (`ratios`);
 //! - every experiment: its headline figure per transport (and per case), a bar at
-//!   the median with a whisker from the fastest to the slowest trial;
+//!   the median with the 95% interval as a whisker;
 //! - pingpong: round trip against message size, a line per transport;
 //! - query and rows: total time of every timed batch against N, with the fitted
 //!   line through them;
 //! - concurrent: throughput against the number of clients.
+//!
+//! A transport has one colour on the whole page: callers pass [`colours`] of
+//! every record the page shows.
 
 mod bars;
 mod lines;
+mod ratios;
 
 use crate::report::columns::distinct;
 use crate::report::experiment::{Chart, Experiment};
@@ -18,11 +25,12 @@ use bars::bars;
 use lines::{fitted, lines};
 use plotters::chart::MeshStyle;
 use plotters::prelude::*;
+pub use ratios::{ratios, Group};
 
-pub(super) const WIDTH: u32 = 720;
-const LABELS: (&str, u32) = ("sans-serif", 13);
-pub(super) const TITLE: (&str, u32) = ("sans-serif", 17);
-pub(super) const PALETTE: [RGBColor; 6] = [
+pub(super) const WIDTH: u32 = 600;
+/// Axis labels: plotters writes a font size of 0.8 times this.
+pub(super) const LABELS: (&str, u32) = ("sans-serif", 18);
+pub const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -31,12 +39,25 @@ pub(super) const PALETTE: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
 ];
 
-/// The charts of one experiment's records, as SVG documents.
+/// Each transport's colour.
+pub type Colours = [(String, RGBColor)];
+
+/// A chart with the words a person reads above and below it.
+pub struct Figure {
+    pub title: String,
+    /// How to read it (what the bar and the whisker are).
+    pub note: String,
+    /// The SVG document, or why it could not be drawn.
+    pub svg: Result<String, String>,
+}
+
+/// The charts of one experiment's records.
 pub fn for_experiment(
     experiment: &Experiment,
     records: &[ResultRecord],
-) -> Vec<Result<String, String>> {
-    let mut charts = vec![bars(experiment, records)];
+    colours: &Colours,
+) -> Vec<Figure> {
+    let mut charts = vec![bars(experiment, records, colours)];
     for chart in experiment.charts {
         match *chart {
             Chart::Lines {
@@ -51,26 +72,34 @@ pub fn for_experiment(
                 if records.iter().all(|r| x.number(&r.params) == first) {
                     continue;
                 }
-                charts.push(lines(
+                let svg = lines(
                     records,
-                    title,
+                    colours,
                     x_desc,
                     y.unit,
                     move |r| Some((x.number(&r.params)? as f64, (y.read)(&r.metrics)?)),
                     log_x,
-                ));
+                );
+                charts.push(Figure {
+                    title: capitalised(title),
+                    note: "Medians of the rounds.".into(),
+                    svg,
+                });
             }
-            Chart::Fitted { n } => charts.push(fitted(experiment, n, records)),
+            Chart::Fitted { n } => charts.push(Figure {
+                title: format!("Total time of each timed batch against the number of {n}"),
+                note: "Dots: every batch of every round; lines: each transport's \
+                       least-squares fit, whose slope is the time per one."
+                    .into(),
+                svg: fitted(experiment, n, records, colours),
+            }),
         }
     }
     charts
 }
 
-/// A transport's name, colour and points.
-pub(super) type Series = (String, RGBColor, Vec<(f64, f64)>);
-
-/// Transports in the order the records first name them, with their colour.
-pub(super) fn transports(records: &[ResultRecord]) -> Vec<(String, RGBColor)> {
+/// Each transport of `records`, in the order they first name it, with its colour.
+pub fn colours<'r>(records: impl IntoIterator<Item = &'r ResultRecord>) -> Vec<(String, RGBColor)> {
     distinct(records, |r| r.transport.clone())
         .into_iter()
         .enumerate()
@@ -78,17 +107,38 @@ pub(super) fn transports(records: &[ResultRecord]) -> Vec<(String, RGBColor)> {
         .collect()
 }
 
-/// A unit that keeps axis numbers short: nanoseconds shown as µs or ms, rates as k/s.
+/// The colour of `transport`.
+pub(super) fn colour_of(colours: &Colours, transport: &str) -> RGBColor {
+    colours
+        .iter()
+        .find(|(n, _)| n == transport)
+        .map_or(PALETTE[0], |(_, c)| *c)
+}
+
+/// A title from a lower-case phrase: `Round trip p50 against message size`.
+pub fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
+/// A transport's name, colour and points.
+pub(super) type Series = (String, RGBColor, Vec<(f64, f64)>);
+
+/// A unit that keeps axis numbers short, and the axis' words: nanoseconds shown
+/// as `time (µs)`, rates as `thousands per second`.
 pub(super) fn scale(unit: Unit, largest: f64) -> (f64, String) {
     match unit {
         Unit::Time => match largest {
-            v if v >= 1e6 => (1e6, "ms".into()),
-            v if v >= 1e3 => (1e3, "µs".into()),
-            _ => (1.0, "ns".into()),
+            v if v >= 1e6 => (1e6, "time (ms)".into()),
+            v if v >= 1e3 => (1e3, "time (µs)".into()),
+            _ => (1.0, "time (ns)".into()),
         },
-        Unit::ByteRate => (1e9, "GB/s".into()),
-        _ if largest >= 1e3 => (1e3, "thousand/s".into()),
-        _ => (1.0, "per second".into()),
+        Unit::ByteRate => (1e9, "GB per second".into()),
+        Unit::Rate if largest >= 1e3 => (1e3, "thousands per second".into()),
+        Unit::Rate => (1.0, "per second".into()),
+        Unit::Count => (1.0, "count".into()),
     }
 }
 
@@ -123,12 +173,12 @@ where
 
 /// Draws on a fresh SVG of `height` and returns its text.
 pub(super) fn draw(
-    height: u32,
+    (width, height): (u32, u32),
     paint: impl FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), String>,
 ) -> Result<String, String> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(text)?;
         paint(&root)?;
         root.present().map_err(text)?;
@@ -137,6 +187,41 @@ pub(super) fn draw(
     Ok(crate::export::printable::printable_lines(&svg).into_owned())
 }
 
+/// An axis number without needless zeros: `20`, `2.5`, `0.25`.
+pub(super) fn number(v: f64) -> String {
+    let text = format!("{:.2}", v);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 pub(super) fn text(e: impl std::fmt::Display) -> String {
     e.to_string()
+}
+
+/// An axis marked at chosen values only (the measured sizes, the ratio ticks),
+/// without the light lines between them; its labels come from the chart's own
+/// formatter.
+pub(super) struct Marked<R> {
+    pub axis: R,
+    pub at: Vec<f64>,
+}
+
+impl<R: Ranged<ValueType = f64>> Ranged for Marked<R> {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.axis.map(value, limit)
+    }
+
+    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.at.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.axis.range()
+    }
 }
