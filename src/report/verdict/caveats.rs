@@ -50,8 +50,9 @@ fn unsettled(pairs: &[&Pair]) -> Option<String> {
     }
     if beyond > 0 {
         s.push_str(&format!(
-            "; {beyond} vary too much from round to round for more rounds to help: pin \
-             client and server (--placement split) or measure on a quieter machine"
+            "; {beyond} {} too much from round to round for more rounds to help: pin \
+             client and server (--placement split) or measure on a quieter machine",
+            if beyond == 1 { "varies" } else { "vary" }
         ));
     }
     s.push('.');

@@ -101,8 +101,8 @@ fn in_short_comes_first_and_sums_up_each_outcome() {
     let all = sentences(&lines(&rs, &Catalog::new([&FAKE])));
     assert_eq!(
         all[0],
-        "In short: the Unix socket was faster for short queries; TLS added time for short \
-         queries."
+        "In short: the Unix socket was faster for short queries; TLS added time to every \
+         kind of work it was measured on."
     );
 }
 
@@ -141,7 +141,7 @@ fn an_interval_that_holds_zero_and_is_wide_is_not_settled_and_says_how_to_settle
         "{v:?}"
     );
     assert!(
-        v[1].starts_with("1 of 1 comparisons are not settled; 1 vary too much"),
+        v[1].starts_with("1 of 1 comparisons are not settled; 1 varies too much"),
         "{v:?}"
     );
     assert!(!v[0].contains("does not matter"), "{v:?}");
