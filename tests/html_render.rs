@@ -234,7 +234,7 @@ fn the_compare_page_fits_a_desktop_and_a_phone() {
         "--format",
         "html",
     ]);
-    check(&chromium, "compare", &compare, 0);
+    check(&chromium, "compare", &compare, 3);
 }
 
 #[test]

@@ -59,11 +59,26 @@ pub fn of_block(block: &Block, colours: &Colours) -> Vec<Figure> {
 /// against the first column of figures.
 fn ratios(block: &Block) -> Option<Figure> {
     let column = |i: usize| block.header.get(i + 1).cloned().unwrap_or_default();
+    // A sub-row is named with the row it belongs to: `tcp: time, vs A`.
+    let mut parent = String::new();
+    let labels: Vec<String> = block
+        .rows
+        .iter()
+        .map(|row| {
+            if row.sub {
+                format!("{parent}: {}", row.label)
+            } else {
+                parent.clone_from(&row.label);
+                row.label.clone()
+            }
+        })
+        .collect();
     let groups: Vec<Group> = block
         .rows
         .iter()
-        .map(|row| Group {
-            label: row.label.clone(),
+        .zip(labels)
+        .map(|(row, label)| Group {
+            label,
             ratios: row
                 .cells
                 .iter()

@@ -34,6 +34,7 @@ color:#7a5200;border:1px solid #d9b44a;border-radius:.6rem;padding:0 .35rem;marg
 p.note,figcaption span{font-size:.85rem;color:#555;margin:.2rem 0}\
 div.legend{margin-top:1.5rem}\
 ul.verdict{background:#f6f8fa;border-left:4px solid #1f77b4;padding:.6rem 1rem .6rem 2rem}\
+p.answer{font-size:1.1rem;font-weight:600;border-left:4px solid #1f77b4;padding:.2rem .8rem}\
 figure{margin:1rem 0}figcaption{margin-bottom:.3rem}svg{display:block;max-width:100%;height:auto}";
 
 impl Exporter for Html {
@@ -55,15 +56,48 @@ impl Exporter for Html {
     }
 }
 
+/// The verdict: its first sentence (in short) stands out, a line per kind of work
+/// follows, and what the run could not see and how to read it come after, smaller.
+/// A comparison, which has no verdict lines, shows its sentences as a list.
+fn verdict(section: &Section) -> String {
+    let mut out = String::new();
+    if section.verdict.is_empty() {
+        if !section.summary.is_empty() {
+            out.push_str("<ul class=\"verdict\">\n");
+            for sentence in &section.summary {
+                out.push_str(&format!("<li>{}</li>\n", escape(sentence)));
+            }
+            out.push_str("</ul>\n");
+        }
+        return out;
+    }
+    let lines = &section.verdict;
+    let first_is_short = lines.first().is_some_and(|l| l.caveat);
+    if first_is_short {
+        out.push_str(&format!(
+            "<p class=\"answer\">{}</p>\n",
+            escape(&lines[0].sentence)
+        ));
+    }
+    let rest = &lines[usize::from(first_is_short)..];
+    out.push_str("<ul class=\"verdict\">\n");
+    for line in rest.iter().filter(|l| !l.caveat) {
+        out.push_str(&format!("<li>{}</li>\n", escape(&line.sentence)));
+    }
+    out.push_str("</ul>\n");
+    for line in rest.iter().filter(|l| l.caveat) {
+        out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&line.sentence)));
+    }
+    out.push_str(&format!(
+        "<p class=\"note\">{}</p>\n",
+        escape(crate::report::verdict::READING)
+    ));
+    out
+}
+
 fn section(section: &Section, shown: &mut Vec<String>) -> String {
     let mut out = format!("<section>\n<h2>{}</h2>\n", escape(&section.heading));
-    if !section.summary.is_empty() {
-        out.push_str("<ul class=\"verdict\">\n");
-        for sentence in &section.summary {
-            out.push_str(&format!("<li>{}</li>\n", escape(sentence)));
-        }
-        out.push_str("</ul>\n");
-    }
+    out.push_str(&verdict(section));
     let colours = charts::colours(section.blocks.iter().flat_map(|b| &b.records));
     if let Some(summary) = figures::summary(section, &colours) {
         out.push_str(&figure(&summary));

@@ -291,7 +291,7 @@ fn experiment_block(
     Some(Block {
         title: format!(
             "{} — {}, geometric mean over trials",
-            experiment.id, experiment.headline.name
+            experiment.id, experiment.title
         ),
         header,
         rows,
