@@ -98,7 +98,7 @@ fn html_report_matches_snapshot_and_stands_alone() {
     assert_eq!(html.matches("<svg").count(), 1 + experiments + 3, "charts");
     for title in [
         "Extra time per operation over unix, 95% intervals",
-        "Round trip p50 against message size",
+        "Round trip by message size",
         "Total time of each timed batch against the number of queries",
         "Total time of each timed batch against the number of rows",
     ] {
@@ -113,7 +113,7 @@ fn html_report_matches_snapshot_and_stands_alone() {
         3,
         "summary, bars and the line"
     );
-    assert!(sweep.contains("Throughput against clients"));
+    assert!(sweep.contains("Transactions per second by number of clients"));
 }
 
 #[test]

@@ -166,7 +166,7 @@ pub static CONCURRENT: Experiment = Experiment {
         finish(&CONCURRENT, table, records)
     },
     charts: &[Chart::Lines {
-        title: "throughput against clients",
+        title: "transactions per second by number of clients",
         x: CaseParam::Clients,
         x_desc: "clients",
         y: TPS,

@@ -59,9 +59,9 @@ pub static PINGPONG: Experiment = Experiment {
     cases: &[CaseParam::Size],
     table: pingpong,
     charts: &[Chart::Lines {
-        title: "round trip p50 against message size",
+        title: "round trip by message size",
         x: CaseParam::Size,
-        x_desc: "message size (bytes, log scale)",
+        x_desc: "message size (log scale)",
         y: RTT,
         log_x: true,
     }],
@@ -119,7 +119,7 @@ pub static CONCURRENT: Experiment = Experiment {
     cases: &[CaseParam::Clients],
     table: concurrent,
     charts: &[Chart::Lines {
-        title: "throughput against clients",
+        title: "round trips per second by number of clients",
         x: CaseParam::Clients,
         x_desc: "clients",
         y: OPS,
