@@ -86,7 +86,10 @@ fn verdict(section: &Section) -> String {
     }
     out.push_str("</ul>\n");
     for line in rest.iter().filter(|l| l.caveat) {
-        out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&line.sentence)));
+        out.push_str(&format!(
+            "<p class=\"note\">{}</p>\n",
+            escape(&line.sentence)
+        ));
     }
     out.push_str(&format!(
         "<p class=\"note\">{}</p>\n",
