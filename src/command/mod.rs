@@ -57,7 +57,7 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
         Printing {
             quiet: measuring.quiet,
             tables: measuring.tables,
-            experiments: None,
+            experiments: Some(plan.experiments()),
         },
     );
     let progress = session.progress.clone();

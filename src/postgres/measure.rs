@@ -18,6 +18,10 @@ impl Plan for PostgresPlan {
     fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
         measure(self, progress, sink)
     }
+
+    fn experiments(&self) -> usize {
+        self.experiments.len()
+    }
 }
 
 /// Runs every experiment of the plan, saving each into the session as it finishes.

@@ -246,6 +246,8 @@ pub struct Family {
 /// and stops the server whichever way it ends.
 pub trait Plan {
     fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> anyhow::Result<()>;
+    /// How many experiments it will hand to the sink, for the progress line.
+    fn experiments(&self) -> usize;
 }
 
 impl std::fmt::Debug for Family {

@@ -22,6 +22,10 @@ impl Plan for SocketsPlan {
     fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
         measure(self, progress, sink)
     }
+
+    fn experiments(&self) -> usize {
+        self.workloads.len()
+    }
 }
 
 /// Runs every workload of the plan, handing each to `sink` as it finishes.
