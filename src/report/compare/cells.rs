@@ -1,0 +1,48 @@
+//! A change in the words a comparison prints, then its numbers: as a table cell
+//! (`B slower: ×1.22 [1.06, 1.42]`) or as a phrase for a summary sentence.
+
+use super::change::{Change, Outcome};
+use crate::report::block::{Cell, Value};
+
+/// `B slower: ×1.22 [1.06, 1.42]`.
+pub(super) fn change_cell(c: &Change, letter: &str) -> Cell {
+    let words = match c.outcome() {
+        Outcome::Faster => format!("{letter} faster"),
+        Outcome::Slower => format!("{letter} slower"),
+        Outcome::Same => "no clear difference".into(),
+        Outcome::Unsettled => "not settled".into(),
+    };
+    numbered(c, words)
+}
+
+/// `tcp relatively slower: ×1.13 [1.02, 1.25]`.
+pub(super) fn gap_cell(c: &Change, transport: &str) -> Cell {
+    let words = match c.outcome() {
+        Outcome::Faster | Outcome::Slower => format!("{transport} {}", relatively(c)),
+        Outcome::Same => "no clear difference".into(),
+        Outcome::Unsettled => "not settled".into(),
+    };
+    numbered(c, words)
+}
+
+fn relatively(c: &Change) -> &'static str {
+    if c.outcome() == Outcome::Faster {
+        "relatively faster"
+    } else {
+        "relatively slower"
+    }
+}
+
+/// `tcp relatively slower, ×1.13 [1.02, 1.25]`, for a summary sentence.
+pub(super) fn gap_words(c: &Change, transport: &str) -> String {
+    format!("{transport} {}, {}", relatively(c), c.numbers())
+}
+
+/// The words, then the numbers; the cell carries the interval when there is one.
+fn numbered(c: &Change, words: String) -> Cell {
+    let text = format!("{words}: {}", c.numbers());
+    match c.interval {
+        Some(i) => Cell::with(text, Value::Ratio(i)),
+        None => Cell::text(text),
+    }
+}
