@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod fixtures;
+
 use assert_cmd::cargo::CommandCargoExt;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;

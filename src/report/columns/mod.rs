@@ -7,10 +7,18 @@
 //! Architecture Invariant: a table prints one kind of relative figure, that row;
 //! no other percentage is set beside a figure (an earlier percentage against the
 //! fastest column disagreed with it).
+//!
+//! The rows of CPU per operation are laid out in `cost.rs`; the notes on how to
+//! read a table and how sure it is, where CPU figures come from among them, are in
+//! `notes.rs`, re-exported here.
+
+mod cost;
+mod notes;
+
+pub use notes::{certainty_notes, legend, NOISY_NOTE, VERSUS_NOTE};
 
 use super::block::{Cell, Row, Value};
-use super::format::{count, duration_ns, figure, versus};
-use crate::cpu::{Cost, Counts};
+use super::format::{figure, versus};
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
 
@@ -138,77 +146,6 @@ impl Columns {
         self.versus(cells);
         self.cost(cells);
     }
-
-    /// CPU per operation, client and server apart: time with the kernel's share
-    /// (over the rounds), then from the counting trial instructions where counted,
-    /// context switches and migrations.
-    pub fn cost(&mut self, cells: &[Option<&ResultRecord>]) {
-        type Side = fn(&Cost) -> Option<Counts>;
-        let sides: [(&str, Side); 2] = [("client", |c| Some(c.client)), ("server", |c| c.server)];
-        for (side, get) in sides {
-            let of = |cost: fn(&ResultRecord) -> Option<&Cost>| -> Vec<Option<Counts>> {
-                cells
-                    .iter()
-                    .map(|c| c.and_then(cost).and_then(get))
-                    .collect()
-            };
-            let times = of(|r| r.metrics.cpu.as_ref());
-            let counted = of(|r| r.counters.as_ref());
-            self.counts_row(format!("  CPU/op, {side} (kernel %)"), &times, |c| {
-                let kernel = c.sys_ns.map_or(String::new(), |s| {
-                    format!(" ({:.0}%)", 100.0 * s / c.cpu_ns.max(f64::MIN_POSITIVE))
-                });
-                let text = format!("{}{kernel}", duration_ns(c.cpu_ns));
-                let value = Value::Figure {
-                    value: c.cpu_ns,
-                    unit: Unit::Time,
-                };
-                Some(Cell::with(text, value))
-            });
-            self.counts_row(
-                format!("  instructions/op, {side} (kernel %)"),
-                &counted,
-                |c| {
-                    let (user, kernel) = (c.instructions_user?, c.instructions_kernel?);
-                    let total = user + kernel;
-                    let text = format!(
-                        "{} ({:.0}%)",
-                        count(total),
-                        100.0 * kernel / total.max(f64::MIN_POSITIVE)
-                    );
-                    let value = Value::Figure {
-                        value: total,
-                        unit: Unit::Count,
-                    };
-                    Some(Cell::with(text, value))
-                },
-            );
-            self.counts_row(
-                format!("  switches/migrations per op, {side}"),
-                &counted,
-                |c| {
-                    let text = format!("{:.2} / {:.3}", c.context_switches?, c.migrations?);
-                    Some(Cell::text(text))
-                },
-            );
-        }
-    }
-
-    /// A row of CPU figures, left out when no column has one.
-    fn counts_row(
-        &mut self,
-        label: String,
-        counts: &[Option<Counts>],
-        show: impl Fn(&Counts) -> Option<Cell>,
-    ) {
-        if counts.iter().flatten().all(|c| show(c).is_none()) {
-            return;
-        }
-        let row = counts
-            .iter()
-            .map(|c| c.as_ref().and_then(&show).unwrap_or_else(Cell::missing));
-        self.rows.push(Row::new(&label, row.collect()));
-    }
 }
 
 /// The label of the comparison row: what is compared, with what, how sure.
@@ -238,111 +175,6 @@ pub fn having<'r, T: PartialEq>(
     value: &T,
 ) -> Vec<&'r ResultRecord> {
     records.iter().filter(|r| &get(r) == value).collect()
-}
-
-/// Where the CPU figures came from, and what the server side covers.
-fn cost_note(records: &[ResultRecord]) -> String {
-    let counted: Vec<&Cost> = records.iter().filter_map(|r| r.counters.as_ref()).collect();
-    let counters = if counted.is_empty() {
-        "; no kernel counters here (perf_event_paranoid or privileges), so no switches, \
-         migrations or instructions"
-    } else if counted.iter().any(|c| c.client.instructions_user.is_some()) {
-        "; instructions, context switches and migrations from kernel counters \
-         (perf_event_open) in one counting trial after the rounds"
-    } else {
-        "; context switches and migrations from kernel counters (perf_event_open) in one \
-         counting trial after the rounds; instructions: this machine exposes no hardware \
-         counters"
-    };
-    format!(
-        "CPU/op: the timed loop's CPU time ÷ its operations, median over rounds, from \
-         getrusage and /proc, with the kernel's share in percent; the server side is the server process with every thread \
-         and process it starts{counters}"
-    )
-}
-
-/// How many trials ran under outside load, when any did.
-fn load_note(records: &[ResultRecord]) -> Option<String> {
-    let trials = records.iter().flat_map(|r| &r.trials);
-    let rerun = trials.clone().filter(|t| t.reruns > 0).count();
-    let disturbed = trials.filter(|t| t.disturbed).count();
-    (rerun + disturbed > 0).then(|| {
-        format!(
-            "outside load: {rerun} trial(s) ran again because other processes used the CPUs; \
-             {disturbed} still disturbed after {} tries",
-            crate::cpu::load::RETRIES + 1
-        )
-    })
-}
-
-/// Where unpinned client and server ran: how often they shared a CPU, which is
-/// what an unpinned round trip mostly shows.
-fn where_note(records: &[ResultRecord]) -> Option<String> {
-    let free: Vec<_> = records
-        .iter()
-        .filter(|r| r.params.placement.is_none() || r.params.placement.as_deref() == Some("free"))
-        .flat_map(|r| &r.trials)
-        .filter_map(|t| {
-            let cost = t.metrics.cpu.as_ref()?;
-            let client = cost.client_cpu?;
-            (!cost.server_cpus.is_empty()).then(|| cost.server_cpus == [client])
-        })
-        .collect();
-    let shared = free.iter().filter(|s| **s).count();
-    (!free.is_empty()).then(|| {
-        format!(
-            "placed freely: client and server shared one CPU in {shared} of {} trials \
-             (--placement same|split pins them)",
-            free.len()
-        )
-    })
-}
-
-/// How to read the comparison row, the one relative figure of every table.
-pub const VERSUS_NOTE: &str = "time/op vs unix (or the first transport), 95% CI: time per \
-     operation over the reference's, as the geometric mean of each round's ratio (rates \
-     turned into time per operation first), with its 95% confidence interval; +36% is 36% \
-     more time, −4.2% less, 24× twenty-four times the time, 0.41× under half; an interval \
-     that holds +0% means no clear difference";
-
-/// The note every table carries when a range was wide.
-pub const NOISY_NOTE: &str = "~ marks a range over trials wider than 10% of the median: noisy";
-
-/// How to read the figures every experiment's table shares: noisy ranges, what
-/// the intervals are, where CPU per operation comes from. Shown once per document.
-pub fn legend(records: &[ResultRecord]) -> Vec<String> {
-    let mut notes = Vec::new();
-    if records.iter().any(|r| r.headline.noisy) {
-        notes.push(NOISY_NOTE.into());
-    }
-    if records.iter().any(|r| r.headline.vs_reference.is_some()) {
-        notes.push(VERSUS_NOTE.into());
-    }
-    if records.iter().any(|r| r.metrics.cpu.is_some()) {
-        notes.push(cost_note(records));
-    }
-    notes
-}
-
-/// The notes on how sure this table's figures are: trials under outside load,
-/// where unpinned client and server ran, and which comparisons are not settled.
-pub fn certainty_notes(records: &[ResultRecord]) -> Vec<String> {
-    let mut notes = Vec::new();
-    notes.extend(load_note(records));
-    notes.extend(where_note(records));
-    let names = distinct(
-        records
-            .iter()
-            .filter(|r| r.headline.vs_reference.is_some() && !r.headline.settled),
-        |r| r.transport.clone(),
-    );
-    if !names.is_empty() {
-        notes.push(format!(
-            "not settled (interval wider than ±5%): {}",
-            names.join(", ")
-        ));
-    }
-    notes
 }
 
 #[cfg(test)]

@@ -1,0 +1,204 @@
+//! The PostgreSQL experiments as they describe themselves: id, title, headline,
+//! charts, verdict line, and the table of each, in the layout of a lab notebook: a
+//! column per transport, a row per measurement, and under each headline its time
+//! per operation against the reference transport, e.g. `+57% [+41%, +75%]`.
+//!
+//! Differences of times (a fitted intercept, a method's cost over trust, TLS's
+//! extra cost of a connection) are shown only where the rounds tell them from
+//! zero; see [`crate::report::difference`].
+//!
+//! This file declares the experiments; the rows of their tables are laid out in
+//! `connect.rs` (connect and auth), `fitted.rs` (query and rows) and
+//! `concurrent.rs`, and `notes.rs` adds the footnotes and the legend.
+
+mod concurrent;
+mod connect;
+mod fitted;
+mod notes;
+#[cfg(test)]
+mod tests;
+
+use crate::report::block::Cell;
+use crate::report::columns::{distinct, figure_cell, having, Columns};
+use crate::report::difference::BELOW_RESOLUTION;
+use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine, Work, WorkKind};
+use crate::results::metric::{Better, Metric, Unit};
+use crate::results::ResultRecord;
+use concurrent::concurrent_rows;
+use connect::{auth_rows, authentication, connect_notes, connect_rows};
+use fitted::fitted;
+use notes::finish;
+
+/// Records placed in their transport's column.
+type Cells<'r> = [Option<&'r ResultRecord>];
+
+/// Time per query, the slope of the query fit.
+const PER_QUERY: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower, |m| {
+    m.per_query_ns
+});
+
+pub static QUERY: Experiment = Experiment {
+    id: "postgres.query",
+    title: "N sequential SELECT 1 on one connection, fitted on N",
+    headline: PER_QUERY,
+    cases: &[],
+    table: |records| fitted(&QUERY, "queries", records),
+    charts: &[Chart::Fitted { n: "queries" }],
+    verdict: Some(VerdictLine {
+        rank: 10,
+        case: Pick::Only,
+        what: |_| "SELECT 1 on a kept connection".into(),
+        metric: PER_QUERY,
+        work: Work {
+            heading: "Short queries",
+            op: "query",
+            ops: "queries",
+            kind: WorkKind::Requests,
+            typical: &[100.0, 1_000.0, 10_000.0],
+            pool_against: None,
+        },
+    }),
+};
+
+/// Median time of a whole connection.
+const CONNECTION: Metric = Metric::new("connect_ns.p50", Unit::Time, Better::Lower, |m| {
+    m.connect_ns.map(|p| p.p50)
+});
+
+pub static CONNECT: Experiment = Experiment {
+    id: "postgres.connect",
+    title: "connect, SELECT 1, close",
+    headline: CONNECTION,
+    cases: &[],
+    table: |records| {
+        let mut table = Columns::of(records);
+        let cells = table.place(&records.iter().collect::<Vec<_>>());
+        connect_rows(&mut table, &cells);
+        let mut block = finish(&CONNECT, table, records);
+        let titled = format!("{}; {}", CONNECT.title, authentication(records));
+        block.title = block.title.replacen(CONNECT.title, &titled, 1);
+        block.notes.splice(0..0, connect_notes(&block));
+        block
+    },
+    charts: &[],
+    verdict: Some(VerdictLine {
+        rank: 20,
+        case: Pick::Only,
+        what: |_| "connect, SELECT 1, close".into(),
+        metric: CONNECTION,
+        work: Work {
+            heading: "New connections",
+            op: "connection",
+            ops: "connections",
+            kind: WorkKind::Connections,
+            typical: &[10.0, 100.0, 1_000.0],
+            pool_against: Some(&QUERY),
+        },
+    }),
+};
+
+pub static AUTH: Experiment = Experiment {
+    id: "postgres.auth",
+    title: "connect, SELECT 1, close under each authentication method",
+    headline: CONNECTION,
+    cases: &[CaseParam::AuthMethod],
+    table: |records| {
+        let mut table = Columns::of(records);
+        let method = |r: &ResultRecord| r.params.auth_method.clone().unwrap_or("?".into());
+        let trust = table.place(&having(records, method, &"trust".to_string()));
+        for m in distinct(records, method) {
+            let cells = table.place(&having(records, method, &m));
+            auth_rows(&mut table, &m, &cells, &trust);
+        }
+        finish(&AUTH, table, records)
+    },
+    charts: &[],
+    verdict: Some(VerdictLine {
+        rank: 22,
+        case: Pick::Cases(CaseParam::AuthMethod),
+        what: |_| "each new connection".into(),
+        metric: CONNECTION,
+        work: Work {
+            heading: "Authentication",
+            op: "connection",
+            ops: "connections",
+            kind: WorkKind::Connections,
+            typical: &[10.0, 100.0, 1_000.0],
+            pool_against: None,
+        },
+    }),
+};
+
+/// Time per row, the slope of the rows fit.
+const PER_ROW: Metric = Metric::new("per_row_ns", Unit::Time, Better::Lower, |m| m.per_row_ns);
+
+pub static ROWS: Experiment = Experiment {
+    id: "postgres.rows",
+    title: "SELECT * FROM generate_series(1,N), every value read, fitted on N",
+    headline: PER_ROW,
+    cases: &[],
+    table: |records| fitted(&ROWS, "rows", records),
+    charts: &[Chart::Fitted { n: "rows" }],
+    verdict: Some(VerdictLine {
+        rank: 50,
+        case: Pick::Only,
+        what: |_| "rows of one large SELECT".into(),
+        metric: PER_ROW,
+        work: Work {
+            heading: "Bulk results",
+            op: "row",
+            ops: "rows",
+            kind: WorkKind::Bulk,
+            typical: &[],
+            pool_against: None,
+        },
+    }),
+};
+
+/// Transactions per second of all clients.
+const TPS: Metric = Metric::new("tps", Unit::Rate, Better::Higher, |m| m.tps);
+
+pub static CONCURRENT: Experiment = Experiment {
+    id: "postgres.concurrent",
+    title: "clients running the script at once, like pgbench -c -j -T",
+    headline: TPS,
+    cases: &[CaseParam::Clients, CaseParam::ConnectPerTransaction],
+    table: |records| {
+        let mut table = Columns::of(records);
+        for clients in distinct(records, |r| r.params.clients) {
+            let cells = table.place(&having(records, |r| r.params.clients, &clients));
+            concurrent_rows(&mut table, clients.unwrap_or(0), &cells);
+        }
+        finish(&CONCURRENT, table, records)
+    },
+    charts: &[Chart::Lines {
+        title: "transactions per second by number of clients",
+        x: CaseParam::Clients,
+        x_desc: "clients",
+        y: TPS,
+        log_x: false,
+    }],
+    verdict: Some(VerdictLine {
+        rank: 40,
+        case: Pick::Largest(CaseParam::Clients),
+        what: |clients| format!("{} clients running SELECT 1", clients.unwrap_or(0)),
+        metric: TPS,
+        work: Work {
+            heading: "Many clients",
+            op: "transaction",
+            ops: "transactions",
+            kind: WorkKind::Clients,
+            typical: &[],
+            pool_against: None,
+        },
+    }),
+};
+
+/// A time the rounds tell from zero, or [`BELOW_RESOLUTION`].
+fn time_if_resolved(resolved: bool, ns: f64) -> Cell {
+    if resolved {
+        figure_cell(Unit::Time, ns)
+    } else {
+        Cell::text(BELOW_RESOLUTION)
+    }
+}

@@ -1,0 +1,113 @@
+//! The notes under a table on how to read it and how sure it is: the legend shared
+//! by every table (noisy ranges, the comparison row, where CPU per operation comes
+//! from) and each table's certainty (outside load, where unpinned client and server
+//! ran, comparisons not settled).
+
+use super::distinct;
+use crate::cpu::Cost;
+use crate::results::ResultRecord;
+
+/// Where the CPU figures came from, and what the server side covers.
+fn cost_note(records: &[ResultRecord]) -> String {
+    let counted: Vec<&Cost> = records.iter().filter_map(|r| r.counters.as_ref()).collect();
+    let counters = if counted.is_empty() {
+        "; no kernel counters here (perf_event_paranoid or privileges), so no switches, \
+         migrations or instructions"
+    } else if counted.iter().any(|c| c.client.instructions_user.is_some()) {
+        "; instructions, context switches and migrations from kernel counters \
+         (perf_event_open) in one counting trial after the rounds"
+    } else {
+        "; context switches and migrations from kernel counters (perf_event_open) in one \
+         counting trial after the rounds; instructions: this machine exposes no hardware \
+         counters"
+    };
+    format!(
+        "CPU/op: the timed loop's CPU time ÷ its operations, median over rounds, from \
+         getrusage and /proc, with the kernel's share in percent; the server side is the server process with every thread \
+         and process it starts{counters}"
+    )
+}
+
+/// How many trials ran under outside load, when any did.
+fn load_note(records: &[ResultRecord]) -> Option<String> {
+    let trials = records.iter().flat_map(|r| &r.trials);
+    let rerun = trials.clone().filter(|t| t.reruns > 0).count();
+    let disturbed = trials.filter(|t| t.disturbed).count();
+    (rerun + disturbed > 0).then(|| {
+        format!(
+            "outside load: {rerun} trial(s) ran again because other processes used the CPUs; \
+             {disturbed} still disturbed after {} tries",
+            crate::cpu::load::RETRIES + 1
+        )
+    })
+}
+
+/// Where unpinned client and server ran: how often they shared a CPU, which is
+/// what an unpinned round trip mostly shows.
+fn where_note(records: &[ResultRecord]) -> Option<String> {
+    let free: Vec<_> = records
+        .iter()
+        .filter(|r| r.params.placement.is_none() || r.params.placement.as_deref() == Some("free"))
+        .flat_map(|r| &r.trials)
+        .filter_map(|t| {
+            let cost = t.metrics.cpu.as_ref()?;
+            let client = cost.client_cpu?;
+            (!cost.server_cpus.is_empty()).then(|| cost.server_cpus == [client])
+        })
+        .collect();
+    let shared = free.iter().filter(|s| **s).count();
+    (!free.is_empty()).then(|| {
+        format!(
+            "placed freely: client and server shared one CPU in {shared} of {} trials \
+             (--placement same|split pins them)",
+            free.len()
+        )
+    })
+}
+
+/// How to read the comparison row, the one relative figure of every table.
+pub const VERSUS_NOTE: &str = "time/op vs unix (or the first transport), 95% CI: time per \
+     operation over the reference's, as the geometric mean of each round's ratio (rates \
+     turned into time per operation first), with its 95% confidence interval; +36% is 36% \
+     more time, −4.2% less, 24× twenty-four times the time, 0.41× under half; an interval \
+     that holds +0% means no clear difference";
+
+/// The note every table carries when a range was wide.
+pub const NOISY_NOTE: &str = "~ marks a range over trials wider than 10% of the median: noisy";
+
+/// How to read the figures every experiment's table shares: noisy ranges, what
+/// the intervals are, where CPU per operation comes from. Shown once per document.
+pub fn legend(records: &[ResultRecord]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if records.iter().any(|r| r.headline.noisy) {
+        notes.push(NOISY_NOTE.into());
+    }
+    if records.iter().any(|r| r.headline.vs_reference.is_some()) {
+        notes.push(VERSUS_NOTE.into());
+    }
+    if records.iter().any(|r| r.metrics.cpu.is_some()) {
+        notes.push(cost_note(records));
+    }
+    notes
+}
+
+/// The notes on how sure this table's figures are: trials under outside load,
+/// where unpinned client and server ran, and which comparisons are not settled.
+pub fn certainty_notes(records: &[ResultRecord]) -> Vec<String> {
+    let mut notes = Vec::new();
+    notes.extend(load_note(records));
+    notes.extend(where_note(records));
+    let names = distinct(
+        records
+            .iter()
+            .filter(|r| r.headline.vs_reference.is_some() && !r.headline.settled),
+        |r| r.transport.clone(),
+    );
+    if !names.is_empty() {
+        notes.push(format!(
+            "not settled (interval wider than ±5%): {}",
+            names.join(", ")
+        ));
+    }
+    notes
+}
