@@ -4,26 +4,10 @@
 
 mod common;
 
-use assert_cmd::Command;
+use common::fixtures::{sockbench, stdout, PLACED, RUN, SOCKETS};
 use common::{tempdir, text};
 use serde_json::Value;
 use std::path::Path;
-
-const RUN: &str = "tests/fixtures/run.json";
-const SOCKETS: &str = "tests/fixtures/sockets.json";
-const PLACED: &str = "tests/fixtures/placed.json";
-
-fn sockbench(args: &[&str]) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("sockbench")
-        .expect("binary built")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .assert()
-}
-
-fn stdout(args: &[&str]) -> String {
-    text(&sockbench(args).success().get_output().stdout)
-}
 
 fn one_line_error(args: &[&str]) -> String {
     let out = sockbench(args).code(2);

@@ -15,7 +15,7 @@
 mod cost;
 mod notes;
 
-pub use notes::{certainty_notes, legend, NOISY_NOTE, VERSUS_NOTE};
+pub use notes::{certainty_notes, legend, shared_cpu, NOISY_NOTE, VERSUS_NOTE};
 
 use super::block::{Cell, Row, Value};
 use super::format::{figure, versus};

@@ -45,7 +45,17 @@ fn load_note(records: &[ResultRecord]) -> Option<String> {
 /// Where unpinned client and server ran: how often they shared a CPU, which is
 /// what an unpinned round trip mostly shows.
 fn where_note(records: &[ResultRecord]) -> Option<String> {
-    let free: Vec<_> = records
+    let (shared, of) = shared_cpu(records)?;
+    Some(format!(
+        "placed freely: client and server shared one CPU in {shared} of {of} trials \
+         (--placement same|split pins them)"
+    ))
+}
+
+/// Of the trials placed freely whose CPUs were seen, how many ran client and
+/// server on one CPU, and of how many; none when no such trial was seen.
+pub fn shared_cpu(records: &[ResultRecord]) -> Option<(usize, usize)> {
+    let free: Vec<bool> = records
         .iter()
         .filter(|r| r.params.placement.is_none() || r.params.placement.as_deref() == Some("free"))
         .flat_map(|r| &r.trials)
@@ -55,14 +65,7 @@ fn where_note(records: &[ResultRecord]) -> Option<String> {
             (!cost.server_cpus.is_empty()).then(|| cost.server_cpus == [client])
         })
         .collect();
-    let shared = free.iter().filter(|s| **s).count();
-    (!free.is_empty()).then(|| {
-        format!(
-            "placed freely: client and server shared one CPU in {shared} of {} trials \
-             (--placement same|split pins them)",
-            free.len()
-        )
-    })
+    (!free.is_empty()).then(|| (free.iter().filter(|s| **s).count(), free.len()))
 }
 
 /// How to read the comparison row, the one relative figure of every table.

@@ -3,7 +3,7 @@
 
 use super::pair::{Outcome, Pair};
 use crate::cpu::load::RETRIES;
-use crate::report::columns::distinct;
+use crate::report::columns::{distinct, shared_cpu};
 use crate::results::ResultRecord;
 
 /// Rounds beyond which more of them is not the way to settle a comparison.
@@ -85,27 +85,14 @@ fn busy(records: &[ResultRecord]) -> Option<String> {
 /// Free placement: how often client and server shared a CPU, and how to see whether
 /// placement changes the answer.
 fn placed(records: &[ResultRecord]) -> Option<String> {
-    if records.iter().any(|r| r.params.placement.is_some()) {
+    // Placement chosen on the command line (other than free) is said per line.
+    let chosen = |r: &ResultRecord| r.params.placement.as_deref().is_some_and(|p| p != "free");
+    if records.iter().any(chosen) {
         return None;
     }
-    let shared: Vec<bool> = records
-        .iter()
-        .flat_map(|r| &r.trials)
-        .filter_map(|t| {
-            let cost = t.metrics.cpu.as_ref()?;
-            let client = cost.client_cpu?;
-            (!cost.server_cpus.is_empty()).then(|| cost.server_cpus == [client])
-        })
-        .collect();
-    let counted = if shared.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (they shared one CPU in {} of {} trials)",
-            shared.iter().filter(|s| **s).count(),
-            shared.len()
-        )
-    };
+    let counted = shared_cpu(records).map_or(String::new(), |(shared, of)| {
+        format!(" (they shared one CPU in {shared} of {of} trials)")
+    });
     Some(format!(
         "The scheduler placed client and server{counted}; on a virtual machine placement \
          can change the answer: --placement same,split measures both ways."
