@@ -14,7 +14,7 @@ pub fn in_short(lines: &[Line]) -> Option<String> {
         .iter()
         .filter_map(|l| {
             let work = l.work?;
-            let main = l.pairs.iter().find(|p| !words::is_tls(p))?;
+            let main = words::main_pair(&l.pairs)?;
             let winner = (main.outcome == Outcome::Differs).then(|| {
                 if main.estimate() > 1.0 {
                     &main.base

@@ -13,7 +13,9 @@ const NEGLIGIBLE: f64 = 0.01;
 /// then TLS against tcp.
 pub fn sentence(what: &str, work: &Work, metric: &Metric, pairs: &[Pair]) -> String {
     let mut parts = Vec::new();
-    let (tls, plain): (Vec<&Pair>, Vec<&Pair>) = pairs.iter().partition(|p| is_tls(p));
+    let (tls, mut plain): (Vec<&Pair>, Vec<&Pair>) = pairs.iter().partition(|p| is_tls(p));
+    // The main statement is the reference against tcp, when tcp was measured.
+    plain.sort_by_key(|p| p.other.parse() != Ok(crate::transport::Transport::Tcp));
     let mut plain = plain.into_iter();
     if let Some(main) = plain.next() {
         parts.push(choice(work, metric, main));
@@ -27,6 +29,16 @@ pub fn sentence(what: &str, work: &Work, metric: &Metric, pairs: &[Pair]) -> Str
     format!("{what}: {}.", parts.join(". "))
 }
 
+/// The pair a line's answer rests on: the reference against tcp when tcp was
+/// measured, else against the first other plain transport.
+pub fn main_pair(pairs: &[Pair]) -> Option<&Pair> {
+    let plain = || pairs.iter().filter(|p| !is_tls(p));
+    plain()
+        .find(|p| p.other.parse() == Ok(crate::transport::Transport::Tcp))
+        .or_else(|| plain().next())
+}
+
+/// TLS against tcp.
 pub fn is_tls(p: &Pair) -> bool {
     p.other.parse() == Ok(crate::transport::Transport::Tls)
         && p.base != p.other
