@@ -64,10 +64,11 @@ fn run_measures_both_suites_into_a_result_file_and_gives_a_verdict() {
 
     for line in [
         "Verdict, on this machine:",
-        "A SELECT 1 round trip: unix ",
-        "A new connection (connect, SELECT 1, close): unix ",
-        "A 64 B socket round trip: unix ",
-        "A row of a bulk result: unix ",
+        "  In short: ",
+        "  Short queries (SELECT 1 on a kept connection): ",
+        "  New connections (connect, SELECT 1, close): ",
+        "  Raw round trips (64 B messages, raw socket): ",
+        "  Bulk results (rows of one large SELECT): ",
     ] {
         assert!(stdout.contains(line), "no '{line}' in:\n{stdout}");
     }
