@@ -56,6 +56,8 @@ fn html_report_matches_snapshot_and_stands_alone() {
     for title in [
         "Extra time per operation over unix, 95% intervals",
         "Round trip by message size",
+        "New connections per second (connect, greeting, close)",
+        "Time per query (SELECT 1 on a kept connection)",
         "Total time of each timed batch against the number of queries",
         "Total time of each timed batch against the number of rows",
     ] {

@@ -19,6 +19,8 @@ pub struct Experiment {
     pub id: &'static str,
     /// What it does, for table titles.
     pub title: &'static str,
+    /// What its headline bars show, in words a person reads, for chart titles.
+    pub chart_title: &'static str,
     /// The figure tables lead with.
     pub headline: Metric,
     /// The parameters that make one case of it differ from another.

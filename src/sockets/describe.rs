@@ -24,6 +24,7 @@ const TAILS: [(&str, LatencyOf); 3] = [
 pub static CONNECT: Experiment = Experiment {
     id: "sockets.connect",
     title: "connect, read the 12-byte greeting, close",
+    chart_title: "New connections per second (connect, greeting, close)",
     headline: CONNECTIONS,
     cases: &[],
     table: connect,
@@ -55,6 +56,7 @@ const RTT: Metric = Metric::new("rtt_ns.p50", Unit::Time, Better::Lower, |m| {
 pub static PINGPONG: Experiment = Experiment {
     id: "sockets.pingpong",
     title: "request/response round trips on one connection",
+    chart_title: "Round trip time (p50) by message size",
     headline: RTT,
     cases: &[CaseParam::Size],
     table: pingpong,
@@ -89,6 +91,7 @@ const THROUGHPUT: Metric = Metric::new("bytes_per_s", Unit::ByteRate, Better::Hi
 pub static STREAM: Experiment = Experiment {
     id: "sockets.stream",
     title: "bulk bytes one way on one connection",
+    chart_title: "Bulk bytes per second by write size",
     headline: THROUGHPUT,
     cases: &[CaseParam::WriteSize],
     table: stream,
@@ -115,6 +118,7 @@ const OPS: Metric = Metric::new("ops_per_s", Unit::Rate, Better::Higher, |m| m.o
 pub static CONCURRENT: Experiment = Experiment {
     id: "sockets.concurrent",
     title: "clients doing 64-byte round trips at once",
+    chart_title: "Round trips per second of all clients together",
     headline: OPS,
     cases: &[CaseParam::Clients],
     table: concurrent,

@@ -2,7 +2,7 @@
 //! case) as a horizontal bar at the median, with the 95% interval the tables
 //! report as a whisker.
 
-use super::{capitalised, colour_of, draw, mesh, number, scale, text, Colours, Figure, WIDTH};
+use super::{colour_of, draw, mesh, number, scale, text, Colours, Figure, WIDTH};
 use crate::report::experiment::Experiment;
 use crate::results::ResultRecord;
 use plotters::coord::ranged1d::SegmentValue;
@@ -31,7 +31,7 @@ pub fn bars(experiment: &Experiment, records: &[ResultRecord], colours: &Colours
         format!("Bars: medians of {rounds} rounds (too few for an interval).")
     };
     Figure {
-        title: capitalised(experiment.title),
+        title: experiment.chart_title.to_string(),
         note,
         svg: draw_bars(experiment, records, colours),
     }

@@ -40,6 +40,7 @@ const PER_QUERY: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower,
 pub static QUERY: Experiment = Experiment {
     id: "postgres.query",
     title: "N sequential SELECT 1 on one connection, fitted on N",
+    chart_title: "Time per query (SELECT 1 on a kept connection)",
     headline: PER_QUERY,
     cases: &[],
     table: |records| fitted(&QUERY, "queries", records),
@@ -68,6 +69,7 @@ const CONNECTION: Metric = Metric::new("connect_ns.p50", Unit::Time, Better::Low
 pub static CONNECT: Experiment = Experiment {
     id: "postgres.connect",
     title: "connect, SELECT 1, close",
+    chart_title: "Time of a new connection (connect, SELECT 1, close; p50)",
     headline: CONNECTION,
     cases: &[],
     table: |records| {
@@ -100,6 +102,7 @@ pub static CONNECT: Experiment = Experiment {
 pub static AUTH: Experiment = Experiment {
     id: "postgres.auth",
     title: "connect, SELECT 1, close under each authentication method",
+    chart_title: "Time of a new connection by authentication method (p50)",
     headline: CONNECTION,
     cases: &[CaseParam::AuthMethod],
     table: |records| {
@@ -135,6 +138,7 @@ const PER_ROW: Metric = Metric::new("per_row_ns", Unit::Time, Better::Lower, |m|
 pub static ROWS: Experiment = Experiment {
     id: "postgres.rows",
     title: "SELECT * FROM generate_series(1,N), every value read, fitted on N",
+    chart_title: "Time per row of a bulk result",
     headline: PER_ROW,
     cases: &[],
     table: |records| fitted(&ROWS, "rows", records),
@@ -161,6 +165,7 @@ const TPS: Metric = Metric::new("tps", Unit::Rate, Better::Higher, |m| m.tps);
 pub static CONCURRENT: Experiment = Experiment {
     id: "postgres.concurrent",
     title: "clients running the script at once, like pgbench -c -j -T",
+    chart_title: "Transactions per second of all clients together",
     headline: TPS,
     cases: &[CaseParam::Clients, CaseParam::ConnectPerTransaction],
     table: |records| {

@@ -17,6 +17,7 @@ const TIME: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower, |m| 
 static FAKE: Experiment = Experiment {
     id: "fake.query",
     title: "a fake query",
+    chart_title: "Time per fake query",
     headline: TIME,
     cases: &[],
     table: |_| Block::facts("", Vec::new(), Vec::new()),
