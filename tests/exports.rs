@@ -49,7 +49,7 @@ fn csv_has_a_row_per_record_and_figure() {
     assert_eq!(
         rows[0].join(","),
         "run,experiment,size,write_size,clients,auth_method,connect_per_transaction,\
-         placement,transport,figure,unit,value,low,high,settled"
+         placement,transport,figure,unit,value,low,high,within_5_percent"
     );
     assert!(rows.iter().all(|r| r.len() == 15), "every row 15 fields");
     let find = |experiment: &str, transport: &str, figure: &str, case: fn(&[String]) -> bool| {

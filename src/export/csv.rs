@@ -12,7 +12,8 @@
 //! the case parameters (`size`, `write_size`, `clients`, `auth_method`,
 //! `connect_per_transaction`, `placement`), `transport`, `figure` (its path in the
 //! result file, e.g. `rtt_ns.p50`, `cpu.client.cpu_ns`), `unit` (`ns`, `per_s`,
-//! `bytes_per_s`, `count`, `ratio`), `value`, `low`, `high`, `settled`.
+//! `bytes_per_s`, `count`, `ratio`), `value`, `low`, `high`, `within_5_percent` (the interval lies within ±5% of the
+//! estimate: precise enough; it says nothing about whether two transports differ).
 //!
 //! Text from a result file (a transport given to `--url`, a file name) can start
 //! with `=`, `+`, `-` or `@`, which a spreadsheet would run as a formula; such a
@@ -46,7 +47,7 @@ const HEADER: [&str; 15] = [
     "value",
     "low",
     "high",
-    "settled",
+    "within_5_percent",
 ];
 
 impl Exporter for Csv {

@@ -150,7 +150,7 @@ impl Columns {
 
 /// The label of the comparison row: what is compared, with what, how sure.
 fn versus_label(reference: &str) -> String {
-    format!("  time/op vs {reference} (95% CI)")
+    format!("  vs {reference}, 95% CI")
 }
 
 /// The distinct values of one parameter, in the order the records first show them.
@@ -240,7 +240,7 @@ mod tests {
         // The comparison reads as time per operation: tcp takes about twice the
         // time of unix, tls 23 times, never "+253%" beside a slower rate.
         let versus = &table.rows[1];
-        assert_eq!(versus.label, "time/op vs unix (95% CI)");
+        assert_eq!(versus.label, "vs unix, 95% CI");
         assert!(versus.sub);
         assert_eq!(versus.cells[0].text, "reference");
         assert!(versus.cells[1].text.starts_with("+91% ["), "{versus:?}");

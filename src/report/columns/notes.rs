@@ -69,7 +69,7 @@ pub fn shared_cpu(records: &[ResultRecord]) -> Option<(usize, usize)> {
 }
 
 /// How to read the comparison row, the one relative figure of every table.
-pub const VERSUS_NOTE: &str = "time/op vs unix (or the first transport), 95% CI: time per \
+pub const VERSUS_NOTE: &str = "vs unix (or the first transport), 95% CI: time per \
      operation over the reference's, as the geometric mean of each round's ratio (rates \
      turned into time per operation first), with its 95% confidence interval; +36% is 36% \
      more time, −4.2% less, 24× twenty-four times the time, 0.41× under half; an interval \
@@ -108,7 +108,7 @@ pub fn certainty_notes(records: &[ResultRecord]) -> Vec<String> {
     );
     if !names.is_empty() {
         notes.push(format!(
-            "not settled (interval wider than ±5%): {}",
+            "wider than ±5% (more rounds would narrow it): {}",
             names.join(", ")
         ));
     }

@@ -43,8 +43,8 @@ fn unsettled(pairs: &[&Pair]) -> Option<String> {
     );
     if let Some(n) = reachable {
         s.push_str(&format!(
-            "; about {n} rounds would settle {} (--trials {n}; `sockbench run` measures \
-             a quick few)",
+            "; about {n} rounds would settle {} (`sockbench sockets` or `sockbench \
+             postgres` with --trials {n}; `sockbench run` measures a quick few)",
             if beyond > 0 { "the others" } else { "them" }
         ));
     }

@@ -221,22 +221,27 @@ fn matters(work: &Work, p: &Pair) -> Option<String> {
     let ops = work.ops;
     let rates = work.typical;
     let first_that_counts = rates.iter().position(|r| share(*r) >= NEGLIGIBLE);
+    let cpu = format!(
+        "its extra CPU ({} per {}, client and server)",
+        duration_ns(extra),
+        work.op
+    );
     Some(match first_that_counts {
         None => {
             let top = rates[rates.len() - 1];
             format!(
-                "even at {} {ops}/s that is {} of a core: it does not matter",
+                "even at {} {ops}/s {cpu} is {} of a core: it does not matter",
                 whole(top),
                 core_share(share(top))
             )
         }
         Some(0) => format!(
-            "at {} {ops}/s that is already {} of a core",
+            "at {} {ops}/s {cpu} is already {} of a core",
             whole(rates[0]),
             core_share(share(rates[0]))
         ),
         Some(i) => format!(
-            "at {} {ops}/s that is {} of a core; at {}/s ({}) it does not matter",
+            "at {} {ops}/s {cpu} is {} of a core; at {}/s ({}) it does not matter",
             whole(rates[i]),
             core_share(share(rates[i])),
             whole(rates[i - 1]),
