@@ -140,6 +140,14 @@ pub fn figure(unit: Unit, value: f64) -> String {
     }
 }
 
+/// A sentence or title from a lower-case phrase: `Round trip by message size`.
+pub fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
 fn three_digits(value: f64) -> String {
     if value >= 100.0 {
         format!("{value:.0}")

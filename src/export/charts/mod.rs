@@ -17,6 +17,8 @@ mod bars;
 mod lines;
 mod ratios;
 
+pub use crate::report::format::capitalised;
+
 use crate::report::columns::distinct;
 use crate::report::experiment::{Chart, Experiment};
 use crate::results::metric::Unit;
@@ -113,14 +115,6 @@ pub(super) fn colour_of(colours: &Colours, transport: &str) -> RGBColor {
         .iter()
         .find(|(n, _)| n == transport)
         .map_or(PALETTE[0], |(_, c)| *c)
-}
-
-/// A title from a lower-case phrase: `Round trip p50 against message size`.
-pub fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// A transport's name, colour and points.

@@ -6,6 +6,7 @@
 //! widths either side of "same". A whisker that leaves the axis ends in an arrow.
 
 use super::{draw, text, Marked};
+use crate::report::format::relative;
 use crate::stats::Interval;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -51,18 +52,6 @@ const TICKS: [(f64, &str); 15] = [
     (1.0, "same"),
 ];
 
-/// A ratio in words: `+8.7%`, `−2.8%`, `+45%`, `2.1×`, `24×`.
-pub fn ratio_text(r: f64) -> String {
-    let p = (r - 1.0) * 100.0;
-    let sign = if p < 0.0 { "−" } else { "+" };
-    match r {
-        r if r >= 10.0 => format!("{r:.0}×"),
-        r if r >= 2.0 => format!("{r:.1}×"),
-        _ if p.abs() < 10.0 => format!("{sign}{:.1}%", p.abs()),
-        _ => format!("{sign}{:.0}%", p.abs()),
-    }
-}
-
 /// The chart: each group's label on a line of its own, then a dot per series at
 /// the estimate with its interval as a whisker, the series named on its line;
 /// or, unless `named`, a line per group that its label names. `x_desc` names the
@@ -99,7 +88,7 @@ pub fn ratios(
     let point_labels: Vec<(f64, String)> = lines
         .iter()
         .flat_map(|(_, _, points)| points)
-        .map(|(line, name, _, ratio)| (y(*line), format!("{name}  {}", ratio_text(ratio.estimate))))
+        .map(|(line, name, _, ratio)| (y(*line), format!("{name}  {}", relative(ratio.estimate))))
         .collect();
     let label_width = point_labels
         .iter()
@@ -281,11 +270,11 @@ mod tests {
 
     #[test]
     fn ratios_read_as_percentages_when_small_and_factors_when_large() {
-        assert_eq!(ratio_text(1.087), "+8.7%");
-        assert_eq!(ratio_text(0.972), "−2.8%");
-        assert_eq!(ratio_text(1.45), "+45%");
-        assert_eq!(ratio_text(2.13), "2.1×");
-        assert_eq!(ratio_text(24.3), "24×");
+        assert_eq!(relative(1.087), "+8.7%");
+        assert_eq!(relative(0.972), "−2.8%");
+        assert_eq!(relative(1.45), "+45%");
+        assert_eq!(relative(2.13), "2.1×");
+        assert_eq!(relative(24.3), "24×");
     }
 
     #[test]

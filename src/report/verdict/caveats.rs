@@ -4,6 +4,7 @@
 use super::pair::{Outcome, Pair};
 use crate::cpu::load::RETRIES;
 use crate::report::columns::{distinct, shared_cpu};
+use crate::report::format::capitalised;
 use crate::results::ResultRecord;
 
 /// Rounds beyond which more of them is not the way to settle a comparison.
@@ -57,13 +58,6 @@ fn unsettled(pairs: &[&Pair]) -> Option<String> {
     }
     s.push('.');
     Some(capitalised(&s))
-}
-
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// Trials that ran under outside load.

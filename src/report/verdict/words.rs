@@ -3,7 +3,7 @@
 
 use super::pair::{Outcome, Pair};
 use crate::report::experiment::{Work, WorkKind};
-use crate::report::format::{duration_ns, figure, versus};
+use crate::report::format::{duration_ns, factor, figure, versus};
 use crate::results::metric::{Metric, Unit};
 
 /// Below this share of one core, a cost does not matter.
@@ -163,14 +163,6 @@ fn longer(r: f64, op: &str, than: &str) -> String {
             "takes {:.0}% longer per {op} than {than}",
             (r - 1.0) * 100.0
         )
-    }
-}
-
-fn factor(r: f64) -> String {
-    if r >= 10.0 {
-        format!("{r:.0}×")
-    } else {
-        format!("{r:.1}×")
     }
 }
 
