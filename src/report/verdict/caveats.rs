@@ -84,8 +84,11 @@ fn placed(records: &[ResultRecord]) -> Option<String> {
     if records.iter().any(chosen) {
         return None;
     }
-    let counted = shared_cpu(records).map_or(String::new(), |(shared, of)| {
-        format!(" (they shared one CPU in {shared} of {of} trials)")
+    let counted = shared_cpu(records).map_or(String::new(), |(shared, of)| match shared {
+        0 => format!(
+            " (on different CPUs in all {of} trials, so this is the answer for split placement)"
+        ),
+        _ => format!(" (they shared one CPU in {shared} of {of} trials)"),
     });
     Some(format!(
         "The scheduler placed client and server{counted}; on a virtual machine placement \
