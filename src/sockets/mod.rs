@@ -9,6 +9,7 @@ pub mod args;
 pub mod concurrent;
 pub mod connect;
 pub mod describe;
+mod first_contact;
 pub mod pingpong;
 pub mod plan;
 pub mod server;
