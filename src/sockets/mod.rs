@@ -85,6 +85,7 @@ impl Workload {
             Workload::Stream => stream::trial(
                 target,
                 param(params.write_size)?,
+                params.streams.unwrap_or(1) as usize,
                 budget.stream_bytes,
                 budget.stream,
                 meter,
