@@ -177,8 +177,7 @@ fn stream_options(args: &SocketsArgs, workloads: &[Workload]) -> Result<u32> {
     if let Some(time) = args.time {
         if !STREAM_TIMES.contains(&time) {
             return Err(usage(format!(
-                "-t/--time must be between 100 ms and 1 h, not {}",
-                format!("{time:?}")
+                "-t/--time must be between 100 ms and 1 h, not {time:?}"
             )));
         }
     }
