@@ -227,7 +227,7 @@ fn described(bytes: &[u8], transport: Transport) -> String {
         text.push('…');
     }
     // A TLS record: content type 20 to 23, then major version 3.
-    let tls = matches!(bytes, [20..=23, 3, ..]) && transport.kind() != Kind::Tls;
+    let tls = matches!(bytes, [20..=23, 3, ..]) && transport == Transport::Tcp;
     match tls {
         true => format!("'{text}' (TLS: it serves TLS there; try tls: instead)"),
         false => format!("'{text}'"),
@@ -265,6 +265,7 @@ mod tests {
         assert_eq!(long.chars().count(), SHOWN + 3, "{long}");
         assert!(described(&[0x15, 3, 1, 0, 2, 2, 0x46], Transport::Tcp).contains("TLS"));
         assert!(!described(&[0x15, 3, 1, 0, 2, 2, 0x46], Transport::Tls).contains("TLS"));
+        assert!(!described(&[0x15, 3, 1, 0, 2, 2, 0x46], Transport::Unix).contains("TLS"));
     }
 
     #[test]
