@@ -25,9 +25,26 @@ fn main() {
         None => "unknown".to_string(),
     };
     println!("cargo:rustc-env=SOCKBENCH_COMMIT={commit}");
-    for path in [".git/HEAD", ".git/index", ".git/refs/heads"] {
-        if std::path::Path::new(path).exists() {
+    // Rebuilt when HEAD moves, the index changes or the branch gets a commit. In a
+    // worktree `.git` is a file: git says where its directories are.
+    let git_dir = git(&["rev-parse", "--git-dir"]);
+    let common_dir = git(&["rev-parse", "--git-common-dir"]);
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+    let mut watched = Vec::new();
+    if let Some(dir) = &git_dir {
+        watched.push(format!("{dir}/HEAD"));
+        watched.push(format!("{dir}/index"));
+    }
+    if let Some(dir) = &common_dir {
+        watched.push(format!("{dir}/packed-refs"));
+        if let Some(branch) = &branch {
+            watched.push(format!("{dir}/{branch}"));
+        }
+    }
+    for path in watched {
+        if std::path::Path::new(&path).exists() {
             println!("cargo:rerun-if-changed={path}");
         }
     }
+    println!("cargo:rerun-if-changed=build.rs");
 }

@@ -10,11 +10,20 @@ use crate::transport::Endpoint;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
+/// What `--version` and `-V` print after the name: the version and the commit built
+/// from (`build.rs`; `-modified` when the checkout had uncommitted changes).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("SOCKBENCH_COMMIT"),
+    ")"
+);
+
 /// Measures Unix domain sockets against loopback TCP and TLS on this machine.
 #[derive(Debug, Parser)]
 #[command(
     name = "sockbench",
-    version,
+    version = VERSION,
     about,
     long_about = "Measures how much a Unix domain socket saves over loopback TCP and TLS \
                   on this machine: for opening connections, for small round trips, for \
@@ -50,6 +59,11 @@ pub enum Command {
     /// figure on every file, whether it changed from the first, and whether the gap
     /// between the transports changed.
     Compare(CompareArgs),
+    /// Print a shell completion script to standard output.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to standard output, or write one page per
+    /// command into a directory.
+    Man(ManArgs),
 }
 
 #[derive(Debug, Default, Args)]
@@ -168,6 +182,28 @@ pub struct ServeArgs {
     pub listen: Vec<Endpoint>,
 }
 
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    sockbench completions bash > /etc/bash_completion.d/sockbench\n  \
+    sockbench completions zsh > ~/.zfunc/_sockbench\n  \
+    sockbench completions fish > ~/.config/fish/completions/sockbench.fish")]
+pub struct CompletionsArgs {
+    /// The shell the script is for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    sockbench man | man -l -\n  \
+    sockbench man --output /usr/local/share/man/man1")]
+pub struct ManArgs {
+    /// Write sockbench.1 and one page per command (sockbench-sockets.1, …) into DIR
+    /// instead of printing the main page.
+    #[arg(long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+}
+
 /// What the command line asks for: a command of sockbench's own, or a family's.
 pub enum Invocation {
     Builtin(Cli),
@@ -181,10 +217,15 @@ pub fn command() -> clap::Command {
     for (i, family) in FAMILIES.iter().enumerate() {
         command = command.subcommand((family.command)().display_order(i + 1));
     }
-    for (i, name) in ["serve", "report", "compare"].into_iter().enumerate() {
+    let builtins = ["serve", "report", "compare", "completions", "man"];
+    for (i, name) in builtins.into_iter().enumerate() {
         command = command.mut_subcommand(name, |c| c.display_order(FAMILIES.len() + 1 + i));
     }
-    command
+    let after_help = match command.get_after_help() {
+        Some(examples) => format!("{examples}\n\n{}", crate::error::EXIT_CODES),
+        None => crate::error::EXIT_CODES.to_string(),
+    };
+    command.after_help(after_help)
 }
 
 /// Parses `argv` (with the program name first).

@@ -3,6 +3,15 @@
 //! Bad input (exit 2) is told apart from a failure while measuring (exit 1) and from
 //! an interrupted run (exit 130), so scripts can react to each.
 
+/// The exit codes as `--help` lists them. NOTE: [`exit_code`] and `main` decide
+/// them; a change there changes this text (and the README's).
+pub const EXIT_CODES: &str = "Exit codes:\n  \
+    0    success, also when the reader of standard output closes it early (`| head`)\n  \
+    1    a failure while measuring, reading or writing\n  \
+    2    bad input or usage: the line printed says what to change\n  \
+    130  interrupted (Ctrl-C, SIGTERM or SIGHUP); what finished is kept\n\
+    (`serve` runs until interrupted, and then ends with 0).";
+
 /// The user asked for something that cannot be done; the message says what to do.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

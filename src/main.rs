@@ -38,11 +38,12 @@ fn main() -> ExitCode {
     raise_open_file_limit();
     let invocation = match cli::parse_from(std::env::args_os()) {
         Ok(invocation) => invocation,
-        // --help and --version: a failed write (a full disk, a closed pipe) is an
-        // error like any other output's.
+        // --help and --version: a failed write (a full disk) is an error like any
+        // other output's; a reader that closed the pipe early (`| head`) is not.
         Err(e) if !e.use_stderr() => {
             return match e.print().and_then(|()| std::io::stdout().flush()) {
                 Ok(()) => ExitCode::SUCCESS,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: cannot write to standard output: {e}");
                     ExitCode::FAILURE

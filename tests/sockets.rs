@@ -239,6 +239,53 @@ fn tls_1_2_is_negotiated_when_asked() {
 }
 
 #[test]
+fn parallel_streams_for_a_given_time_as_iperf3_runs_them() {
+    let tmp = tempdir();
+    let json = tmp.path().join("streams.json");
+    let out = run(
+        tmp.path(),
+        &[
+            "sockets",
+            "--trials",
+            "1",
+            "--transports",
+            "unix,tcp",
+            "--workloads",
+            "stream",
+            "--write-sizes",
+            "64KiB",
+            "-t",
+            "0.3",
+            "-P",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("64 KiB writes, 3 streams"), "{stdout}");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(schema_errors(&file), Vec::<String>::new());
+    let records = results(&file);
+    assert_eq!(records.len(), 2);
+    for r in records {
+        assert_eq!(r["params"]["streams"], 3, "{r}");
+        assert_eq!(r["params"]["duration_ms"], 300, "{r}");
+        assert!(r["metrics"]["bytes_per_s"].as_f64().unwrap() > 1e8, "{r}");
+        assert!(
+            r["metrics"]["cpu"]["client"]["cpu_ns"].as_f64().unwrap() > 0.0,
+            "{r}"
+        );
+        for trial in r["trials"].as_array().unwrap() {
+            // The time alone ends the trial: at least -t, and not much more.
+            let ms = trial["elapsed_ns"].as_f64().unwrap() / 1e6;
+            assert!((300.0..1_500.0).contains(&ms), "{ms} ms: {trial}");
+        }
+    }
+}
+
+#[test]
 fn a_long_tmpdir_is_one_clear_line_without_internal_arguments() {
     let tmp = tempdir();
     let long = tmp.path().join("d".repeat(60)).join("e".repeat(60));

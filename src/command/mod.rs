@@ -1,6 +1,8 @@
 //! One file per subcommand; `dispatch` picks the one the command line names.
 
 mod compare;
+mod completions;
+mod man;
 mod report;
 mod run;
 mod serve;
@@ -38,6 +40,8 @@ pub fn dispatch(invocation: Invocation, argv: Vec<String>) -> Result<()> {
         Some(Command::Serve(args)) => serve::run(&args),
         Some(Command::Report(args)) => report::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
+        Some(Command::Completions(args)) => completions::run(&args),
+        Some(Command::Man(args)) => man::run(&args),
         None => run::run(&RunArgs::default(), argv),
     }
 }

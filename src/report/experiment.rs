@@ -69,6 +69,8 @@ pub enum CaseParam {
     WriteSize,
     /// Clients at once.
     Clients,
+    /// Connections streaming at once (absent: one).
+    Streams,
     /// Authentication method.
     AuthMethod,
     /// A connection per transaction.
@@ -82,6 +84,7 @@ impl CaseParam {
             CaseParam::Size => p.size,
             CaseParam::WriteSize => p.write_size,
             CaseParam::Clients => p.clients,
+            CaseParam::Streams => p.streams,
             CaseParam::AuthMethod | CaseParam::ConnectPerTransaction => None,
         }
     }
@@ -95,6 +98,7 @@ impl CaseParam {
             CaseParam::Clients => p
                 .clients
                 .map(|c| format!("{c} client{}", if c == 1 { "" } else { "s" })),
+            CaseParam::Streams => p.streams.map(|n| format!("{n} streams")),
             CaseParam::AuthMethod => p.auth_method.clone(),
             CaseParam::ConnectPerTransaction => p
                 .connect_per_transaction
@@ -107,6 +111,7 @@ impl CaseParam {
         match self {
             CaseParam::Size | CaseParam::WriteSize => self.number(p).map(format_size),
             CaseParam::Clients => p.clients.map(|c| format!("{c} cl.")),
+            CaseParam::Streams => p.streams.map(|n| format!("×{n}")),
             CaseParam::AuthMethod => p.auth_method.clone(),
             CaseParam::ConnectPerTransaction => None,
         }

@@ -126,6 +126,10 @@ pub struct Params {
     /// Concurrent clients.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<u64>,
+    /// Connections streaming at once (sockets stream, iperf3's `-P`), when more
+    /// than one; the throughput is their total.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u64>,
     /// Client threads driving them (PostgreSQL concurrent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u64>,

@@ -10,13 +10,14 @@ use clap::Args;
     sockbench sockets --quick --json out.json\n  \
     sockbench sockets --transports unix,unix-abstract,tcp,tcp6,tls --workloads connect\n  \
     sockbench sockets --workloads concurrent --clients 16\n  \
+    sockbench sockets --workloads stream -t 5 -P 4 --write-sizes 128KiB\n  \
     sockbench sockets --server unix:/tmp/sb.sock --server tcp:127.0.0.1:7000\n\n\
     Transports: unix (socket file), unix-abstract (Linux abstract namespace), tcp \
     (127.0.0.1), tcp6 (::1), tls (TCP 127.0.0.1 with TLS; the client encrypts without \
     verifying the certificate, like libpq's sslmode=require).\n\
     Workloads: connect (connect, read a 12-byte greeting, close), pingpong (round trips \
-    on one connection), stream (bulk bytes one way), concurrent (many clients doing \
-    64-byte round trips at once).")]
+    on one connection), stream (bulk bytes one way, on one connection or on -P at \
+    once), concurrent (many clients doing 64-byte round trips at once).")]
 pub struct SocketsArgs {
     /// Transports to compare, comma-separated [default: unix,tcp,tls].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
@@ -38,6 +39,17 @@ pub struct SocketsArgs {
     /// [default: 4KiB,64KiB].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub write_sizes: Option<Vec<String>>,
+
+    /// How long each stream trial streams, as iperf3's -t: 10, 2.5s, 500ms
+    /// [default: 2 s, or 0.4 s with --quick, or until 1 GiB (256 MiB) came first].
+    /// The rounds repeat it, transports in turn.
+    #[arg(short = 't', long = "time", value_name = "SECONDS", value_parser = crate::units::parse_duration)]
+    pub time: Option<std::time::Duration>,
+
+    /// Connections streaming at once in the stream workload, as iperf3's -P; the
+    /// throughput is their total [default: 1].
+    #[arg(short = 'P', long = "parallel", value_name = "N")]
+    pub parallel: Option<u32>,
 
     /// Clients running at once in the concurrent workload [default: 8].
     #[arg(long, value_name = "N")]

@@ -90,10 +90,10 @@ const THROUGHPUT: Metric = Metric::new("bytes_per_s", Unit::ByteRate, Better::Hi
 
 pub static STREAM: Experiment = Experiment {
     id: "sockets.stream",
-    title: "bulk bytes one way on one connection",
+    title: "bulk bytes one way",
     chart_title: "Bulk bytes per second by write size",
     headline: THROUGHPUT,
-    cases: &[CaseParam::WriteSize],
+    cases: &[CaseParam::WriteSize, CaseParam::Streams],
     table: stream,
     charts: &[],
     verdict: Some(VerdictLine {
@@ -182,9 +182,20 @@ fn pingpong(records: &[ResultRecord]) -> Block {
 
 fn stream(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for size in distinct(records, |r| r.params.write_size) {
-        let cells = table.place(&having(records, |r| r.params.write_size, &size));
-        let label = format!("{} writes: throughput", format_size(size.unwrap_or(0)));
+    for case in distinct(records, |r| (r.params.write_size, r.params.streams)) {
+        let (size, streams) = case;
+        let cells = table.place(&having(
+            records,
+            |r| (r.params.write_size, r.params.streams),
+            &case,
+        ));
+        let label = match streams {
+            Some(n) => format!(
+                "{} writes × {n} streams: throughput",
+                format_size(size.unwrap_or(0))
+            ),
+            None => format!("{} writes: throughput", format_size(size.unwrap_or(0))),
+        };
         table.line(&label, &cells, Unit::ByteRate, |r| r.metrics.bytes_per_s);
         table.range("  range", &cells, Unit::ByteRate);
     }

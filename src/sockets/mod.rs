@@ -9,6 +9,7 @@ pub mod args;
 pub mod concurrent;
 pub mod connect;
 pub mod describe;
+mod first_contact;
 pub mod pingpong;
 pub mod plan;
 pub mod server;
@@ -84,6 +85,7 @@ impl Workload {
             Workload::Stream => stream::trial(
                 target,
                 param(params.write_size)?,
+                params.streams.unwrap_or(1) as usize,
                 budget.stream_bytes,
                 budget.stream,
                 meter,

@@ -10,8 +10,13 @@ use crate::transport::{Endpoint, TlsVersion, Transport};
 use crate::units::{format_size, parse_size};
 use anyhow::Result;
 use std::path::PathBuf;
+use std::time::Duration;
 
 const MAX_CLIENTS: u32 = 1_024;
+const MAX_STREAMS: u32 = 128;
+/// The shortest and longest `--time` of a stream trial.
+const STREAM_TIMES: std::ops::RangeInclusive<Duration> =
+    Duration::from_millis(100)..=Duration::from_secs(3_600);
 
 /// Where the server under test comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +37,8 @@ pub struct SocketsPlan {
     pub sizes: Vec<u64>,
     pub write_sizes: Vec<u64>,
     pub clients: u32,
+    /// Connections streaming at once in the stream workload.
+    pub streams: u32,
     pub tls_version: TlsVersion,
     pub json: Option<PathBuf>,
     pub budget: Budget,
@@ -85,6 +92,17 @@ impl SocketsPlan {
         if workloads.is_empty() {
             return Err(usage("--workloads is empty; name at least one workload"));
         }
+        let streams = stream_options(args, workloads)?;
+        let mut budget = if args.measuring.quick {
+            Budget::QUICK
+        } else {
+            Budget::FULL
+        };
+        if let Some(time) = args.time {
+            // As iperf3 does: the time alone ends the trial.
+            budget.stream = time;
+            budget.stream_bytes = u64::MAX / 4;
+        }
         Ok(SocketsPlan {
             server,
             workloads: distinct("--workloads", workloads)?,
@@ -99,13 +117,10 @@ impl SocketsPlan {
                 None => DEFAULT_WRITE_SIZES.to_vec(),
             },
             clients,
+            streams,
             tls_version: args.tls_version.unwrap_or(TlsVersion::V1_3),
             json: args.measuring.json.clone(),
-            budget: if args.measuring.quick {
-                Budget::QUICK
-            } else {
-                Budget::FULL
-            },
+            budget,
         })
     }
 
@@ -131,6 +146,7 @@ impl SocketsPlan {
                 .iter()
                 .map(|&write_size| Params {
                     write_size: Some(write_size),
+                    streams: (self.streams > 1).then_some(u64::from(self.streams)),
                     duration_ms: ms(self.budget.stream),
                     ..Params::default()
                 })
@@ -142,6 +158,37 @@ impl SocketsPlan {
             }],
         }
     }
+}
+
+/// The streams at once (`-P`), with `-t` and `-P` refused when no stream
+/// workload runs, and checked against the open-file limit.
+fn stream_options(args: &SocketsArgs, workloads: &[Workload]) -> Result<u32> {
+    let given = [
+        ("-t/--time", args.time.is_some()),
+        ("-P/--parallel", args.parallel.is_some()),
+    ];
+    if !workloads.contains(&Workload::Stream) {
+        if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
+            return Err(usage(format!(
+                "{flag} is for the stream workload; add stream to --workloads"
+            )));
+        }
+    }
+    if let Some(time) = args.time {
+        if !STREAM_TIMES.contains(&time) {
+            return Err(usage(format!(
+                "-t/--time must be between 100 ms and 1 h, not {time:?}"
+            )));
+        }
+    }
+    let streams = args.parallel.unwrap_or(1);
+    if !(1..=MAX_STREAMS).contains(&streams) {
+        return Err(usage(format!(
+            "-P/--parallel must be between 1 and {MAX_STREAMS}, not {streams}"
+        )));
+    }
+    crate::plan::check_open_files("-P/--parallel", u64::from(streams))?;
+    Ok(streams)
 }
 
 fn sizes(flag: &str, texts: &[String]) -> Result<Vec<u64>> {
@@ -220,6 +267,40 @@ mod tests {
             &["--sizes", "64,64B"],
             &["--write-sizes", "4KiB,4096"],
             &["--placement", "same,same"],
+        ] {
+            assert!(plan(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn iperf3s_time_and_parallel_streams_shape_the_stream_cases() {
+        let p = plan(&["--workloads", "stream", "-t", "3", "-P", "4"]).unwrap();
+        assert_eq!(p.budget.stream, Duration::from_secs(3));
+        assert!(
+            p.budget.stream_bytes > 1 << 50,
+            "the time alone ends a trial"
+        );
+        assert_eq!(p.budget.pingpong, Budget::FULL.pingpong);
+        let cases = p.cases(Workload::Stream);
+        assert!(cases.iter().all(|c| c.streams == Some(4)), "{cases:?}");
+        assert!(cases.iter().all(|c| c.duration_ms == Some(3_000)));
+        let long = plan(&["--time", "500ms", "--parallel", "2", "--quick"]).unwrap();
+        assert_eq!(long.budget.stream, Duration::from_millis(500));
+        assert_eq!(long.streams, 2);
+        let one = plan(&["--quick"]).unwrap();
+        assert_eq!(one.budget, Budget::QUICK);
+        assert!(one
+            .cases(Workload::Stream)
+            .iter()
+            .all(|c| c.streams.is_none()));
+        for bad in [
+            &["-P", "0"][..],
+            &["-P", "129"],
+            &["-t", "50ms"],
+            &["-t", "2h"],
+            &["-t", "soon"],
+            &["--workloads", "pingpong", "-P", "2"],
+            &["--workloads", "connect", "-t", "1"],
         ] {
             assert!(plan(bad).is_err(), "{bad:?} should be rejected");
         }

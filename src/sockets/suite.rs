@@ -6,7 +6,7 @@
 use super::plan::{ServerSource, SocketsPlan};
 use super::server::child::ServerProcess;
 use super::server::owner;
-use super::{watchdog, Target, Workload};
+use super::{first_contact, watchdog, Target, Workload};
 use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::error::usage;
@@ -47,6 +47,11 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
         .into_iter()
         .map(|e| Target::new(e, plan.tls_version))
         .collect::<Result<Vec<_>>>()?;
+    if server.is_none() {
+        for target in &targets {
+            first_contact::check(target)?;
+        }
+    }
     let tls: Vec<_> = targets
         .iter()
         .map(Target::tls_info)

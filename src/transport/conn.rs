@@ -134,6 +134,19 @@ impl Connector {
     }
 }
 
+impl Connector {
+    /// Opens one connection as [`Connector::connect`] does, but a TLS handshake
+    /// that gets no answer within `wait` fails with `TimedOut`.
+    pub fn connect_within(&self, wait: Duration) -> io::Result<Conn> {
+        match self {
+            Connector::Tls(addr, connector) => {
+                tls::connect_within(addr, connector, wait).map(|s| Conn::Tls(Box::new(s)))
+            }
+            plain => plain.connect(),
+        }
+    }
+}
+
 /// A bound, listening socket.
 pub enum Listener {
     Unix(UnixListener),

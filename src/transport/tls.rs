@@ -100,6 +100,47 @@ pub fn connect(addr: &SocketAddr, connector: &SslConnector) -> io::Result<SslStr
         .map_err(|e| io::Error::other(e.to_string()))
 }
 
+/// [`connect`] with the handshake bounded by `wait`, for a first contact with a
+/// server that may not speak TLS at all: one that stays silent makes it fail with
+/// `TimedOut` instead of waiting for ever. The bound is lifted once connected.
+pub fn connect_within(
+    addr: &SocketAddr,
+    connector: &SslConnector,
+    wait: std::time::Duration,
+) -> io::Result<SslStream<TcpStream>> {
+    let stream = tcp::connect(addr)?;
+    stream.set_read_timeout(Some(wait))?;
+    stream.set_write_timeout(Some(wait))?;
+    let stream = connector
+        .connect("localhost", stream)
+        .map_err(|e| match e {
+            HandshakeError::WouldBlock(_) => io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no answer to the TLS hello within {} s", wait.as_secs_f64()),
+            ),
+            HandshakeError::Failure(mid) => io::Error::other(handshake_failure(mid.error())),
+            e => io::Error::other(e.to_string()),
+        })?;
+    stream.get_ref().set_read_timeout(None)?;
+    stream.get_ref().set_write_timeout(None)?;
+    Ok(stream)
+}
+
+/// Why a handshake failed, in OpenSSL's words without its codes and source lines:
+/// "wrong version number", or the peer closing the connection.
+fn handshake_failure(error: &openssl::ssl::Error) -> String {
+    let reason = error
+        .ssl_error()
+        .and_then(|stack| stack.errors().first())
+        .and_then(|e| e.reason())
+        .map(str::to_string);
+    match (reason, error.io_error()) {
+        (Some(reason), _) => reason,
+        (None, Some(io)) => io.to_string(),
+        (None, None) => "the peer closed the connection".into(),
+    }
+}
+
 /// A TLS handshake as far as it got: done, waiting for the socket, or failed.
 pub fn handshake(
     step: Result<SslStream<TcpStream>, HandshakeError<TcpStream>>,

@@ -27,6 +27,7 @@ fn case_of(p: &Params) -> Params {
         size: p.size,
         write_size: p.write_size,
         clients: p.clients,
+        streams: p.streams,
         auth_method: p.auth_method.clone(),
         connect_per_transaction: p.connect_per_transaction,
         placement: p.placement.clone(),
