@@ -146,9 +146,13 @@ fn picked_line(
         pairs.extend(Pair::of(&v.metric, against, r));
     }
     let placed = placement.map(|p| p.describe());
+    let mut case_words = (v.what)(case);
+    if let Some(n) = base.params.streams.filter(|&n| n > 1) {
+        case_words.push_str(&format!(", {n} streams at once"));
+    }
     let what = match placed {
-        Some(p) => format!("{} ({}, {p})", v.work.heading, (v.what)(case)),
-        None => format!("{} ({})", v.work.heading, (v.what)(case)),
+        Some(p) => format!("{} ({case_words}, {p})", v.work.heading),
+        None => format!("{} ({case_words})", v.work.heading),
     };
     let reference_ns = words::per_op_ns(&v.metric, pairs.first().map_or(0.0, |p| p.base_cost));
     let sentence = words::sentence(&what, &v.work, &v.metric, &pairs);
