@@ -3,10 +3,10 @@
 //! experiments in order and hands each to the sink as it finishes. The cluster is
 //! stopped and removed when [`measure`] returns, whichever way it returns.
 
-use super::account;
 use super::bindir::Binaries;
 use super::cluster::Cluster;
 use super::experiment::{PgExperiment, PgTarget};
+use super::libpq::Conn;
 use super::plan::{PgSource, PostgresPlan};
 use super::preflight;
 use super::suite::Suite;
@@ -63,13 +63,10 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
             if !from_environment.is_empty() {
                 if let Some(t) = targets.last() {
                     eprintln!(
-                        "postgres: measuring your server from {}: {} at {} ({}); unset {} \
+                        "postgres: measuring your server from {}: {} ({}); unset {} \
                          for a throwaway cluster",
                         from_environment.join(", "),
-                        t.params
-                            .get("user")
-                            .unwrap_or_else(account::current_user_name),
-                        place(t),
+                        who(t),
                         t.label,
                         if from_environment.len() == 1 {
                             "it"
@@ -132,15 +129,17 @@ fn connections_needed(plan: &PostgresPlan) -> u32 {
 /// The line that says a throwaway cluster is made, and why (no server named); true
 /// when login variables are set that it does not use.
 fn cluster_line() -> (String, bool) {
-    let login: Vec<&str> = pg_environment::stashed_names()
-        .into_iter()
-        .filter(|n| {
-            matches!(
-                *n,
-                "PGUSER" | "PGDATABASE" | "PGPASSWORD" | "PGPASSFILE" | "PGSSLMODE"
-            )
-        })
-        .collect();
+    let set = pg_environment::stashed_names();
+    let login: Vec<&str> = [
+        "PGUSER",
+        "PGDATABASE",
+        "PGPASSWORD",
+        "PGPASSFILE",
+        "PGSSLMODE",
+    ]
+    .into_iter()
+    .filter(|n| set.contains(n))
+    .collect();
     let ignored = if login.is_empty() {
         String::new()
     } else {
@@ -163,13 +162,17 @@ fn cluster_line() -> (String, bool) {
     (line, !login.is_empty())
 }
 
-/// `user@host:port/database` of a target, as libpq reached it.
-fn place(t: &PgTarget) -> String {
+/// `user at host:port/database` of a target, as libpq reaches it (a service file
+/// may name the user and database, so the connection is asked).
+fn who(t: &PgTarget) -> String {
+    let conn = Conn::connect(&t.params).ok();
+    let ask = |f: fn(&Conn) -> Option<String>| conn.as_ref().and_then(f).unwrap_or_default();
     format!(
-        "{}:{}/{}",
+        "{} at {}:{}/{}",
+        ask(Conn::user),
         t.server.host.as_deref().unwrap_or("?"),
         t.server.port.as_deref().unwrap_or("?"),
-        t.params.get("dbname").unwrap_or_default()
+        ask(Conn::database)
     )
 }
 

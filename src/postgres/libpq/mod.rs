@@ -301,6 +301,18 @@ impl Conn {
         self.text(unsafe { pq::PQhost(self.raw.as_ptr()) })
     }
 
+    /// The user the connection logged in as (`PQuser`).
+    pub fn user(&self) -> Option<String> {
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
+        self.text(unsafe { pq::PQuser(self.raw.as_ptr()) })
+    }
+
+    /// The database of the connection (`PQdb`).
+    pub fn database(&self) -> Option<String> {
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
+        self.text(unsafe { pq::PQdb(self.raw.as_ptr()) })
+    }
+
     /// The port libpq reached (`PQport`).
     pub fn port(&self) -> Option<String> {
         // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
