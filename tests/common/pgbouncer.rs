@@ -30,9 +30,14 @@ pub fn pgbouncer_installed(test: &str) -> Option<PathBuf> {
 
 impl PgBouncer {
     /// pgbouncer on 127.0.0.1, pool `app` to `server` over its socket, auth_type
-    /// `auth_type` (scram-sha-256 or plain) with `app` in its auth_file; `app` is
-    /// also admitted to the admin console (database `pgbouncer`) as a stats user.
-    pub fn start(program: &std::path::Path, server: &UserServer, auth_type: &str) -> PgBouncer {
+    /// `auth_type` (scram-sha-256 or plain) with `app` in its auth_file; with
+    /// `stats_user`, `app` may also read the admin console (database `pgbouncer`).
+    pub fn start(
+        program: &std::path::Path,
+        server: &UserServer,
+        auth_type: &str,
+        stats_user: bool,
+    ) -> PgBouncer {
         let ids = {
             let meta = std::fs::metadata(&server.data).unwrap();
             std::os::unix::fs::MetadataExt::uid(&meta)
@@ -61,17 +66,19 @@ impl PgBouncer {
                     "[databases]\n{APP_DB} = host={} port={} dbname={APP_DB}\n\n\
                      [pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {port}\n\
                      unix_socket_dir =\nauth_type = {auth_type}\nauth_file = {}\n\
-                     stats_users = {APP_USER}\npool_mode = session\nmax_client_conn = 100\n\
+                     stats_users = {}\npool_mode = session\nmax_client_conn = 100\n\
                      default_pool_size = 20\nlogfile = {}\npidfile =\n",
                     server.socket_dir.display(),
                     server.port,
                     users.display(),
+                    if stats_user { APP_USER } else { "" },
                     dir.path().join("pgbouncer.log").display(),
                 ),
             )
             .unwrap();
             std::os::unix::fs::chown(&ini, Some(ids), Some(gid)).unwrap();
             let mut cmd = Command::new(program);
+            // SAFETY: geteuid has no preconditions.
             if unsafe { libc::geteuid() } == 0 {
                 cmd.uid(ids).gid(gid);
             }
