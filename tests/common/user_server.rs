@@ -182,9 +182,9 @@ impl UserServer {
             "# TYPE  DATABASE USER      ADDRESS       METHOD\n\
              local   all      postgres                trust\n\
              local   all      {APP_USER}                   {m}\n\
-             {t}    all      {APP_USER}       127.0.0.1/32  {m}\n",
+             {t:<7}    all      {APP_USER}       127.0.0.1/32  {m}\n",
             m = o.app_method,
-            t = format!("{:<7}", o.tcp_hba),
+            t = o.tcp_hba,
         );
         self.write("pg_hba.conf", &hba, ids);
         let mut conf = std::fs::read_to_string(self.data.join("postgresql.conf")).unwrap();

@@ -53,11 +53,21 @@ impl FromStr for UrlArg {
             return Ok(bare(s));
         }
         if let Some((name, rest)) = split {
-            if !is_keyword(name) && !rest.is_empty() && parse_conninfo(rest).is_ok() {
-                return checked_name(name, s).map(|name| UrlArg {
-                    name: Some(name),
-                    uri: rest.to_string(),
-                });
+            if !is_keyword(name) && !rest.is_empty() {
+                let name = checked_name(name, s)?;
+                return match parse_conninfo(rest) {
+                    Ok(_) => Ok(UrlArg {
+                        name: Some(name),
+                        uri: rest.to_string(),
+                    }),
+                    // Named, but what follows is no connection string: say what
+                    // libpq found wrong with it.
+                    Err(e) => Err(format!(
+                        "--url {name}: {}; write it as psql takes it, e.g. \
+                         postgres://app@127.0.0.1:5432/app or 'host=/var/run/postgresql user=app'",
+                        redact::parse_error(&e.to_string(), rest)
+                    )),
+                };
             }
         }
         let why = whole
