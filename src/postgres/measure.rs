@@ -91,6 +91,15 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
                     Ok((*m, target))
                 })
                 .collect::<Result<Vec<_>>>()?;
+            // The default experiments on a user's server leave auth out: say so.
+            let defaulted = plan.experiments.len() == PgExperiment::ALL.len() - 1;
+            if auth_urls.is_empty() && defaulted && !plan.experiments.contains(&PgExperiment::Auth)
+            {
+                eprintln!(
+                    "postgres: auth skipped: on your own server it needs --auth-url METHOD=URI \
+                     for each method, as sockbench never reconfigures a server it did not start"
+                );
+            }
             if plan.experiments.contains(&PgExperiment::Concurrent) {
                 for target in &targets {
                     preflight::slots_for(target, connections_needed(plan))?;

@@ -235,6 +235,68 @@ pub fn name_apart(targets: &mut [PgTarget], derived: &[bool]) -> Result<()> {
 mod tests {
     use super::*;
 
+    fn target(label: &str, host: &str, port: &str) -> PgTarget {
+        PgTarget {
+            label: label.into(),
+            params: ConnParams::new([("host", host)]),
+            tls: None,
+            server: ServerInfo {
+                kind: "postgresql".into(),
+                version: "PostgreSQL 17".into(),
+                throwaway: false,
+                host: Some(host.into()),
+                port: Some(port.into()),
+                pooler: None,
+            },
+            unix_socket: host.starts_with('/'),
+        }
+    }
+
+    #[test]
+    fn derived_names_that_clash_become_host_and_port() {
+        let mut targets = vec![
+            target("tcp", "127.0.0.1", "5432"),
+            target("tcp", "127.0.0.1", "6432"),
+            target("unix", "/tmp", "5432"),
+        ];
+        name_apart(&mut targets, &[true, true, true]).unwrap();
+        let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(labels, ["127.0.0.1:5432", "127.0.0.1:6432", "unix"]);
+        // The same server twice, unnamed: each needs a NAME.
+        let mut same = vec![target("tcp", "h", "1"), target("tcp", "h", "1")];
+        let e = name_apart(&mut same, &[true, true]).unwrap_err();
+        assert!(e.to_string().contains("give each its own NAME="), "{e}");
+        // A given name is kept; the derived one moves aside.
+        let mut mixed = vec![target("tcp", "h", "1"), target("tcp", "h", "2")];
+        name_apart(&mut mixed, &[false, true]).unwrap();
+        assert_eq!(
+            (mixed[0].label.as_str(), mixed[1].label.as_str()),
+            ("tcp", "h:2")
+        );
+    }
+
+    #[test]
+    fn labels_named_after_a_transport_must_be_what_libpq_reached() {
+        let mut t = target("tcp", "127.0.0.1", "5432");
+        t.tls = Some(TlsInfo {
+            version: "TLSv1.3".into(),
+            cipher: "TLS_AES_256_GCM_SHA384".into(),
+            certificate: "the server's own".into(),
+        });
+        let e = check_label(&t, None).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("negotiated TLS (TLSv1.3)"), "{e}");
+        assert!(e.to_string().contains("sslmode=disable"), "{e}");
+        assert!(check_label(&t, Some("tls")).is_ok());
+        assert!(check_label(&t, Some("mine")).is_ok());
+        let e = check_label(&target("tls", "127.0.0.1", "1"), None).unwrap_err();
+        assert!(e.to_string().contains("did not negotiate TLS"), "{e}");
+        let e = check_label(&target("unix", "127.0.0.1", "1"), None).unwrap_err();
+        assert!(e.to_string().contains("not a Unix socket"), "{e}");
+        let e = check_label(&target("tcp", "/tmp", "1"), None).unwrap_err();
+        assert!(e.to_string().contains("over a Unix socket, not TCP"), "{e}");
+    }
+
     #[test]
     fn malformed_and_unreachable_urls_are_usage_errors() {
         let e = user_target("bad", "postgres://foo@127.0.0.1:notaport/foo")
