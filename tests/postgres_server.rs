@@ -161,11 +161,13 @@ fn a_tcp_url_that_negotiated_tls_is_refused_in_one_line() {
         return;
     }
     let server = UserServer::start();
-    let (out, _) = measure(
-        &["--url", &format!("tcp={}", server.tcp_uri(""))],
-        &[PASSWORD],
-    );
+    // The password in the URL (which the help advises against) is never shown.
+    let uri = server
+        .tcp_uri("")
+        .replace("app@", &format!("app:{APP_PASSWORD}@"));
+    let (out, _) = measure(&["--url", &format!("tcp={uri}")], &[]);
     let stderr = text(&out.stderr);
+    assert!(!stderr.contains(APP_PASSWORD), "{stderr}");
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(
