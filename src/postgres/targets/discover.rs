@@ -7,7 +7,7 @@
 
 use super::super::experiment::PgTarget;
 use super::super::libpq::Conn;
-use super::{check_label, connect_user, describe, reached, user_params};
+use super::{check_label, connect_user, describe, learn, reached, user_params, ServerKind};
 use crate::error::usage;
 use anyhow::Result;
 
@@ -15,18 +15,18 @@ use anyhow::Result;
 pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
     let (params, pairs) = user_params("--server", uri)?;
     let conn = connect_user("--server", &params, &pairs)?;
-    let mut base = describe("--server", params.clone(), &conn, false)?;
+    let (mut base, kind) = learn("--server", params.clone(), &conn, false)?;
     base.label = reached(&base).to_string();
-    let kind = base.server.kind.clone();
-    if kind != "postgresql" {
-        let why = if kind == "pgbouncer" || kind == "pooler" {
+    if kind != ServerKind::PostgreSql {
+        let why = if kind.pooled() {
             "whose settings describe the server behind it"
         } else {
             "where PostgreSQL's settings may not exist"
         };
         let line = format!(
-            "--server: {} is {kind}, {why}; measuring it only as given, as {}",
+            "--server: {} is {}, {why}; measuring it only as given, as {}",
             place(&base),
+            kind.name(),
             base.label
         );
         return Ok((vec![base], vec![line]));

@@ -13,7 +13,7 @@ use super::super::libpq::{Conn, ConnParams};
 
 /// The server's kind, as recorded (`ServerInfo::kind`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Kind {
+pub enum ServerKind {
     PostgreSql,
     CockroachDb,
     /// A pgbouncer pool, with what its admin console says (`PgBouncer 1.18.0`).
@@ -25,23 +25,23 @@ pub enum Kind {
     Other,
 }
 
-impl Kind {
+impl ServerKind {
     pub fn name(&self) -> &'static str {
         match self {
-            Kind::PostgreSql => "postgresql",
-            Kind::CockroachDb => "cockroachdb",
-            Kind::PgBouncer(_) => "pgbouncer",
-            Kind::PgBouncerAdmin(_) => "pgbouncer-admin",
-            Kind::Pooler => "pooler",
-            Kind::Other => "other",
+            ServerKind::PostgreSql => "postgresql",
+            ServerKind::CockroachDb => "cockroachdb",
+            ServerKind::PgBouncer(_) => "pgbouncer",
+            ServerKind::PgBouncerAdmin(_) => "pgbouncer-admin",
+            ServerKind::Pooler => "pooler",
+            ServerKind::Other => "other",
         }
     }
 
     /// The pooler's own version, when one is known.
     pub fn pooler(&self) -> Option<String> {
         match self {
-            Kind::PgBouncer(v) => v.clone(),
-            Kind::PgBouncerAdmin(v) => Some(v.clone()),
+            ServerKind::PgBouncer(v) => v.clone(),
+            ServerKind::PgBouncerAdmin(v) => Some(v.clone()),
             _ => None,
         }
     }
@@ -49,27 +49,27 @@ impl Kind {
     /// True when a pooler stands between sockbench and the server: what `SHOW`
     /// tells then describes the server behind it, not the pooler.
     pub fn pooled(&self) -> bool {
-        matches!(self, Kind::PgBouncer(_) | Kind::Pooler)
+        matches!(self, ServerKind::PgBouncer(_) | ServerKind::Pooler)
     }
 }
 
 /// The kind behind `conn`, and what `version()` said (the admin console's `SHOW
 /// VERSION` there). `params` reach the same place, for a probe of the admin console.
-pub fn detect(conn: &Conn, params: &ConnParams) -> (Kind, String) {
+pub fn detect(conn: &Conn, params: &ConnParams) -> (ServerKind, String) {
     let reported = conn.parameter(c"server_version").unwrap_or_default();
     if reported.ends_with("/bouncer") {
         let version = conn
             .query_value("SHOW VERSION")
             .unwrap_or_else(|_| format!("PgBouncer {}", reported.trim_end_matches("/bouncer")));
-        return (Kind::PgBouncerAdmin(version.clone()), version);
+        return (ServerKind::PgBouncerAdmin(version.clone()), version);
     }
     let Ok(version) = conn.query_value("SELECT version()") else {
-        return (Kind::Other, reported);
+        return (ServerKind::Other, reported);
     };
     let kind = match version_kind(&version) {
-        Kind::PostgreSql if pooled(conn) => match admin_console(params) {
-            Some(v) => Kind::PgBouncer(v),
-            None => Kind::Pooler,
+        ServerKind::PostgreSql if pooled(conn) => match admin_console(params) {
+            Some(v) => ServerKind::PgBouncer(v),
+            None => ServerKind::Pooler,
         },
         other => other,
     };
@@ -77,13 +77,13 @@ pub fn detect(conn: &Conn, params: &ConnParams) -> (Kind, String) {
 }
 
 /// From what `version()` says alone.
-pub fn version_kind(version: &str) -> Kind {
+pub fn version_kind(version: &str) -> ServerKind {
     if version.contains("CockroachDB") {
-        Kind::CockroachDb
+        ServerKind::CockroachDb
     } else if version.starts_with("PostgreSQL") {
-        Kind::PostgreSql
+        ServerKind::PostgreSql
     } else {
-        Kind::Other
+        ServerKind::Other
     }
 }
 
@@ -121,15 +121,15 @@ mod tests {
     fn kinds_from_version() {
         assert_eq!(
             version_kind("PostgreSQL 15.8 (Debian 15.8-0+deb12u1) on x86_64"),
-            Kind::PostgreSql
+            ServerKind::PostgreSql
         );
         assert_eq!(
             version_kind("CockroachDB CCL v23.1.0 (x86_64-pc-linux-gnu)"),
-            Kind::CockroachDb
+            ServerKind::CockroachDb
         );
-        assert_eq!(version_kind("MySQL"), Kind::Other);
+        assert_eq!(version_kind("MySQL"), ServerKind::Other);
         assert_eq!(
-            Kind::PgBouncerAdmin("PgBouncer 1.18.0".into()).name(),
+            ServerKind::PgBouncerAdmin("PgBouncer 1.18.0".into()).name(),
             "pgbouncer-admin"
         );
     }

@@ -11,7 +11,7 @@ mod kind;
 mod url;
 
 pub use discover::server_targets;
-pub use kind::{version_kind, Kind};
+pub use kind::{version_kind, ServerKind};
 pub use url::{NamedUrl, UrlArg};
 
 use super::cluster::Cluster;
@@ -21,7 +21,7 @@ use super::redact;
 use crate::error::usage;
 use crate::results::ServerInfo;
 use crate::system::pg_environment;
-use crate::transport::{TlsInfo, Transport, CERTIFICATE_KIND};
+use crate::transport::{Kind as SocketKind, TlsInfo, Transport, CERTIFICATE_KIND};
 use anyhow::{bail, Result};
 
 /// The cluster's targets, one per transport.
@@ -107,14 +107,23 @@ pub fn url_target(name: Option<&str>, uri: &str) -> Result<PgTarget> {
     }
 }
 
+/// The kind of socket the connection of `target` reached, as libpq negotiated it.
+pub fn reached_kind(target: &PgTarget) -> SocketKind {
+    if target.unix_socket {
+        SocketKind::Unix
+    } else if target.tls.is_some() {
+        SocketKind::Tls
+    } else {
+        SocketKind::Tcp
+    }
+}
+
 /// `unix`, `tls` or `tcp`: what the connection of `target` reached.
 pub fn reached(target: &PgTarget) -> &'static str {
-    if target.unix_socket {
-        "unix"
-    } else if target.tls.is_some() {
-        "tls"
-    } else {
-        "tcp"
+    match reached_kind(target) {
+        SocketKind::Unix => "unix",
+        SocketKind::Tcp => "tcp",
+        SocketKind::Tls => "tls",
     }
 }
 
@@ -126,38 +135,44 @@ pub fn check_label(target: &PgTarget, given: Option<&str>) -> Result<()> {
     let Ok(named) = label.parse::<Transport>() else {
         return Ok(());
     };
-    let went = reached(target);
     let tls_version = target.tls.as_ref().map_or("", |t| t.version.as_str());
-    let wrong = match (named.name(), went) {
-        ("tcp" | "tcp6", "tls") => Some(format!(
+    let why = match (named.kind(), reached_kind(target)) {
+        (SocketKind::Tcp, SocketKind::Tls) => format!(
             "negotiated TLS ({tls_version}): libpq's sslmode defaults to prefer; add \
              sslmode=disable to measure plain TCP, or name it tls"
-        )),
-        ("unix" | "unix-abstract", "tcp" | "tls") => Some(
+        ),
+        (SocketKind::Unix, SocketKind::Tcp | SocketKind::Tls) => {
             "reached the server over TCP, not a Unix socket; give the socket directory as \
              host (e.g. host=/var/run/postgresql), or name it tcp"
-                .to_string(),
-        ),
-        ("tls", "tcp" | "unix") => Some(
+                .to_string()
+        }
+        (SocketKind::Tls, SocketKind::Tcp | SocketKind::Unix) => {
             "did not negotiate TLS; add sslmode=require (and reach it over TCP), or name it \
              after what it is"
-                .to_string(),
-        ),
-        ("tcp" | "tcp6", "unix") => Some(
+                .to_string()
+        }
+        (SocketKind::Tcp, SocketKind::Unix) => {
             "reached the server over a Unix socket, not TCP; give host=127.0.0.1, or name \
              it unix"
-                .to_string(),
-        ),
-        _ => None,
+                .to_string()
+        }
+        _ => return Ok(()),
     };
-    match wrong {
-        Some(why) => Err(usage(format!("--url {label}: {why}"))),
-        None => Ok(()),
-    }
+    Err(usage(format!("--url {label}: {why}")))
 }
 
 /// What connecting taught about a target.
 fn describe(label: &str, params: ConnParams, conn: &Conn, throwaway: bool) -> Result<PgTarget> {
+    learn(label, params, conn, throwaway).map(|(target, _)| target)
+}
+
+/// A target and the kind of server behind it.
+fn learn(
+    label: &str,
+    params: ConnParams,
+    conn: &Conn,
+    throwaway: bool,
+) -> Result<(PgTarget, ServerKind)> {
     let (kind, version) = if throwaway {
         let version = conn
             .query_value("SELECT version()")
@@ -166,7 +181,7 @@ fn describe(label: &str, params: ConnParams, conn: &Conn, throwaway: bool) -> Re
     } else {
         kind::detect(conn, &params)
     };
-    if let Kind::PgBouncerAdmin(v) = &kind {
+    if let ServerKind::PgBouncerAdmin(v) = &kind {
         return Err(usage(format!(
             "{} is pgbouncer's admin console ({v}), which runs only its own SHOW commands; \
              give the database of one of its pools instead",
@@ -186,7 +201,7 @@ fn describe(label: &str, params: ConnParams, conn: &Conn, throwaway: bool) -> Re
             "the server's own".to_string()
         },
     });
-    Ok(PgTarget {
+    let target = PgTarget {
         label: label.to_string(),
         unix_socket: conn.over_unix_socket(),
         params,
@@ -199,7 +214,8 @@ fn describe(label: &str, params: ConnParams, conn: &Conn, throwaway: bool) -> Re
             port: conn.port(),
             pooler: kind.pooler(),
         },
-    })
+    };
+    Ok((target, kind))
 }
 
 /// Names targets that were given no name and reached the same transport after
