@@ -103,8 +103,8 @@ fn postgres_binaries_not_where_pointed() {
 #[test]
 fn postgres_malformed_and_unreachable_urls() {
     assert_rejected(
-        &["postgres", "--url", "postgres://foo@h"],
-        "expected NAME=URI",
+        &["postgres", "--url", "nonsense"],
+        "is neither a URI, a key=value connection string nor NAME= before one",
     );
     assert_rejected(
         &[

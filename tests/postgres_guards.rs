@@ -44,17 +44,20 @@ fn the_callers_pg_variables_never_reach_the_throwaway_cluster() {
     let tmp = tempdir();
     let scratch = scratch(tmp.path());
     let started = std::time::Instant::now();
-    // Each would send libpq elsewhere (a stall of 60 s, then "did not accept
-    // connections"), or break every connection with a message not naming it.
+    // Each would break every connection with a message not naming it, or steer the
+    // server. (PGHOST, PGHOSTADDR, PGPORT and PGSERVICE name the caller's own server,
+    // which is then measured instead: see the next test.)
     let out = query_run(
         &scratch,
         &["--transports", "unix,unix-abstract,tcp"],
         &[
-            ("PGHOSTADDR", "127.0.0.2"),
-            ("PGSERVICE", "sockbench-no-such-service"),
             ("PGOPTIONS", "-cwork_mem=bogus"),
             ("PGREQUIREPEER", "sockbench-nobody"),
-            ("PGPORT", "1"),
+            ("PGUSER", "sockbench-nobody"),
+            ("PGDATABASE", "sockbench-nowhere"),
+            ("PGSSLMODE", "verify-full"),
+            ("PGCHANNELBINDING", "require"),
+            ("PGTARGETSESSIONATTRS", "standby"),
             ("PGDATA", "/nonexistent"),
         ],
     );
@@ -63,6 +66,34 @@ fn the_callers_pg_variables_never_reach_the_throwaway_cluster() {
         started.elapsed() < Duration::from_secs(50),
         "{:?}",
         started.elapsed()
+    );
+    assert_clean(&scratch);
+}
+
+#[test]
+fn pg_variables_naming_a_server_start_no_throwaway_cluster() {
+    if !postgres_installed("pg_variables_naming_a_server") {
+        return;
+    }
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    // Port 1 on loopback: nothing listens there, so the caller's server is refused in
+    // one line, and no cluster was made for it.
+    let out = query_run(
+        &scratch,
+        &[],
+        &[
+            ("PGHOSTADDR", "127.0.0.1"),
+            ("PGPORT", "1"),
+            ("PGSSLMODE", "disable"),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("cannot connect to the server your PG* variables name"),
+        "{stderr}"
     );
     assert_clean(&scratch);
 }

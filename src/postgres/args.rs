@@ -2,7 +2,7 @@
 
 use super::experiment::{PgBudget, PgExperiment};
 use super::hba::AuthMethod;
-use super::targets::NamedUrl;
+use super::targets::{NamedUrl, UrlArg};
 use crate::plan::Measuring;
 use crate::units::format_count;
 use clap::Args;
@@ -14,13 +14,16 @@ use std::path::PathBuf;
     sockbench postgres --experiments query,rows --transports unix,tcp,tls,tcp6\n  \
     sockbench postgres --url unix='postgres://foo@?host=/var/run/postgresql&port=5432'\n  \
     sockbench postgres --url tls=postgres://foo@127.0.0.1:5432/foo?sslmode=require\n  \
+    sockbench postgres --url 'host=/var/run/postgresql port=5432 user=foo'\n  \
+    sockbench postgres --server postgres://foo@127.0.0.1:5432/foo\n  \
+    PGHOST=127.0.0.1 PGPORT=5432 PGUSER=foo sockbench postgres --experiments query\n  \
     PGPASSWORD=… sockbench postgres --auth-url trust=postgres://foo@127.0.0.1/foo \\\n      \
     --auth-url scram-sha-256=postgres://foo@127.0.0.1/foo?passfile=/home/me/.pgpass-bench\n\n\
     Passwords: keep them out of the URL. A command line is visible to every local user \
     (ps, /proc) while it runs; libpq, as psql does, takes the password from PGPASSWORD, \
     from ~/.pgpass, or from the file PGPASSFILE (or passfile=FILE in the URI) names. A \
     password given in a URL anyway is hidden from the result file and from messages.\n\n\
-    Without --url, sockbench creates a throwaway cluster (initdb into a private temporary \
+    Without --url, --server or a PG* variable naming a server, sockbench creates a throwaway cluster (initdb into a private temporary \
     directory, as the 'postgres' or 'nobody' account when run as root), listening on \
     127.0.0.1 and a Unix socket with TLS on, and removes it when done. Role and database \
     'foo' with a random password are created there; authentication is switched between \
@@ -29,7 +32,12 @@ use std::path::PathBuf;
     admit only 'foo', which is no superuser; the superuser is admitted only on the private \
     socket directory and only for your own account (peer authentication). A run that is \
     killed leaves its directory behind; the next run removes it.\n\
-    With --url, the named servers are only read: nothing in their configuration changes.\n\n\
+    With --url or --server, the named servers are only read: nothing in their configuration \
+    changes. Without either, when PGHOST, PGHOSTADDR, PGPORT or PGSERVICE is set, the server \
+    they name is measured as libpq would reach it (with PGUSER, PGDATABASE, PGPASSWORD, \
+    PGPASSFILE, PGSSLMODE, …); the throwaway cluster is made only when none of the four is \
+    set, and never reads any PG* variable. A URL named unix, tcp or tls must reach the \
+    server that way (a tcp URL that negotiates TLS is refused: add sslmode=disable).\n\n\
     Experiments: query (N sequential SELECT 1 on one connection; time per query by \
     least-squares fit), connect (connect + SELECT 1 + close, phase by phase, trust \
     authentication), auth (the same per authentication method; the cost over trust), rows \
@@ -94,10 +102,19 @@ pub struct PostgresArgs {
     #[arg(long, value_name = "DIR")]
     pub pg_bindir: Option<PathBuf>,
 
-    /// Measure the user's server at URI (as psql takes it) under the name NAME instead of
-    /// a throwaway cluster (repeatable).
-    #[arg(long = "url", value_name = "NAME=URI")]
-    pub urls: Vec<NamedUrl>,
+    /// Measure the user's server at URI instead of a throwaway cluster (repeatable): a
+    /// URI or a key=value connection string as psql takes it, under the name NAME, or
+    /// without NAME= under what it reaches (unix, tcp, tls). A name that is a libpq
+    /// keyword (host, user, …) goes only before a postgres:// URI.
+    #[arg(long = "url", value_name = "[NAME=]URI")]
+    pub urls: Vec<UrlArg>,
+
+    /// Compare the transports of the user's server at URI: asks it where it listens and
+    /// measures the same database and user over its Unix socket (unix), over TCP with
+    /// sslmode=disable (tcp) and with sslmode=require (tls), skipping what it does not
+    /// offer or refuses.
+    #[arg(long, value_name = "URI", conflicts_with = "urls")]
+    pub server: Option<String>,
 
     /// Run the auth experiment on the user's server for METHOD, reached as URI (whose
     /// server must be set up for that method; repeatable).

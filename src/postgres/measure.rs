@@ -6,12 +6,14 @@
 use super::bindir::Binaries;
 use super::cluster::Cluster;
 use super::experiment::{PgExperiment, PgTarget};
+use super::libpq::Conn;
 use super::plan::{PgSource, PostgresPlan};
 use super::preflight;
 use super::suite::Suite;
-use super::targets::{cluster_targets, user_target};
+use super::targets::{cluster_targets, name_apart, server_targets, url_target, user_target};
 use crate::harness::{Progress, Sink};
 use crate::report::experiment::Plan;
+use crate::system::pg_environment;
 use anyhow::Result;
 
 impl Plan for PostgresPlan {
@@ -34,18 +36,53 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
             methods,
         } => {
             let binaries = Binaries::find(bindir.as_deref())?;
-            progress.note("postgres: creating a throwaway cluster");
+            let (line, surprising) = cluster_line();
+            // On stderr to stay, when login variables set for some server are not
+            // used; else on the progress line.
+            if surprising {
+                eprintln!("{line}");
+            }
+            progress.note(&line);
             let started = Cluster::start(&binaries, transports, connections_needed(plan))?;
             let targets = cluster_targets(&started, transports)?;
             cluster = Some(started);
             (targets, Vec::new(), methods.clone())
         }
-        PgSource::Urls { urls, auth_urls } => {
-            progress.note("postgres: connecting to the servers");
-            let targets = urls
+        PgSource::Urls {
+            urls,
+            server,
+            auth_urls,
+            from_environment,
+        } => {
+            let mut targets = urls
                 .iter()
-                .map(|u| user_target(&u.name, &u.uri))
+                .map(|u| url_target(u.name.as_deref(), &u.uri))
                 .collect::<Result<Vec<_>>>()?;
+            let derived: Vec<bool> = urls.iter().map(|u| u.name.is_none()).collect();
+            name_apart(&mut targets, &derived)?;
+            if !from_environment.is_empty() {
+                if let Some(t) = targets.last() {
+                    eprintln!(
+                        "postgres: measuring your server from {}: {} ({}); unset {} \
+                         for a throwaway cluster",
+                        from_environment.join(", "),
+                        who(t),
+                        t.label,
+                        if from_environment.len() == 1 {
+                            "it"
+                        } else {
+                            "them"
+                        }
+                    );
+                }
+            }
+            if let Some(uri) = server {
+                let (found, skipped) = server_targets(uri)?;
+                for line in skipped {
+                    eprintln!("postgres: {line}");
+                }
+                targets.extend(found);
+            }
             let auth_targets = auth_urls
                 .iter()
                 .map(|(m, uri)| {
@@ -54,6 +91,15 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
                     Ok((*m, target))
                 })
                 .collect::<Result<Vec<_>>>()?;
+            // The default experiments on a user's server leave auth out: say so.
+            let defaulted = plan.experiments.len() == PgExperiment::ALL.len() - 1;
+            if auth_urls.is_empty() && defaulted && !plan.experiments.contains(&PgExperiment::Auth)
+            {
+                eprintln!(
+                    "postgres: auth skipped: on your own server it needs --auth-url METHOD=URI \
+                     for each method, as sockbench never reconfigures a server it did not start"
+                );
+            }
             if plan.experiments.contains(&PgExperiment::Concurrent) {
                 for target in &targets {
                     preflight::slots_for(target, connections_needed(plan))?;
@@ -89,15 +135,58 @@ fn connections_needed(plan: &PostgresPlan) -> u32 {
     plan.concurrent.clients.iter().copied().max().unwrap_or(1)
 }
 
+/// The line that says a throwaway cluster is made, and why (no server named); true
+/// when login variables are set that it does not use.
+fn cluster_line() -> (String, bool) {
+    let set = pg_environment::stashed_names();
+    let login: Vec<&str> = [
+        "PGUSER",
+        "PGDATABASE",
+        "PGPASSWORD",
+        "PGPASSFILE",
+        "PGSSLMODE",
+    ]
+    .into_iter()
+    .filter(|n| set.contains(n))
+    .collect();
+    let ignored = if login.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} {} not used, as {} no server (set PGHOST or PGPORT, or give --url, to \
+             measure yours)",
+            login.join(", "),
+            if login.len() == 1 { "is" } else { "are" },
+            if login.len() == 1 {
+                "it names"
+            } else {
+                "they name"
+            }
+        )
+    };
+    let line = format!(
+        "postgres: creating a throwaway cluster (no --url, --server, PGHOST, PGHOSTADDR, \
+         PGPORT or PGSERVICE){ignored}"
+    );
+    (line, !login.is_empty())
+}
+
+/// `user at host:port/database` of a target, as libpq reaches it (a service file
+/// may name the user and database, so the connection is asked).
+fn who(t: &PgTarget) -> String {
+    let conn = Conn::connect(&t.params).ok();
+    let ask = |f: fn(&Conn) -> Option<String>| conn.as_ref().and_then(f).unwrap_or_default();
+    format!(
+        "{} at {}:{}/{}",
+        ask(Conn::user),
+        t.server.host.as_deref().unwrap_or("?"),
+        t.server.port.as_deref().unwrap_or("?"),
+        ask(Conn::database)
+    )
+}
+
 /// Names an auth target after the transport it really uses.
 fn relabel(mut target: PgTarget) -> PgTarget {
-    target.label = if target.unix_socket {
-        "unix"
-    } else if target.tls.is_some() {
-        "tls"
-    } else {
-        "tcp"
-    }
-    .to_string();
+    target.label = super::targets::reached(&target).to_string();
     target
 }

@@ -6,7 +6,8 @@ use crate::plan::{distinct, DEFAULT_TRANSPORTS};
 use crate::postgres::experiment::{PgBudget, PgExperiment};
 use crate::postgres::hba::AuthMethod;
 use crate::postgres::script;
-use crate::postgres::targets::NamedUrl;
+use crate::postgres::targets::UrlArg;
+use crate::system::pg_environment;
 use crate::transport::{Kind, Transport};
 use crate::units::{format_count, parse_count, parse_duration};
 use anyhow::Result;
@@ -22,10 +23,15 @@ pub enum PgSource {
         transports: Vec<Transport>,
         methods: Vec<AuthMethod>,
     },
-    /// The user's servers: named URLs, and URLs per authentication method.
+    /// The user's servers: URLs (named or not; one empty URL for the server the
+    /// caller's `PG*` variables name), a `--server` whose transports are compared,
+    /// and URLs per authentication method.
     Urls {
-        urls: Vec<NamedUrl>,
+        urls: Vec<UrlArg>,
+        server: Option<String>,
         auth_urls: Vec<(AuthMethod, String)>,
+        /// The `PG*` variables that named the server, when they did.
+        from_environment: Vec<&'static str>,
     },
 }
 
@@ -83,7 +89,8 @@ impl PostgresPlan {
                 parse_duration(text).map_err(|e| usage(format!("--duration: {e}")))?;
         }
         let concurrent = concurrent_plan(args)?;
-        let user_mode = !args.urls.is_empty() || !args.auth_urls.is_empty();
+        let given = !args.urls.is_empty() || !args.auth_urls.is_empty() || args.server.is_some();
+        let user_mode = given || !pg_environment::naming_a_server().is_empty();
         let source = if user_mode {
             user_source(args)?
         } else {
@@ -101,11 +108,11 @@ impl PostgresPlan {
         };
         let experiments = match (&args.experiments, &source) {
             (Some(list), _) => distinct("--experiments", list)?,
-            (None, PgSource::Urls { urls, auth_urls }) => PgExperiment::ALL
+            (None, PgSource::Urls { auth_urls, .. }) => PgExperiment::ALL
                 .into_iter()
                 .filter(|e| match e {
                     PgExperiment::Auth => !auth_urls.is_empty(),
-                    _ => !urls.is_empty(),
+                    _ => source.measures_servers(),
                 })
                 .collect(),
             (None, PgSource::Cluster { .. }) => PgExperiment::ALL.to_vec(),
@@ -115,7 +122,7 @@ impl PostgresPlan {
                 "--experiments needs at least one of query, connect, auth, rows, concurrent",
             ));
         }
-        if let PgSource::Urls { urls, auth_urls } = &source {
+        if let PgSource::Urls { auth_urls, .. } = &source {
             for e in &experiments {
                 if *e == PgExperiment::Auth && auth_urls.is_empty() {
                     return Err(usage(
@@ -123,8 +130,10 @@ impl PostgresPlan {
                          compare (sockbench never changes a server it did not start)",
                     ));
                 }
-                if *e != PgExperiment::Auth && urls.is_empty() {
-                    return Err(usage(format!("the {e} experiment needs --url NAME=URI")));
+                if *e != PgExperiment::Auth && !source.measures_servers() {
+                    return Err(usage(format!(
+                        "the {e} experiment needs --url URI or --server URI"
+                    )));
                 }
             }
         }
@@ -146,19 +155,54 @@ impl PostgresPlan {
     }
 }
 
+impl PgSource {
+    /// True when some user's server is measured beyond `--auth-url`.
+    fn measures_servers(&self) -> bool {
+        match self {
+            PgSource::Cluster { .. } => true,
+            PgSource::Urls { urls, server, .. } => !urls.is_empty() || server.is_some(),
+        }
+    }
+}
+
 fn user_source(args: &PostgresArgs) -> Result<PgSource> {
+    // Only when nothing else names a server do the caller's PG* variables.
+    let named = !args.urls.is_empty() || args.server.is_some() || !args.auth_urls.is_empty();
+    let from_environment = if named {
+        Vec::new()
+    } else {
+        pg_environment::naming_a_server()
+    };
     for (given, flag) in [
         (args.transports.is_some(), "--transports"),
         (args.pg_bindir.is_some(), "--pg-bindir"),
         (args.auth_methods.is_some(), "--auth-methods"),
     ] {
+        if given && from_environment.is_empty() {
+            return Err(usage(format!(
+                "{flag} applies to the throwaway cluster and does not go with --url, --server \
+                 or --auth-url"
+            )));
+        }
         if given {
             return Err(usage(format!(
-                "{flag} applies to the throwaway cluster and does not go with --url or --auth-url"
+                "{flag} applies to the throwaway cluster, but {} {} your own server, which is \
+                 measured instead; unset {} for a throwaway cluster",
+                from_environment.join(", "),
+                if from_environment.len() == 1 {
+                    "names"
+                } else {
+                    "name"
+                },
+                if from_environment.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                }
             )));
         }
     }
-    let names: Vec<&str> = args.urls.iter().map(|u| u.name.as_str()).collect();
+    let names: Vec<&str> = args.urls.iter().filter_map(|u| u.name.as_deref()).collect();
     distinct("--url", &names).map_err(|_| usage("each --url needs its own NAME"))?;
     let auth_urls = args
         .auth_urls
@@ -173,9 +217,18 @@ fn user_source(args: &PostgresArgs) -> Result<PgSource> {
         .collect::<Result<Vec<_>>>()?;
     let methods: Vec<AuthMethod> = auth_urls.iter().map(|(m, _)| *m).collect();
     distinct("--auth-url", &methods)?;
+    let mut urls = args.urls.clone();
+    if !from_environment.is_empty() {
+        urls.push(UrlArg {
+            name: None,
+            uri: String::new(),
+        });
+    }
     Ok(PgSource::Urls {
-        urls: args.urls.clone(),
+        urls,
+        server: args.server.clone(),
         auth_urls,
+        from_environment,
     })
 }
 

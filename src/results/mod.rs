@@ -76,12 +76,23 @@ pub struct ResultRecord {
 /// The database server behind a PostgreSQL result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerInfo {
-    /// `postgresql`, `cockroachdb` or `other`, from `version()`.
+    /// `postgresql`, `cockroachdb`, `pgbouncer`, `pooler` or `other` (see
+    /// `postgres::targets::Kind`).
     pub kind: String,
     /// What `SELECT version()` returned.
     pub version: String,
     /// True for a throwaway cluster sockbench started itself.
     pub throwaway: bool,
+    /// Where libpq went: the socket directory (or `@name`) over a Unix socket, else
+    /// the host (absent in files of earlier builds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// The port libpq went to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<String>,
+    /// A pooler's own version when one stands in between (`PgBouncer 1.18.0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooler: Option<String>,
 }
 
 /// The headline metric of a result and its spread over trials.

@@ -50,6 +50,30 @@ pub fn stashed(name: &str) -> Option<&'static str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// The variables that choose which server libpq reaches. Set without `--url` or
+/// `--server`, they name the server to measure. `PGUSER`, `PGDATABASE`,
+/// `PGPASSWORD`, `PGPASSFILE`, `PGSSLMODE` and the like only say how to log in or
+/// talk to whichever server that is, and are often set for everyday use; alone,
+/// libpq would reach the default socket, a server nobody named, so they do not
+/// count (the throwaway cluster, which reads none of them, is measured then).
+pub const SERVER_VARIABLES: [&str; 4] = ["PGHOST", "PGHOSTADDR", "PGPORT", "PGSERVICE"];
+
+/// The [`SERVER_VARIABLES`] the caller set (to a non-empty value).
+pub fn naming_a_server() -> Vec<&'static str> {
+    SERVER_VARIABLES
+        .into_iter()
+        .filter(|name| stashed(name).is_some_and(|v| !v.is_empty()))
+        .collect()
+}
+
+/// Every stashed variable's name, in the caller's order.
+pub fn stashed_names() -> Vec<&'static str> {
+    STASH
+        .get()
+        .map(|all| all.iter().map(|(n, _)| n.as_str()).collect())
+        .unwrap_or_default()
+}
+
 /// True for a variable name programs sockbench starts must not inherit.
 pub fn is_pg_variable(name: &std::ffi::OsStr) -> bool {
     name.as_encoded_bytes().starts_with(b"PG")

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod fixtures;
+pub mod pgbouncer;
+pub mod user_server;
 
 use assert_cmd::cargo::CommandCargoExt;
 use std::io::{BufRead, BufReader};

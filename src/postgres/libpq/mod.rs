@@ -14,7 +14,7 @@ mod result;
 mod wait;
 
 pub use nonblocking::{wait_any, Step, TxOutcome, Wait};
-pub use params::{environment_defaults, parse_conninfo, ConnParams};
+pub use params::{environment_defaults, is_keyword, parse_conninfo, ConnParams};
 use pq_sys as pq;
 pub use result::PgResult;
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -290,6 +290,59 @@ impl Conn {
             let host = unsafe { CStr::from_ptr(host) }.to_bytes();
             host.is_empty() || host[0] == b'/' || host[0] == b'@'
         }
+    }
+}
+
+impl Conn {
+    /// The host libpq reached: a socket directory (or `@name`) over a Unix socket,
+    /// else the host name or address (`PQhost`).
+    pub fn host(&self) -> Option<String> {
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
+        self.text(unsafe { pq::PQhost(self.raw.as_ptr()) })
+    }
+
+    /// The user the connection logged in as (`PQuser`).
+    pub fn user(&self) -> Option<String> {
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
+        self.text(unsafe { pq::PQuser(self.raw.as_ptr()) })
+    }
+
+    /// The database of the connection (`PQdb`).
+    pub fn database(&self) -> Option<String> {
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
+        self.text(unsafe { pq::PQdb(self.raw.as_ptr()) })
+    }
+
+    /// The port libpq reached (`PQport`).
+    pub fn port(&self) -> Option<String> {
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
+        self.text(unsafe { pq::PQport(self.raw.as_ptr()) })
+    }
+
+    /// A parameter the server reported at startup (`PQparameterStatus`), such as
+    /// `server_version` or `application_name`.
+    pub fn parameter(&self, name: &CStr) -> Option<String> {
+        // SAFETY: `self.raw` is a live connection and `name` is NUL-terminated.
+        self.text(unsafe { pq::PQparameterStatus(self.raw.as_ptr(), name.as_ptr()) })
+    }
+
+    /// The process ID the server gave in its BackendKeyData (`PQbackendPID`); a
+    /// pooler in between gives its own number, not the backend's.
+    pub fn backend_pid(&self) -> i32 {
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
+        unsafe { pq::PQbackendPID(self.raw.as_ptr()) }
+    }
+
+    /// A string libpq owns for the life of the connection, copied; `None` for null
+    /// or empty.
+    fn text(&self, value: *const c_char) -> Option<String> {
+        if value.is_null() {
+            return None;
+        }
+        // SAFETY: `value` is non-null and points to a NUL-terminated string libpq owns
+        // for the life of the connection, which `&self` keeps open; copied at once.
+        let text = unsafe { CStr::from_ptr(value) }.to_string_lossy();
+        (!text.is_empty()).then(|| text.into_owned())
     }
 }
 

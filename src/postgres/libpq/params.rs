@@ -115,6 +115,13 @@ pub fn parse_conninfo(text: &str) -> Result<Vec<(String, String)>, PgError> {
     Ok(pairs)
 }
 
+/// True when libpq knows `word` as a connection keyword (`host`, `sslmode`, …):
+/// asked of libpq's parser, which refuses an unknown keyword.
+pub fn is_keyword(word: &str) -> bool {
+    word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && parse_conninfo(&format!("{word}=''")).is_ok()
+}
+
 /// The keyword/value pairs libpq would take from environment variables, with the
 /// variables looked up by `lookup` instead of in the process environment: each
 /// keyword that has a variable (`PQconndefaults` names it) and a non-empty value.

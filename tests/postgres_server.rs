@@ -1,0 +1,352 @@
+//! sockbench pointed at a user's own PostgreSQL server (`common::user_server`):
+//! a bare URI, a key=value conninfo, the caller's PG* variables (a service file
+//! included), `--server` comparing the server's transports, and the label checked
+//! against what libpq negotiated. The tests need PostgreSQL's server programs (CI
+//! installs them); without them they say so and return.
+
+mod common;
+
+use common::user_server::*;
+use common::*;
+use sockbench::postgres::libpq::{Conn, ConnParams};
+
+#[test]
+fn the_user_server_fixture_is_set_up_as_a_user_would() {
+    if !postgres_installed("the_user_server_fixture") {
+        return;
+    }
+    let server = UserServer::start();
+    let app = |sslmode: &str, host: &str| {
+        ConnParams::new([
+            ("host", host.to_string()),
+            ("port", server.port.to_string()),
+            ("user", APP_USER.into()),
+            ("dbname", APP_DB.into()),
+            ("password", APP_PASSWORD.into()),
+            ("sslmode", sslmode.into()),
+        ])
+    };
+    let tls = Conn::connect(&app("require", "127.0.0.1")).expect("app over tls");
+    assert!(tls.tls().is_some());
+    let plain = Conn::connect(&app("disable", "127.0.0.1")).expect("app over tcp");
+    assert!(plain.tls().is_none());
+    let socket = Conn::connect(&app("disable", server.socket_dir.to_str().unwrap())).unwrap();
+    assert!(socket.over_unix_socket());
+    assert_eq!(
+        socket
+            .query_value("SELECT rolsuper::text FROM pg_roles WHERE rolname = current_user")
+            .unwrap(),
+        "false"
+    );
+    let wrong = ConnParams::new([
+        ("host", "127.0.0.1".to_string()),
+        ("port", server.port.to_string()),
+        ("user", APP_USER.into()),
+        ("dbname", APP_DB.into()),
+        ("password", "wrong".into()),
+    ]);
+    assert!(Conn::connect(&wrong).err().unwrap().is_auth_failure());
+    // The superuser is not admitted over TCP.
+    let su = ConnParams::new([
+        ("host", "127.0.0.1".to_string()),
+        ("port", server.port.to_string()),
+        ("user", "postgres".into()),
+        ("sslmode", "disable".into()),
+    ]);
+    assert!(Conn::connect(&su).is_err());
+    assert_eq!(server.admin("SHOW ssl"), "on");
+    let (dir, pid) = (server.dir().to_path_buf(), server.pid().unwrap());
+    drop(server);
+    assert!(!dir.exists());
+    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+}
+
+/// A short query-only run against a user's server, with `env` set for sockbench;
+/// returns the output and the result file (when written).
+fn measure(
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (std::process::Output, Option<serde_json::Value>) {
+    let tmp = tempdir();
+    let json = tmp.path().join("out.json");
+    let mut args = vec![
+        "postgres",
+        "--quick",
+        "--experiments",
+        "query",
+        "--trials",
+        "2",
+        "--queries",
+        "200,400",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = assert_cmd::Command::from_std(sockbench(tmp.path()))
+        .args(&args)
+        .envs(env.iter().copied())
+        .timeout(RUN_TIMEOUT)
+        .output()
+        .expect("sockbench runs");
+    let file = std::fs::read_to_string(&json)
+        .ok()
+        .map(|t| serde_json::from_str(&t).expect("result file is JSON"));
+    if let Some(file) = &file {
+        assert_eq!(schema_errors(file), Vec::<String>::new());
+        assert!(!file.to_string().contains(APP_PASSWORD), "password written");
+    }
+    (out, file)
+}
+
+/// The query records of a result file, by transport label.
+fn by_label(file: &serde_json::Value) -> std::collections::BTreeMap<String, serde_json::Value> {
+    results(file, "postgres.query")
+        .into_iter()
+        .map(|r| (r["transport"].as_str().unwrap().to_string(), r.clone()))
+        .collect()
+}
+
+const PASSWORD: (&str, &str) = ("PGPASSWORD", APP_PASSWORD);
+
+#[test]
+fn bare_uris_and_conninfo_are_named_after_what_they_reach() {
+    if !postgres_installed("bare_uris_and_conninfo") {
+        return;
+    }
+    let server = UserServer::start();
+    let (out, file) = measure(
+        &[
+            "--url",
+            &server.tcp_uri("sslmode=disable"),
+            "--url",
+            // libpq's default sslmode=prefer: TLS, so named tls.
+            &server.tcp_uri(""),
+            "--url",
+            &server.socket_conninfo(),
+        ],
+        &[PASSWORD],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let records = by_label(&file.unwrap());
+    assert_eq!(
+        records.keys().collect::<Vec<_>>(),
+        ["tcp", "tls", "unix"],
+        "{records:?}"
+    );
+    let port = server.port.to_string();
+    for (label, host) in [
+        ("tcp", "127.0.0.1"),
+        ("tls", "127.0.0.1"),
+        ("unix", server.socket_dir.to_str().unwrap()),
+    ] {
+        let s = &records[label]["server"];
+        assert_eq!(s["kind"], "postgresql", "{label}");
+        assert_eq!(s["throwaway"], false, "{label}");
+        assert_eq!(s["host"], host, "{label}");
+        assert_eq!(s["port"], port.as_str(), "{label}");
+        assert!(s["version"].as_str().unwrap().starts_with("PostgreSQL"));
+    }
+    assert!(records["tls"]["tls"]["version"]
+        .as_str()
+        .unwrap()
+        .starts_with("TLSv1"));
+    assert!(records["tls"]["tls"]["cipher"].is_string());
+    assert!(records["tcp"].get("tls").is_none_or(|t| t.is_null()));
+}
+
+#[test]
+fn a_tcp_url_that_negotiated_tls_is_refused_in_one_line() {
+    if !postgres_installed("a_tcp_url_that_negotiated_tls") {
+        return;
+    }
+    let server = UserServer::start();
+    // The password in the URL (which the help advises against) is never shown.
+    let uri = server
+        .tcp_uri("")
+        .replace("app@", &format!("app:{APP_PASSWORD}@"));
+    let (out, _) = measure(&["--url", &format!("tcp={uri}")], &[]);
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains(APP_PASSWORD), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--url tcp: negotiated TLS") && stderr.contains("sslmode=disable"),
+        "{stderr}"
+    );
+    // And a unix-named URL that reached TCP.
+    let (out, _) = measure(
+        &[
+            "--url",
+            &format!("unix={}", server.tcp_uri("sslmode=disable")),
+        ],
+        &[PASSWORD],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a Unix socket"), "{stderr}");
+}
+
+#[test]
+fn pg_variables_name_the_users_server_and_say_so() {
+    if !postgres_installed("pg_variables_name_the_users_server") {
+        return;
+    }
+    let server = UserServer::start();
+    let port = server.port.to_string();
+    let (out, file) = measure(
+        &[],
+        &[
+            ("PGHOST", "127.0.0.1"),
+            ("PGPORT", &port),
+            ("PGUSER", APP_USER),
+            ("PGDATABASE", APP_DB),
+            ("PGSSLMODE", "disable"),
+            PASSWORD,
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("measuring your server from PGHOST, PGPORT: app at 127.0.0.1:")
+            && stderr.contains(&format!(":{port}/app (tcp)")),
+        "{stderr}"
+    );
+    let records = by_label(&file.unwrap());
+    assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp"]);
+    assert_eq!(records["tcp"]["server"]["throwaway"], false);
+    assert_eq!(records["tcp"]["server"]["port"], port.as_str());
+}
+
+#[test]
+fn a_service_file_and_a_passfile_are_read_as_libpq_reads_them() {
+    if !postgres_installed("a_service_file_and_a_passfile") {
+        return;
+    }
+    let server = UserServer::start();
+    let services = server.scratch_file(
+        "pg_service.conf",
+        &format!(
+            "[bench]\nhost={}\nport={}\nuser={APP_USER}\ndbname={APP_DB}\n",
+            server.socket_dir.display(),
+            server.port
+        ),
+    );
+    let passfile = server.scratch_file(
+        "pgpass",
+        &format!("*:*:{APP_DB}:{APP_USER}:{APP_PASSWORD}\n"),
+    );
+    let (out, file) = measure(
+        &[],
+        &[
+            ("PGSERVICE", "bench"),
+            ("PGSERVICEFILE", services.to_str().unwrap()),
+            ("PGPASSFILE", passfile.to_str().unwrap()),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("from PGSERVICE: app at "), "{stderr}");
+    let records = by_label(&file.unwrap());
+    assert_eq!(records.keys().collect::<Vec<_>>(), ["unix"]);
+    assert_eq!(
+        records["unix"]["server"]["host"],
+        server.socket_dir.to_str().unwrap()
+    );
+}
+
+#[test]
+fn login_variables_alone_leave_the_throwaway_cluster_and_say_so() {
+    if !postgres_installed("login_variables_alone") {
+        return;
+    }
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let out = assert_cmd::Command::from_std(sockbench(&scratch))
+        .args(["postgres", "--experiments", "query", "--transports", "unix"])
+        .args(["--trials", "1", "--queries", "100,200", "--quiet"])
+        .env("PGUSER", "nobody-here")
+        .env("PGSSLMODE", "verify-full")
+        .timeout(RUN_TIMEOUT)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("creating a throwaway cluster")
+            && stderr.contains("PGUSER, PGSSLMODE are not used"),
+        "{stderr}"
+    );
+    assert_clean(&scratch);
+}
+
+#[test]
+fn server_compares_unix_tcp_and_tls_with_the_facts_recorded() {
+    if !postgres_installed("server_compares_unix_tcp_and_tls") {
+        return;
+    }
+    let server = UserServer::start();
+    // A user who may read the server's settings (as a monitoring role would).
+    server.admin(&format!("GRANT pg_read_all_settings TO {APP_USER}"));
+    let (out, file) = measure(&["--server", &server.tcp_uri("")], &[PASSWORD]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("skipped"), "{stderr}");
+    let records = by_label(&file.unwrap());
+    assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp", "tls", "unix"]);
+    assert_eq!(
+        records["unix"]["server"]["host"],
+        server.socket_dir.to_str().unwrap()
+    );
+    assert_eq!(records["tcp"]["server"]["host"], "127.0.0.1");
+    assert!(records["tcp"].get("tls").is_none_or(|t| t.is_null()));
+    assert!(records["tls"]["tls"]["version"].is_string());
+    for r in records.values() {
+        assert_eq!(r["server"]["port"], server.port.to_string().as_str());
+    }
+}
+
+#[test]
+fn server_skips_in_one_line_each_what_it_cannot_reach() {
+    if !postgres_installed("server_skips_in_one_line_each") {
+        return;
+    }
+    // ssl = off, and app may not read unix_socket_directories.
+    let server = UserServer::start_with(UserServerOptions {
+        ssl: false,
+        ..Default::default()
+    });
+    let (out, file) = measure(&["--server", &server.tcp_uri("")], &[PASSWORD]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("postgres: tls: skipped: the server has ssl = off"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "postgres: unix: skipped: the server does not show unix_socket_directories to app"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 2, "{stderr}");
+    let records = by_label(&file.unwrap());
+    assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp"]);
+    // pg_hba refusing TLS (hostnossl) is skipped in its own line too.
+    let server = UserServer::start_with(UserServerOptions {
+        tcp_hba: "hostnossl",
+        ..Default::default()
+    });
+    server.admin(&format!("GRANT pg_read_all_settings TO {APP_USER}"));
+    let uri = server.tcp_uri("sslmode=disable");
+    let (out, file) = measure(&["--server", &uri], &[PASSWORD]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("postgres: tls: skipped:") && stderr.contains("pg_hba.conf"),
+        "{stderr}"
+    );
+    let records = by_label(&file.unwrap());
+    assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp", "unix"]);
+}
