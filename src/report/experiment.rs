@@ -73,6 +73,10 @@ pub enum CaseParam {
     AuthMethod,
     /// A connection per transaction.
     ConnectPerTransaction,
+    /// The query protocol, when not the simple one.
+    Protocol,
+    /// A fixed transaction rate.
+    Rate,
 }
 
 impl CaseParam {
@@ -82,7 +86,8 @@ impl CaseParam {
             CaseParam::Size => p.size,
             CaseParam::WriteSize => p.write_size,
             CaseParam::Clients => p.clients,
-            CaseParam::AuthMethod | CaseParam::ConnectPerTransaction => None,
+            CaseParam::Rate => p.rate_per_s,
+            CaseParam::AuthMethod | CaseParam::ConnectPerTransaction | CaseParam::Protocol => None,
         }
     }
 
@@ -99,6 +104,8 @@ impl CaseParam {
             CaseParam::ConnectPerTransaction => p
                 .connect_per_transaction
                 .then(|| "connection per transaction".into()),
+            CaseParam::Protocol => p.protocol.as_ref().map(|m| format!("{m} protocol")),
+            CaseParam::Rate => p.rate_per_s.map(|r| format!("at {r} transactions/s")),
         }
     }
 
@@ -108,6 +115,8 @@ impl CaseParam {
             CaseParam::Size | CaseParam::WriteSize => self.number(p).map(format_size),
             CaseParam::Clients => p.clients.map(|c| format!("{c} cl.")),
             CaseParam::AuthMethod => p.auth_method.clone(),
+            CaseParam::Protocol => p.protocol.clone(),
+            CaseParam::Rate => p.rate_per_s.map(|r| format!("{r}/s")),
             CaseParam::ConnectPerTransaction => None,
         }
     }
