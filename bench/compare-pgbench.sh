@@ -13,7 +13,11 @@
 #     clients, as the difference between two runs of different lengths over the
 #     queries added (so start-up and connection cost drop out); and instructions
 #     from perf where the hardware counts them.
-# Target for both: sockbench ≤ 1.05× pgbench.
+# Target for both: sockbench ≤ 1.05× pgbench (CALLGRIND=0 skips the callgrind count).
+#
+# The queries/s comparison runs in each protocol of PROTOCOLS (default "simple
+# prepared"): pgbench -M prepared against sockbench -M prepared as well (target
+# ≥ 0.95× pgbench); the CPU and callgrind figures are for the simple protocol.
 #
 # Both clients use libpq with gssencmode disabled and the same sslmode. pgbench is
 # called from /usr/lib/postgresql/NN/bin directly (Debian's /usr/bin/pgbench is a
@@ -25,6 +29,7 @@ rounds=${ROUNDS:-5}
 callgrind_n=${CALLGRIND_N:-2000}
 transports=${TRANSPORTS:-unix tcp tls}
 seconds=${SECONDS_PER_RUN:-10}
+protocols=${PROTOCOLS:-simple prepared}
 
 # Server and clients share one CPU (PIN_CPU, default 0; PIN_CPU=none to let them
 # roam). Unpinned, each round trip on these VMs costs either ~20 µs or ~100 µs,
@@ -34,7 +39,7 @@ PIN_DEFAULT=0
 # shellcheck source=bench/lib/throwaway-cluster.sh
 source bench/lib/throwaway-cluster.sh
 
-pgbench_tps() { # TRANSPORT [-C]
+pgbench_tps() { # TRANSPORT [OPTIONS…]
     local t=$1; shift
     PGSSLMODE=${sslmode[$t]} PGGSSENCMODE=disable "${pin[@]}" "$bindir/pgbench" -n "$@" -c 1 -T "$seconds" \
         -f "$work/select1.sql" -h "${host[$t]}" -p "$port" -U foo foo 2>/dev/null |
@@ -103,10 +108,11 @@ instructions_per_query() { # TRANSPORT
     python3 -c "print(($b - $a) / $callgrind_n, ($d - $c) / ($d_calls - $c_calls))"
 }
 
-sockbench_rate() { # TRANSPORT EXPERIMENT METRIC
+sockbench_rate() { # TRANSPORT EXPERIMENT METRIC [OPTIONS…]
     local t=$1 url
     url=$(url_of "$t")
-    "${pin[@]}" "$sb" postgres --url "$t=$url" --experiments "$2" --trials 3 --json "$work/sb.json" >/dev/null
+    "${pin[@]}" "$sb" postgres --url "$t=$url" --experiments "$2" --trials 3 "${@:4}" \
+        --json "$work/sb.json" >/dev/null
     python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['results'][0]['metrics']['$3'])" \
         "$work/sb.json"
 }
@@ -125,6 +131,14 @@ printf '%-5s %-6s %-12s %12s %12s %7s\n' round transport figure pgbench sockbenc
 declare -A ratios cpu_ratios
 for round in $(seq "$rounds"); do
     for t in $transports; do
+        for protocol in $protocols; do
+            [ "$protocol" = simple ] && continue
+            pg=$(pgbench_tps "$t" -M "$protocol")
+            sbq=$(sockbench_rate "$t" query qps -M "$protocol")
+            r=$(python3 -c "print(f'{$sbq/$pg:.3f}')")
+            ratios[queries-$protocol-$t]+="$r "
+            printf '%-5s %-9s %-12s %10.0f/s %10.0f/s %7s\n' "$round" "$t" "q/s $protocol" "$pg" "$sbq" "$r"
+        done
         pg=$(pgbench_tps "$t")
         sbq=$(sockbench_rate "$t" query qps)
         r=$(python3 -c "print(f'{$sbq/$pg:.3f}')")
@@ -146,7 +160,8 @@ done
 
 echo
 echo "client instructions per SELECT 1, user mode, callgrind ($callgrind_n and $((2 * callgrind_n)) transactions):"
-for t in $transports; do
+[ "${CALLGRIND:-1}" = 0 ] && transports_counted= || transports_counted=$transports
+for t in $transports_counted; do
     read -r pg_i sb_i <<<"$(instructions_per_query "$t")"
     python3 -c "import sys; p, s = float(sys.argv[2]), float(sys.argv[3]); print(f'  {sys.argv[1]:<6} pgbench {p:9.0f}  sockbench {s:9.0f}  ratio {s / p:.3f} (target ≤ 1.05)')" \
         "$t" "$pg_i" "$sb_i"
@@ -163,7 +178,7 @@ for t in $transports; do
 done
 
 echo
-echo "sockbench ÷ pgbench, median over $rounds rounds (target ≥ 1.0):"
+echo "sockbench ÷ pgbench, median over $rounds rounds (target ≥ 1.0; ≥ 0.95 in the prepared protocol):"
 for key in $(printf "%s\n" "${!ratios[@]}" | sort); do
     python3 -c "import statistics,sys; print(f'  {sys.argv[1]:<18} {statistics.median(map(float, sys.argv[2:])):.3f}')" \
         "$key" ${ratios[$key]}
