@@ -11,6 +11,8 @@ use crate::results::ResultRecord;
 
 /// Reads one latency figure.
 type LatencyOf = fn(&crate::stats::Percentiles) -> f64;
+/// Reads one count of transactions.
+type CountOf = fn(&ResultRecord) -> Option<u64>;
 
 const LATENCIES: [(&str, LatencyOf); 4] = [
     ("latency mean", |p| p.mean),
@@ -59,20 +61,26 @@ pub(super) fn rate_rows(table: &mut Columns, clients: u64, rate: u64, columns: &
     counted_rows(table, columns);
 }
 
-/// Failed, late and skipped transactions when there are any; each command's time.
+/// Failed transactions when any failed; late and skipped ones when counted (with
+/// `-L`); each command's time (with `-r`).
 fn counted_rows(table: &mut Columns, columns: &Cells) {
-    let counts: [(&str, fn(&ResultRecord) -> Option<u64>); 3] = [
-        ("  failed transactions", |r| r.metrics.failed),
+    if columns
+        .iter()
+        .flatten()
+        .any(|r| r.metrics.failed.unwrap_or(0) > 0)
+    {
+        table.line("  failed transactions", columns, Unit::Count, |r| {
+            r.metrics.failed.map(|f| f as f64)
+        });
+    }
+    let counts: [(&str, CountOf); 2] = [
         ("  late transactions (over -L)", |r| r.metrics.late),
-        ("  skipped transactions (late at start)", |r| {
+        ("  skipped transactions (late when due)", |r| {
             r.metrics.skipped
         }),
     ];
     for (label, get) in counts {
-        let always = label.contains("late");
-        if always || columns.iter().flatten().any(|r| get(r).unwrap_or(0) > 0) {
-            table.line(label, columns, Unit::Count, |r| get(r).map(|f| f as f64));
-        }
+        table.line(label, columns, Unit::Count, |r| get(r).map(|f| f as f64));
     }
     let commands = columns
         .iter()
