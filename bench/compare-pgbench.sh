@@ -17,7 +17,8 @@
 #
 # The queries/s comparison runs in each protocol of PROTOCOLS (default "simple
 # prepared"): pgbench -M prepared against sockbench -M prepared as well (target
-# ≥ 0.95× pgbench); the CPU and callgrind figures are for the simple protocol.
+# ≥ 0.95× pgbench), and so do the callgrind counts; the CPU figures are for the
+# simple protocol.
 #
 # Both clients use libpq with gssencmode disabled and the same sslmode. pgbench is
 # called from /usr/lib/postgresql/NN/bin directly (Debian's /usr/bin/pgbench is a
@@ -65,8 +66,9 @@ instructions() {
 }
 
 # sockbench's instructions in its query trial (connection, warm-up and timed batches)
-# and how many times it called PQexec there: "INSTRUCTIONS CALLS". The call count
-# makes the per-query figure exact even when a batch was run again.
+# and how many queries it sent there (calls of PQsendQuery, PQsendQueryParams or
+# PQsendQueryPrepared): "INSTRUCTIONS CALLS". The call count makes the per-query
+# figure exact even when a batch or a trial was run again.
 sockbench_instructions() { # ARGS...
     valgrind --tool=callgrind --toggle-collect='*query_trial*' \
         --callgrind-out-file="$work/cg.out" "$sb" "$@" >/dev/null 2>&1
@@ -80,7 +82,7 @@ for line in open(sys.argv[1]):
             names[m.group(1)] = m.group(2).strip()
         current = names.get(m.group(1)) if line.startswith("cfn=") else current
         continue
-    if line.startswith("calls=") and current == "PQexec":
+    if line.startswith("calls=") and current in ("PQsendQuery", "PQsendQueryParams", "PQsendQueryPrepared"):
         calls += int(line.split()[0][6:])
     m = re.match(r"summary: (\d+)", line) or re.match(r"totals: (\d+)", line)
     if m:
@@ -92,17 +94,17 @@ PY
 # Instructions per SELECT 1 for pgbench and sockbench: the difference between a run of
 # N and one of 2N (pgbench) or between two query trials (sockbench), over the queries
 # it added, so connection and start-up drop out.
-instructions_per_query() { # TRANSPORT
-    local t=$1 url a b c d
+instructions_per_query() { # TRANSPORT PROTOCOL
+    local t=$1 m=$2 url a b c d
     url=$(url_of "$t")
     export PGSSLMODE=${sslmode[$t]} PGGSSENCMODE=disable
-    a=$(instructions "$bindir/pgbench" -n -c 1 -t "$callgrind_n" -f "$work/select1.sql" \
+    a=$(instructions "$bindir/pgbench" -n -M "$m" -c 1 -t "$callgrind_n" -f "$work/select1.sql" \
         -h "${host[$t]}" -p "$port" -U foo foo)
-    b=$(instructions "$bindir/pgbench" -n -c 1 -t "$((2 * callgrind_n))" -f "$work/select1.sql" \
+    b=$(instructions "$bindir/pgbench" -n -M "$m" -c 1 -t "$((2 * callgrind_n))" -f "$work/select1.sql" \
         -h "${host[$t]}" -p "$port" -U foo foo)
-    read -r c c_calls <<<"$(sockbench_instructions postgres --url "$t=$url" --experiments query \
+    read -r c c_calls <<<"$(sockbench_instructions postgres --url "$t=$url" --experiments query -M "$m" \
         --trials 1 --quiet --queries "$callgrind_n,$((2 * callgrind_n))" --json "$work/cg.json")"
-    read -r d d_calls <<<"$(sockbench_instructions postgres --url "$t=$url" --experiments query \
+    read -r d d_calls <<<"$(sockbench_instructions postgres --url "$t=$url" --experiments query -M "$m" \
         --trials 1 --quiet --queries "$((2 * callgrind_n)),$((4 * callgrind_n))" --json "$work/cg.json")"
     unset PGSSLMODE PGGSSENCMODE
     python3 -c "print(($b - $a) / $callgrind_n, ($d - $c) / ($d_calls - $c_calls))"
@@ -162,9 +164,11 @@ echo
 echo "client instructions per SELECT 1, user mode, callgrind ($callgrind_n and $((2 * callgrind_n)) transactions):"
 [ "${CALLGRIND:-1}" = 0 ] && transports_counted= || transports_counted=$transports
 for t in $transports_counted; do
-    read -r pg_i sb_i <<<"$(instructions_per_query "$t")"
-    python3 -c "import sys; p, s = float(sys.argv[2]), float(sys.argv[3]); print(f'  {sys.argv[1]:<6} pgbench {p:9.0f}  sockbench {s:9.0f}  ratio {s / p:.3f} (target ≤ 1.05)')" \
-        "$t" "$pg_i" "$sb_i"
+    for m in $protocols; do
+        read -r pg_i sb_i <<<"$(instructions_per_query "$t" "$m")"
+        python3 -c "import sys; p, s = float(sys.argv[2]), float(sys.argv[3]); print(f'  {sys.argv[1]:<15} pgbench {p:9.0f}  sockbench {s:9.0f}  ratio {s / p:.3f} (target ≤ 1.05)')" \
+            "$t $m" "$pg_i" "$sb_i"
+    done
 done
 if perf stat -e instructions true 2>&1 | grep -q 'not supported'; then
     echo "  (hardware instruction counters: not available on this machine; perf counts none)"
