@@ -13,7 +13,12 @@
 #     clients, as the difference between two runs of different lengths over the
 #     queries added (so start-up and connection cost drop out); and instructions
 #     from perf where the hardware counts them.
-# Target for both: sockbench ≤ 1.05× pgbench.
+# Target for both: sockbench ≤ 1.05× pgbench (CALLGRIND=0 skips the callgrind count).
+#
+# The queries/s comparison runs in each protocol of PROTOCOLS (default "simple
+# prepared"): pgbench -M prepared against sockbench -M prepared as well (target
+# ≥ 0.95× pgbench), and so do the callgrind counts; the CPU figures are for the
+# simple protocol.
 #
 # Both clients use libpq with gssencmode disabled and the same sslmode. pgbench is
 # called from /usr/lib/postgresql/NN/bin directly (Debian's /usr/bin/pgbench is a
@@ -25,6 +30,7 @@ rounds=${ROUNDS:-5}
 callgrind_n=${CALLGRIND_N:-2000}
 transports=${TRANSPORTS:-unix tcp tls}
 seconds=${SECONDS_PER_RUN:-10}
+protocols=${PROTOCOLS:-simple prepared}
 
 # Server and clients share one CPU (PIN_CPU, default 0; PIN_CPU=none to let them
 # roam). Unpinned, each round trip on these VMs costs either ~20 µs or ~100 µs,
@@ -34,7 +40,7 @@ PIN_DEFAULT=0
 # shellcheck source=bench/lib/throwaway-cluster.sh
 source bench/lib/throwaway-cluster.sh
 
-pgbench_tps() { # TRANSPORT [-C]
+pgbench_tps() { # TRANSPORT [OPTIONS…]
     local t=$1; shift
     PGSSLMODE=${sslmode[$t]} PGGSSENCMODE=disable "${pin[@]}" "$bindir/pgbench" -n "$@" -c 1 -T "$seconds" \
         -f "$work/select1.sql" -h "${host[$t]}" -p "$port" -U foo foo 2>/dev/null |
@@ -60,8 +66,9 @@ instructions() {
 }
 
 # sockbench's instructions in its query trial (connection, warm-up and timed batches)
-# and how many times it called PQexec there: "INSTRUCTIONS CALLS". The call count
-# makes the per-query figure exact even when a batch was run again.
+# and how many queries it sent there (calls of PQsendQuery, PQsendQueryParams or
+# PQsendQueryPrepared): "INSTRUCTIONS CALLS". The call count makes the per-query
+# figure exact even when a batch or a trial was run again.
 sockbench_instructions() { # ARGS...
     valgrind --tool=callgrind --toggle-collect='*query_trial*' \
         --callgrind-out-file="$work/cg.out" "$sb" "$@" >/dev/null 2>&1
@@ -75,7 +82,7 @@ for line in open(sys.argv[1]):
             names[m.group(1)] = m.group(2).strip()
         current = names.get(m.group(1)) if line.startswith("cfn=") else current
         continue
-    if line.startswith("calls=") and current == "PQexec":
+    if line.startswith("calls=") and current in ("PQsendQuery", "PQsendQueryParams", "PQsendQueryPrepared"):
         calls += int(line.split()[0][6:])
     m = re.match(r"summary: (\d+)", line) or re.match(r"totals: (\d+)", line)
     if m:
@@ -87,26 +94,27 @@ PY
 # Instructions per SELECT 1 for pgbench and sockbench: the difference between a run of
 # N and one of 2N (pgbench) or between two query trials (sockbench), over the queries
 # it added, so connection and start-up drop out.
-instructions_per_query() { # TRANSPORT
-    local t=$1 url a b c d
+instructions_per_query() { # TRANSPORT PROTOCOL
+    local t=$1 m=$2 url a b c d
     url=$(url_of "$t")
     export PGSSLMODE=${sslmode[$t]} PGGSSENCMODE=disable
-    a=$(instructions "$bindir/pgbench" -n -c 1 -t "$callgrind_n" -f "$work/select1.sql" \
+    a=$(instructions "$bindir/pgbench" -n -M "$m" -c 1 -t "$callgrind_n" -f "$work/select1.sql" \
         -h "${host[$t]}" -p "$port" -U foo foo)
-    b=$(instructions "$bindir/pgbench" -n -c 1 -t "$((2 * callgrind_n))" -f "$work/select1.sql" \
+    b=$(instructions "$bindir/pgbench" -n -M "$m" -c 1 -t "$((2 * callgrind_n))" -f "$work/select1.sql" \
         -h "${host[$t]}" -p "$port" -U foo foo)
-    read -r c c_calls <<<"$(sockbench_instructions postgres --url "$t=$url" --experiments query \
+    read -r c c_calls <<<"$(sockbench_instructions postgres --url "$t=$url" --experiments query -M "$m" \
         --trials 1 --quiet --queries "$callgrind_n,$((2 * callgrind_n))" --json "$work/cg.json")"
-    read -r d d_calls <<<"$(sockbench_instructions postgres --url "$t=$url" --experiments query \
+    read -r d d_calls <<<"$(sockbench_instructions postgres --url "$t=$url" --experiments query -M "$m" \
         --trials 1 --quiet --queries "$((2 * callgrind_n)),$((4 * callgrind_n))" --json "$work/cg.json")"
     unset PGSSLMODE PGGSSENCMODE
     python3 -c "print(($b - $a) / $callgrind_n, ($d - $c) / ($d_calls - $c_calls))"
 }
 
-sockbench_rate() { # TRANSPORT EXPERIMENT METRIC
+sockbench_rate() { # TRANSPORT EXPERIMENT METRIC [OPTIONS…]
     local t=$1 url
     url=$(url_of "$t")
-    "${pin[@]}" "$sb" postgres --url "$t=$url" --experiments "$2" --trials 3 --json "$work/sb.json" >/dev/null
+    "${pin[@]}" "$sb" postgres --url "$t=$url" --experiments "$2" --trials 3 "${@:4}" \
+        --json "$work/sb.json" >/dev/null
     python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['results'][0]['metrics']['$3'])" \
         "$work/sb.json"
 }
@@ -125,6 +133,14 @@ printf '%-5s %-6s %-12s %12s %12s %7s\n' round transport figure pgbench sockbenc
 declare -A ratios cpu_ratios
 for round in $(seq "$rounds"); do
     for t in $transports; do
+        for protocol in $protocols; do
+            [ "$protocol" = simple ] && continue
+            pg=$(pgbench_tps "$t" -M "$protocol")
+            sbq=$(sockbench_rate "$t" query qps -M "$protocol")
+            r=$(python3 -c "print(f'{$sbq/$pg:.3f}')")
+            ratios[queries-$protocol-$t]+="$r "
+            printf '%-5s %-9s %-12s %10.0f/s %10.0f/s %7s\n' "$round" "$t" "q/s $protocol" "$pg" "$sbq" "$r"
+        done
         pg=$(pgbench_tps "$t")
         sbq=$(sockbench_rate "$t" query qps)
         r=$(python3 -c "print(f'{$sbq/$pg:.3f}')")
@@ -146,10 +162,13 @@ done
 
 echo
 echo "client instructions per SELECT 1, user mode, callgrind ($callgrind_n and $((2 * callgrind_n)) transactions):"
-for t in $transports; do
-    read -r pg_i sb_i <<<"$(instructions_per_query "$t")"
-    python3 -c "import sys; p, s = float(sys.argv[2]), float(sys.argv[3]); print(f'  {sys.argv[1]:<6} pgbench {p:9.0f}  sockbench {s:9.0f}  ratio {s / p:.3f} (target ≤ 1.05)')" \
-        "$t" "$pg_i" "$sb_i"
+[ "${CALLGRIND:-1}" = 0 ] && transports_counted= || transports_counted=$transports
+for t in $transports_counted; do
+    for m in $protocols; do
+        read -r pg_i sb_i <<<"$(instructions_per_query "$t" "$m")"
+        python3 -c "import sys; p, s = float(sys.argv[2]), float(sys.argv[3]); print(f'  {sys.argv[1]:<15} pgbench {p:9.0f}  sockbench {s:9.0f}  ratio {s / p:.3f} (target ≤ 1.05)')" \
+            "$t $m" "$pg_i" "$sb_i"
+    done
 done
 if perf stat -e instructions true 2>&1 | grep -q 'not supported'; then
     echo "  (hardware instruction counters: not available on this machine; perf counts none)"
@@ -163,7 +182,7 @@ for t in $transports; do
 done
 
 echo
-echo "sockbench ÷ pgbench, median over $rounds rounds (target ≥ 1.0):"
+echo "sockbench ÷ pgbench, median over $rounds rounds (target ≥ 1.0; ≥ 0.95 in the prepared protocol):"
 for key in $(printf "%s\n" "${!ratios[@]}" | sort); do
     python3 -c "import statistics,sys; print(f'  {sys.argv[1]:<18} {statistics.median(map(float, sys.argv[2:])):.3f}')" \
         "$key" ${ratios[$key]}

@@ -2,6 +2,7 @@
 
 use super::experiment::{PgBudget, PgExperiment};
 use super::hba::AuthMethod;
+use super::libpq::Protocol;
 use super::targets::{NamedUrl, UrlArg};
 use crate::plan::Measuring;
 use crate::units::format_count;
@@ -17,6 +18,8 @@ use std::path::PathBuf;
     sockbench postgres --url 'host=/var/run/postgresql port=5432 user=foo'\n  \
     sockbench postgres --server postgres://foo@127.0.0.1:5432/foo\n  \
     PGHOST=127.0.0.1 PGPORT=5432 PGUSER=foo sockbench postgres --experiments query\n  \
+    sockbench postgres --experiments concurrent -c 10 -j 2 -T 10 -M prepared -f bench.sql\n  \
+    sockbench postgres --experiments concurrent -c 10 -R 2000 -L 5 -P 1\n  \
     PGPASSWORD=… sockbench postgres --auth-url trust=postgres://foo@127.0.0.1/foo \\\n      \
     --auth-url scram-sha-256=postgres://foo@127.0.0.1/foo?passfile=/home/me/.pgpass-bench\n\n\
     Passwords: keep them out of the URL. A command line is visible to every local user \
@@ -43,7 +46,9 @@ use std::path::PathBuf;
     authentication), auth (the same per authentication method; the cost over trust), rows \
     (SELECT * FROM generate_series(1,N), every value read; time per row by fit), \
     concurrent (clients running a script at once on a few threads, like pgbench -c -j -T; \
-    transactions/s and latency percentiles).")]
+    transactions/s and latency percentiles; with --rate, the latency at that rate).\n\n\
+    pgbench's options keep pgbench's letters and meaning: -c -j -T (a plain number is \
+    seconds) -C -f -D -M -R -L -P -r.")]
 pub struct PostgresArgs {
     /// Experiments to run, comma-separated [default: query,connect,auth,rows,concurrent].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
@@ -76,26 +81,65 @@ pub struct PostgresArgs {
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub auth_methods: Option<Vec<AuthMethod>>,
 
-    /// Concurrent clients; a list (e.g. 1,2,4,8,16) runs a sweep [default: 10].
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    /// Concurrent clients (pgbench -c); a list (e.g. 1,2,4,8,16) runs a sweep [default:
+    /// 10].
+    #[arg(short = 'c', long, value_delimiter = ',', value_name = "LIST")]
     pub clients: Option<Vec<u32>>,
 
-    /// Client threads driving the concurrent clients [default: the number of cores].
-    #[arg(long, value_name = "N")]
+    /// Client threads driving the concurrent clients (pgbench -j) [default: the number
+    /// of cores].
+    #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<u32>,
 
-    /// Measured time of each concurrent run [default: see `with_defaults`].
-    #[arg(long, value_name = "TIME")]
+    /// Measured time of each concurrent run (pgbench -T) [default: see `with_defaults`].
+    #[arg(short = 'T', long, value_name = "TIME")]
     pub duration: Option<String>,
 
-    /// The transaction of the concurrent clients: a file of SQL commands, each ending
-    /// with ';', run one after the other, like a pgbench script [default: SELECT 1].
-    #[arg(long, value_name = "FILE")]
+    /// The transaction of the concurrent clients (pgbench -f): a file of SQL commands,
+    /// each ending with ';', run one after the other, with pgbench's \set NAME EXPR
+    /// (integer arithmetic and random(a, b)) and :NAME in the SQL; other meta-commands
+    /// are refused [default: SELECT 1].
+    #[arg(short = 'f', long, value_name = "FILE")]
     pub script: Option<PathBuf>,
 
-    /// Open and close a connection for every transaction, like pgbench -C.
-    #[arg(long)]
+    /// Sets a script variable (pgbench -D), an integer; :scale is 1 unless given
+    /// (repeatable).
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
+    pub defines: Vec<String>,
+
+    /// Open and close a connection for every transaction (pgbench -C).
+    #[arg(short = 'C', long)]
     pub connect_per_transaction: bool,
+
+    /// How queries are sent in the query and concurrent experiments (pgbench -M):
+    /// simple (one message, parsed each time), extended (parse, bind, execute an
+    /// unnamed statement each time) or prepared (prepared once per connection)
+    /// [default: simple].
+    #[arg(short = 'M', long, value_name = "MODE")]
+    pub protocol: Option<Protocol>,
+
+    /// Run the concurrent clients at a fixed rate of TPS transactions per second in
+    /// all (pgbench -R), started on a Poisson schedule; latency counts from each
+    /// transaction's scheduled start, so a slow server cannot hide its queue, and the
+    /// verdict compares latency instead of throughput.
+    #[arg(short = 'R', long, value_name = "TPS")]
+    pub rate: Option<u64>,
+
+    /// Count the transactions that take longer than MS milliseconds (pgbench -L); with
+    /// --rate, a transaction already later than that when it would start is skipped
+    /// and counted.
+    #[arg(short = 'L', long, value_name = "MS")]
+    pub latency_limit: Option<f64>,
+
+    /// Print progress every N seconds during each concurrent run on stderr (pgbench -P):
+    /// transactions/s, latency mean and stddev, and with --rate the schedule lag.
+    #[arg(short = 'P', long, value_name = "N")]
+    pub progress: Option<u32>,
+
+    /// Report the mean latency of each SQL command of the script in the concurrent
+    /// experiment (pgbench -r).
+    #[arg(short = 'r', long)]
+    pub report_per_command: bool,
 
     /// Directory holding PostgreSQL's initdb and postgres [default: from pg_config, then
     /// the newest /usr/lib/postgresql/*/bin, then PATH].
@@ -160,8 +204,9 @@ pub fn with_defaults(command: clap::Command) -> clap::Command {
         })
         .mut_arg("duration", |a| {
             a.help(format!(
-                "Measured time of each concurrent run, e.g. 10s or 500ms, after a warm-up that \
-                 is not counted [default: {}; {} with --quick]",
+                "Measured time of each concurrent run (pgbench -T), e.g. 10s, 500ms or 10 (a \
+                 plain number is seconds), after a warm-up that is not counted [default: {}; \
+                 {} with --quick]",
                 seconds(full.concurrent_time),
                 seconds(quick.concurrent_time)
             ))

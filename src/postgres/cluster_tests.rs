@@ -205,8 +205,13 @@ fn connect_per_transaction_opens_one_connection_per_transaction() {
         threads: 1,
         duration: std::time::Duration::from_millis(300),
         warmup: std::time::Duration::from_millis(100),
-        script: vec![std::ffi::CString::new("SELECT 1").unwrap()],
+        script: crate::postgres::script::Script::default_select(),
         connect_per_transaction: false,
+        protocol: crate::postgres::libpq::Protocol::Simple,
+        rate: None,
+        latency_limit: None,
+        progress: None,
+        per_command: false,
     };
     // The one session that looked at the server when the target was made.
     let mut before = sessions_reaching(&cluster, 0, 1);

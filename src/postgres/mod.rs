@@ -47,6 +47,9 @@ pub static FAMILY: Family = Family {
         &describe::AUTH,
         &describe::ROWS,
         &describe::CONCURRENT,
+        // Not a `PgExperiment` of its own: the concurrent experiment's records at a
+        // fixed rate (`--rate`), which compare latency instead of throughput.
+        &describe::CONCURRENT_RATE,
     ],
     command: || {
         args::with_defaults(args::PostgresArgs::augment_args(clap::Command::new(

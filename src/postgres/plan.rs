@@ -5,14 +5,14 @@ use crate::error::usage;
 use crate::plan::{distinct, DEFAULT_TRANSPORTS};
 use crate::postgres::experiment::{PgBudget, PgExperiment};
 use crate::postgres::hba::AuthMethod;
-use crate::postgres::script;
+use crate::postgres::script::{self, Script};
 use crate::postgres::targets::UrlArg;
 use crate::system::pg_environment;
 use crate::transport::{Kind, Transport};
 use crate::units::{format_count, parse_count, parse_duration};
 use anyhow::Result;
-use std::ffi::CString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Where the servers under test come from.
 #[derive(Debug, Clone)]
@@ -35,14 +35,23 @@ pub enum PgSource {
     },
 }
 
-/// How the concurrent experiment loads the server.
+/// How the concurrent experiment loads the server (pgbench's options).
 #[derive(Debug, Clone)]
 pub struct ConcurrentPlan {
     /// One run per client count (a sweep when there are several).
     pub clients: Vec<u32>,
     pub threads: u32,
-    pub script: Vec<CString>,
+    pub script: Script,
     pub connect_per_transaction: bool,
+    /// Transactions per second of all clients together, on a Poisson schedule.
+    pub rate: Option<u64>,
+    /// Transactions later than this are counted (and with a rate, skipped when late
+    /// before they start).
+    pub latency_limit: Option<Duration>,
+    /// Progress lines on stderr this often during each run.
+    pub progress: Option<Duration>,
+    /// Time each SQL command of the script.
+    pub per_command: bool,
 }
 
 /// A validated `postgres` run.
@@ -87,6 +96,9 @@ impl PostgresPlan {
         if let Some(text) = &args.duration {
             budget.concurrent_time =
                 parse_duration(text).map_err(|e| usage(format!("--duration: {e}")))?;
+        }
+        if let Some(protocol) = args.protocol {
+            budget.protocol = protocol;
         }
         let concurrent = concurrent_plan(args)?;
         let given = !args.urls.is_empty() || !args.auth_urls.is_empty() || args.server.is_some();
@@ -311,6 +323,8 @@ fn counts(flag: &str, list: &[String], most: u64) -> Result<Vec<u64>> {
 }
 
 const MAX_CLIENTS: u32 = 1_000;
+/// Far above what one client machine sends; a whole number, as results record it.
+const MAX_RATE: u64 = 10_000_000;
 
 fn concurrent_plan(args: &PostgresArgs) -> Result<ConcurrentPlan> {
     let clients = distinct(
@@ -331,14 +345,45 @@ fn concurrent_plan(args: &PostgresArgs) -> Result<ConcurrentPlan> {
             "--threads must be between 1 and 256, not {threads}"
         )));
     }
+    let defines = args
+        .defines
+        .iter()
+        .map(|d| script::define(d).map_err(usage))
+        .collect::<Result<Vec<_>>>()?;
     let script = match &args.script {
-        Some(path) => script::load(path)?,
-        None => vec![CString::new(script::DEFAULT)?],
+        Some(path) => script::load(path, &defines)?,
+        None if defines.is_empty() => Script::default_select(),
+        None => return Err(usage("--define sets variables of a --script; give one")),
+    };
+    if let Some(rate) = args.rate {
+        if !(1..=MAX_RATE).contains(&rate) {
+            return Err(usage(format!(
+                "--rate must be between 1 and {MAX_RATE} transactions per second, not {rate}"
+            )));
+        }
+    }
+    let latency_limit = match args.latency_limit {
+        Some(ms) if !(ms.is_finite() && (0.001..=60_000.0).contains(&ms)) => {
+            return Err(usage(format!(
+                "--latency-limit must be between 0.001 and 60000 milliseconds, not {ms}"
+            )))
+        }
+        Some(ms) => Some(Duration::from_secs_f64(ms / 1e3)),
+        None => None,
+    };
+    let progress = match args.progress {
+        Some(0) => return Err(usage("--progress needs a number of seconds of 1 or more")),
+        Some(s) => Some(Duration::from_secs(u64::from(s))),
+        None => None,
     };
     Ok(ConcurrentPlan {
         clients,
         threads,
         script,
         connect_per_transaction: args.connect_per_transaction,
+        rate: args.rate,
+        latency_limit,
+        progress,
+        per_command: args.report_per_command,
     })
 }

@@ -6,19 +6,26 @@
 use super::experiment::PgTarget;
 use super::hba::{self, Answer, AuthMethod, ProbeAddr};
 use super::libpq::Conn;
+use super::script::{Bindings, Rng, Script};
 use crate::error::usage;
 use anyhow::Result;
-use std::ffi::CString;
 
-/// Runs the concurrent clients' script once (as a warm-up transaction would).
-pub fn script_runs(target: &PgTarget, script: &[CString]) -> Result<()> {
+/// Runs the concurrent clients' script once (as a warm-up transaction would), its
+/// `\set`s evaluated and its variables written as text.
+pub fn script_runs(target: &PgTarget, script: &Script) -> Result<()> {
     let conn = Conn::connect(&target.params)?;
-    for (i, command) in script.iter().enumerate() {
-        conn.exec(command).map_err(|e| {
+    let mut bindings = Bindings::new(script, 0);
+    let mut rng = Rng::new(1);
+    for (i, command) in script.commands.iter().enumerate() {
+        bindings
+            .run(&command.sets, &mut rng)
+            .map_err(|e| usage(format!("--script: {e}; fix the script")))?;
+        let text = bindings.text(command).to_owned();
+        conn.exec(&text).map_err(|e| {
             usage(format!(
                 "--script: command {} ({}) fails on {}: {e}; fix the script",
                 i + 1,
-                command.to_string_lossy(),
+                text.to_string_lossy(),
                 target.label
             ))
         })?;

@@ -6,13 +6,14 @@ use super::cluster::Cluster;
 use super::experiment::concurrent::{self, Load};
 use super::experiment::{connect, fitted, PgBudget, PgExperiment, PgTarget};
 use super::hba::AuthMethod;
+use super::libpq::Protocol;
 use super::plan::ConcurrentPlan;
-use super::script;
 use super::tamper::Facts;
 use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::harness::aggregate::{rank, record};
 use crate::harness::{self, Case, Grid, Progress, Runner, Schedule};
+use crate::report::experiment::Experiment;
 use crate::results::{Params, ResultRecord, Trial};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
@@ -73,13 +74,17 @@ impl Runner for PgRunner<'_> {
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
         let (t, b) = (&self.targets[target], self.budget);
         match self.experiment {
-            PgExperiment::Query => fitted::query_trial(t, &b.queries, meter),
+            PgExperiment::Query => fitted::query_trial(t, &b.queries, b.protocol, meter),
             PgExperiment::Rows => fitted::rows_trial(t, &b.rows, meter),
             PgExperiment::Connect => connect::trial(t, b.connections, b.connect_time, meter),
             PgExperiment::Auth => connect::trial(t, b.auth_connections, b.auth_time, meter),
             PgExperiment::Concurrent => {
-                let load = self.cases[case].load.as_ref().context("no load")?;
-                concurrent::trial(t, load, meter)
+                let case = &self.cases[case];
+                let mut load = case.load.clone().context("no load")?;
+                if let Some((_, label)) = &mut load.progress {
+                    *label = format!("{}, {}", t.label, case.label);
+                }
+                concurrent::trial(t, &load, meter)
             }
         }
     }
@@ -89,7 +94,7 @@ impl Suite<'_> {
     /// Runs every round of `experiment` and returns its ranked records.
     pub fn run(&mut self, experiment: PgExperiment) -> Result<Vec<ResultRecord>> {
         let (targets, cases) = self.cases(experiment);
-        let described = experiment.describe();
+        let described = self.described(experiment);
         let mut cases = harness::placed(cases, &self.placements, |c| &mut c.params);
         for c in &mut cases {
             c.label = described.case_label(&c.params);
@@ -101,11 +106,10 @@ impl Suite<'_> {
                 .map(|c| Case::new(c.label.clone(), c.targets.clone(), &c.params))
                 .collect(),
             self.rounds,
-            experiment.describe().headline,
+            described.headline,
         );
         // A user's script may create its own objects as it runs.
-        let objects = experiment != PgExperiment::Concurrent
-            || self.concurrent.script == [std::ffi::CString::new(script::DEFAULT)?];
+        let objects = experiment != PgExperiment::Concurrent || self.concurrent.script.is_default();
         let before = match &self.cluster {
             Some((cluster, _)) => Some(Facts::read(cluster, objects)?),
             None => None,
@@ -128,8 +132,18 @@ impl Suite<'_> {
             before.unchanged(cluster, described.id)?;
         }
         let mut records = self.records(experiment, &targets, &cases, grid);
-        rank(&mut records, &experiment.describe().headline);
+        rank(&mut records, &described.headline);
         Ok(records)
+    }
+
+    /// How `experiment` describes itself in this run: the concurrent experiment at a
+    /// fixed rate compares latency, so it has its own description.
+    fn described(&self, experiment: PgExperiment) -> &'static Experiment {
+        if experiment == PgExperiment::Concurrent && self.concurrent.rate.is_some() {
+            &super::describe::CONCURRENT_RATE
+        } else {
+            experiment.describe()
+        }
     }
 
     /// The targets of `experiment` and its cases over them.
@@ -139,7 +153,9 @@ impl Suite<'_> {
             .cluster
             .is_some()
             .then(|| AuthMethod::Trust.name().to_string());
-        let described = experiment.describe();
+        let described = self.described(experiment);
+        let protocol = (self.budget.protocol != Protocol::Simple)
+            .then(|| self.budget.protocol.name().to_string());
         let case = |params: Params, targets: Vec<usize>| PgCase {
             label: described.case_label(&params),
             params,
@@ -156,6 +172,9 @@ impl Suite<'_> {
                 };
                 let params = Params {
                     counts: Some(counts.clone()),
+                    protocol: protocol
+                        .clone()
+                        .filter(|_| experiment == PgExperiment::Query),
                     ..Params::default()
                 };
                 (self.targets.clone(), vec![case(params, all)])
@@ -181,6 +200,11 @@ impl Suite<'_> {
                             warmup: self.budget.concurrent_warmup,
                             script: plan.script.clone(),
                             connect_per_transaction: plan.connect_per_transaction,
+                            protocol: self.budget.protocol,
+                            rate: plan.rate.map(|r| r as f64),
+                            latency_limit: plan.latency_limit,
+                            progress: plan.progress.map(|p| (p, String::new())),
+                            per_command: plan.per_command,
                         };
                         let params = Params {
                             clients: Some(u64::from(clients)),
@@ -188,6 +212,9 @@ impl Suite<'_> {
                             duration_ms: Some(load.duration.as_millis() as u64),
                             connect_per_transaction: load.connect_per_transaction,
                             auth_method: trust.clone(),
+                            protocol: protocol.clone(),
+                            rate_per_s: plan.rate,
+                            latency_limit_us: plan.latency_limit.map(|l| l.as_micros() as u64),
                             ..Params::default()
                         };
                         PgCase {
@@ -251,7 +278,7 @@ impl Suite<'_> {
         cases: &[PgCase],
         grid: Grid,
     ) -> Vec<ResultRecord> {
-        let described = experiment.describe();
+        let described = self.described(experiment);
         let mut records = Vec::new();
         for (case, per_target) in cases.iter().zip(grid) {
             for (&t, trials) in case.targets.iter().zip(per_target) {

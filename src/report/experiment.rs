@@ -75,6 +75,10 @@ pub enum CaseParam {
     AuthMethod,
     /// A connection per transaction.
     ConnectPerTransaction,
+    /// The query protocol, when not the simple one.
+    Protocol,
+    /// A fixed transaction rate.
+    Rate,
 }
 
 impl CaseParam {
@@ -85,7 +89,8 @@ impl CaseParam {
             CaseParam::WriteSize => p.write_size,
             CaseParam::Clients => p.clients,
             CaseParam::Streams => p.streams,
-            CaseParam::AuthMethod | CaseParam::ConnectPerTransaction => None,
+            CaseParam::Rate => p.rate_per_s,
+            CaseParam::AuthMethod | CaseParam::ConnectPerTransaction | CaseParam::Protocol => None,
         }
     }
 
@@ -103,6 +108,8 @@ impl CaseParam {
             CaseParam::ConnectPerTransaction => p
                 .connect_per_transaction
                 .then(|| "connection per transaction".into()),
+            CaseParam::Protocol => p.protocol.as_ref().map(|m| format!("{m} protocol")),
+            CaseParam::Rate => p.rate_per_s.map(|r| format!("at {r} transactions/s")),
         }
     }
 
@@ -113,6 +120,8 @@ impl CaseParam {
             CaseParam::Clients => p.clients.map(|c| format!("{c} cl.")),
             CaseParam::Streams => p.streams.map(|n| format!("×{n}")),
             CaseParam::AuthMethod => p.auth_method.clone(),
+            CaseParam::Protocol => p.protocol.clone(),
+            CaseParam::Rate => p.rate_per_s.map(|r| format!("{r}/s")),
             CaseParam::ConnectPerTransaction => None,
         }
     }

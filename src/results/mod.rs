@@ -153,6 +153,17 @@ pub struct Params {
     /// The N of each timed batch whose totals are fitted (queries or rows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counts: Option<Vec<u64>>,
+    /// How queries were sent (PostgreSQL query and concurrent, pgbench's `-M`):
+    /// `extended` or `prepared`; absent for the simple protocol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// The fixed transaction rate of all clients, per second (pgbench's `-R`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<u64>,
+    /// The latency limit transactions were counted against, microseconds
+    /// (pgbench's `-L`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_limit_us: Option<u64>,
     /// The authentication method in force (PostgreSQL connect and auth).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_method: Option<String>,
@@ -212,6 +223,20 @@ pub struct Metrics {
     /// Transactions the server answered with an error (over all trials in a record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<u64>,
+    /// Transactions that took longer than the latency limit (over all trials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<u64>,
+    /// Transactions of a fixed-rate run skipped because they were already later than
+    /// the latency limit when due to start (over all trials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<u64>,
+    /// With a fixed rate: how long after its scheduled start each transaction was
+    /// sent (a client was still busy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_ns: Option<Percentiles>,
+    /// Mean time of each SQL command of the script, in order (pgbench's `-r`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_command_ns: Option<Vec<f64>>,
     /// CPU cost per operation of the timed loop, client and server apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<Cost>,
@@ -279,9 +304,31 @@ impl Metrics {
             auth_ns: scalar(|m| m.auth_ns),
             tps: scalar(|m| m.tps),
             failed: trials.iter().filter_map(|m| m.failed).reduce(|a, b| a + b),
+            late: trials.iter().filter_map(|m| m.late).reduce(|a, b| a + b),
+            skipped: trials.iter().filter_map(|m| m.skipped).reduce(|a, b| a + b),
+            lag_ns: percentiles(|m| m.lag_ns),
+            per_command_ns: median_each(trials.iter().filter_map(|m| m.per_command_ns.as_deref())),
             cpu: median_cost(trials),
         }
     }
+}
+
+/// The median of each position over lists of one length (per-command times).
+fn median_each<'a>(lists: impl Iterator<Item = &'a [f64]>) -> Option<Vec<f64>> {
+    let lists: Vec<&[f64]> = lists.collect();
+    let len = lists.first()?.len();
+    Some(
+        (0..len)
+            .map(|i| {
+                median(
+                    &lists
+                        .iter()
+                        .filter_map(|l| l.get(i).copied())
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect(),
+    )
 }
 
 /// The median CPU cost over the trials that have one; where each side ran stays

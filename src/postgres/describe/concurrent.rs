@@ -1,29 +1,69 @@
 //! The rows of the concurrent table: for each number of clients, transactions per
-//! second with their range, the latencies, and failed transactions when any failed.
+//! second with their range, the latencies, and failed transactions when any failed;
+//! at a fixed rate (pgbench `-R`), the latency comes first with its range, then the
+//! rate reached, the schedule lag and the late or skipped transactions. With `-r`,
+//! the mean time of each command of the script.
 
 use super::Cells;
 use crate::report::columns::Columns;
 use crate::results::metric::Unit;
+use crate::results::ResultRecord;
 
 /// Reads one latency figure.
 type LatencyOf = fn(&crate::stats::Percentiles) -> f64;
+/// Reads one count of transactions.
+type CountOf = fn(&ResultRecord) -> Option<u64>;
+
+const LATENCIES: [(&str, LatencyOf); 4] = [
+    ("latency mean", |p| p.mean),
+    ("latency p50", |p| p.p50),
+    ("latency p99", |p| p.p99),
+    ("latency p99.9", |p| p.p999),
+];
 
 pub(super) fn concurrent_rows(table: &mut Columns, clients: u64, columns: &Cells) {
     let plural = if clients == 1 { "" } else { "s" };
     let label = format!("{clients} client{plural}: transactions/s");
     table.line(&label, columns, Unit::Rate, |r| r.metrics.tps);
     table.range("  range", columns, Unit::Rate);
-    let latencies: [(&str, LatencyOf); 4] = [
-        ("  latency mean", |p| p.mean),
-        ("  latency p50", |p| p.p50),
-        ("  latency p99", |p| p.p99),
-        ("  latency p99.9", |p| p.p999),
-    ];
-    for (label, get) in latencies {
-        table.line(label, columns, Unit::Time, |r| {
+    for (label, get) in LATENCIES {
+        table.line(&format!("  {label}"), columns, Unit::Time, |r| {
             r.metrics.latency_ns.as_ref().map(get)
         });
     }
+    counted_rows(table, columns);
+}
+
+/// At a fixed rate: the latency (the headline, p50) first.
+pub(super) fn rate_rows(table: &mut Columns, clients: u64, rate: u64, columns: &Cells) {
+    let plural = if clients == 1 { "" } else { "s" };
+    let label = format!("{clients} client{plural} at {rate}/s: latency p50");
+    table.line(&label, columns, Unit::Time, |r| {
+        r.metrics.latency_ns.map(|p| p.p50)
+    });
+    table.range("  range", columns, Unit::Time);
+    for (label, get) in LATENCIES {
+        if label != "latency p50" {
+            table.line(&format!("  {label}"), columns, Unit::Time, |r| {
+                r.metrics.latency_ns.as_ref().map(get)
+            });
+        }
+    }
+    table.line("  transactions/s reached", columns, Unit::Rate, |r| {
+        r.metrics.tps
+    });
+    table.line("  schedule lag mean", columns, Unit::Time, |r| {
+        r.metrics.lag_ns.map(|p| p.mean)
+    });
+    table.line("  schedule lag p99", columns, Unit::Time, |r| {
+        r.metrics.lag_ns.map(|p| p.p99)
+    });
+    counted_rows(table, columns);
+}
+
+/// Failed transactions when any failed; late and skipped ones when counted (with
+/// `-L`); each command's time (with `-r`).
+fn counted_rows(table: &mut Columns, columns: &Cells) {
     if columns
         .iter()
         .flatten()
@@ -32,5 +72,28 @@ pub(super) fn concurrent_rows(table: &mut Columns, clients: u64, columns: &Cells
         table.line("  failed transactions", columns, Unit::Count, |r| {
             r.metrics.failed.map(|f| f as f64)
         });
+    }
+    let counts: [(&str, CountOf); 2] = [
+        ("  late transactions (over -L)", |r| r.metrics.late),
+        ("  skipped transactions (late when due)", |r| {
+            r.metrics.skipped
+        }),
+    ];
+    for (label, get) in counts {
+        table.line(label, columns, Unit::Count, |r| get(r).map(|f| f as f64));
+    }
+    let commands = columns
+        .iter()
+        .flatten()
+        .filter_map(|r| r.metrics.per_command_ns.as_ref().map(Vec::len))
+        .max()
+        .unwrap_or(0);
+    for i in 0..commands {
+        table.line(
+            &format!("  command {} mean", i + 1),
+            columns,
+            Unit::Time,
+            |r| r.metrics.per_command_ns.as_ref()?.get(i).copied(),
+        );
     }
 }

@@ -24,7 +24,7 @@ use crate::report::difference::BELOW_RESOLUTION;
 use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine, Work, WorkKind};
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
-use concurrent::concurrent_rows;
+use concurrent::{concurrent_rows, rate_rows};
 use connect::{auth_rows, authentication, connect_notes, connect_rows};
 use fitted::fitted;
 use notes::finish;
@@ -42,8 +42,8 @@ pub static QUERY: Experiment = Experiment {
     title: "N sequential SELECT 1 on one connection, fitted on N",
     chart_title: "Time per query (SELECT 1 on a kept connection)",
     headline: PER_QUERY,
-    cases: &[],
-    table: |records| fitted(&QUERY, "queries", records),
+    cases: &[CaseParam::Protocol],
+    table: |records| with_protocol(fitted(&QUERY, "queries", records), records),
     charts: &[Chart::Fitted { n: "queries" }],
     verdict: Some(VerdictLine {
         rank: 10,
@@ -167,14 +167,18 @@ pub static CONCURRENT: Experiment = Experiment {
     title: "clients running the script at once, like pgbench -c -j -T",
     chart_title: "Transactions per second of all clients together",
     headline: TPS,
-    cases: &[CaseParam::Clients, CaseParam::ConnectPerTransaction],
+    cases: &[
+        CaseParam::Clients,
+        CaseParam::ConnectPerTransaction,
+        CaseParam::Protocol,
+    ],
     table: |records| {
         let mut table = Columns::of(records);
         for clients in distinct(records, |r| r.params.clients) {
             let cells = table.place(&having(records, |r| r.params.clients, &clients));
             concurrent_rows(&mut table, clients.unwrap_or(0), &cells);
         }
-        finish(&CONCURRENT, table, records)
+        with_protocol(finish(&CONCURRENT, table, records), records)
     },
     charts: &[Chart::Lines {
         title: "transactions per second by number of clients",
@@ -198,6 +202,65 @@ pub static CONCURRENT: Experiment = Experiment {
         },
     }),
 };
+
+/// Median latency of a transaction at a fixed rate.
+const LATENCY_P50: Metric = Metric::new("latency_ns.p50", Unit::Time, Better::Lower, |m| {
+    m.latency_ns.map(|p| p.p50)
+});
+
+/// The concurrent experiment at a fixed rate (pgbench `-R`): throughput is set by
+/// the schedule, so latency is the figure compared.
+pub static CONCURRENT_RATE: Experiment = Experiment {
+    id: "postgres.concurrent-rate",
+    title: "clients at a fixed transaction rate, like pgbench -c -j -T -R",
+    chart_title: "Latency of a transaction at a fixed rate (p50)",
+    headline: LATENCY_P50,
+    cases: &[
+        CaseParam::Clients,
+        CaseParam::Rate,
+        CaseParam::ConnectPerTransaction,
+        CaseParam::Protocol,
+    ],
+    table: |records| {
+        let mut table = Columns::of(records);
+        let key = |r: &ResultRecord| (r.params.clients, r.params.rate_per_s);
+        for (clients, rate) in distinct(records, key) {
+            let cells = table.place(&having(records, key, &(clients, rate)));
+            rate_rows(&mut table, clients.unwrap_or(0), rate.unwrap_or(0), &cells);
+        }
+        with_protocol(finish(&CONCURRENT_RATE, table, records), records)
+    },
+    charts: &[],
+    verdict: Some(VerdictLine {
+        rank: 45,
+        case: Pick::Largest(CaseParam::Clients),
+        what: |clients| format!("{} clients at a fixed rate", clients.unwrap_or(0)),
+        metric: LATENCY_P50,
+        work: Work {
+            heading: "Latency at a fixed rate",
+            op: "transaction",
+            ops: "transactions",
+            kind: WorkKind::Clients,
+            typical: &[],
+            pool_against: None,
+        },
+    }),
+};
+
+/// The block's title names the protocol when it is not the simple one.
+fn with_protocol(
+    mut block: crate::report::block::Block,
+    records: &[ResultRecord],
+) -> crate::report::block::Block {
+    let protocols = distinct(records, |r| r.params.protocol.clone());
+    if let [Some(protocol)] = protocols.as_slice() {
+        block.title = format!(
+            "{}; {protocol} protocol (pgbench -M {protocol})",
+            block.title
+        );
+    }
+    block
+}
 
 /// A time the rounds tell from zero, or [`BELOW_RESOLUTION`].
 fn time_if_resolved(resolved: bool, ns: f64) -> Cell {

@@ -246,3 +246,62 @@ fn a_cost_over_trust_or_an_intercept_whose_range_holds_zero_is_below_resolution(
     let block = (QUERY.table)(&[fitted(&[2.0e6, 2.5e6, 3.0e6])]);
     assert_eq!(texts(row(&block, "fixed cost (intercept)")), ["2.50 ms"]);
 }
+
+#[test]
+fn at_a_fixed_rate_latency_leads_and_the_protocol_is_in_the_title() {
+    let params = Params {
+        clients: Some(10),
+        rate_per_s: Some(500),
+        latency_limit_us: Some(5_000),
+        protocol: Some("prepared".into()),
+        ..Params::default()
+    };
+    let ms = |v: f64| Percentiles {
+        mean: v * 1e6,
+        p50: v * 1e6,
+        p99: 2.0 * v * 1e6,
+        p999: 3.0 * v * 1e6,
+    };
+    let metrics = |p50_ms: f64| Metrics {
+        tps: Some(500.0),
+        latency_ns: Some(ms(p50_ms)),
+        lag_ns: Some(ms(0.05)),
+        failed: Some(0),
+        late: Some(3),
+        skipped: Some(1),
+        per_command_ns: Some(vec![0.2e6, 0.3e6]),
+        ..Metrics::default()
+    };
+    let mut records: Vec<ResultRecord> = [("unix", 0.2), ("tcp", 0.25)]
+        .iter()
+        .map(|(t, v)| {
+            let trials = vec![trial(metrics(*v)), trial(metrics(*v))];
+            record(CONCURRENT_RATE.id, &LATENCY_P50, &params, t, trials, None)
+        })
+        .collect();
+    rank(&mut records, &LATENCY_P50);
+    assert!(!LATENCY_P50.higher_is_better());
+    assert_eq!(
+        CONCURRENT_RATE.case_label(&params),
+        "10 clients, at 500 transactions/s, prepared protocol"
+    );
+    let block = (CONCURRENT_RATE.table)(&records);
+    assert!(
+        block
+            .title
+            .contains("prepared protocol (pgbench -M prepared)"),
+        "{}",
+        block.title
+    );
+    assert_eq!(block.rows[0].label, "10 clients at 500/s: latency p50");
+    assert_eq!(
+        texts(row(&block, "late transactions (over -L)")),
+        ["6", "6"]
+    );
+    assert_eq!(
+        texts(row(&block, "skipped transactions (late when due)")),
+        ["2", "2"]
+    );
+    assert_eq!(texts(row(&block, "command 2 mean")), ["300 µs", "300 µs"]);
+    row(&block, "schedule lag mean");
+}

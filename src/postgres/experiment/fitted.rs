@@ -1,12 +1,13 @@
 //! The two experiments that time batches of N operations and fit a line through the
-//! totals: `query` (N sequential `SELECT 1` on one connection) and `rows` (one query
+//! totals: `query` (N sequential `SELECT 1` on one connection, in the simple,
+//! extended or prepared protocol) and `rows` (one query
 //! returning N rows, every value read). The slope is the cost of one more query or
 //! row; the intercept the fixed cost of a batch.
 
 use super::{PgTarget, BATCH_LIMIT};
 use crate::cpu::Meter;
 use crate::harness::measure::nanos;
-use crate::postgres::libpq::{Conn, PgError};
+use crate::postgres::libpq::{Conn, PgError, Protocol};
 use crate::results::{Metrics, Point, Trial};
 use crate::stats::Fit;
 use anyhow::{bail, Context, Result};
@@ -14,17 +15,33 @@ use std::ffi::CString;
 use std::time::Instant;
 
 const SELECT_1: &std::ffi::CStr = c"SELECT 1";
+/// The name `SELECT 1` is prepared under with `-M prepared`.
+const STATEMENT: &std::ffi::CStr = c"sockbench_select_1";
 
-/// One trial of `query`: a batch of N `SELECT 1` for each N in `counts`.
-pub fn query_trial(target: &PgTarget, counts: &[u64], meter: &mut Meter) -> Result<Trial> {
+/// One trial of `query`: a batch of N `SELECT 1` for each N in `counts`, sent with
+/// `protocol` (prepared once on the connection, before the batches).
+pub fn query_trial(
+    target: &PgTarget,
+    counts: &[u64],
+    protocol: Protocol,
+    meter: &mut Meter,
+) -> Result<Trial> {
     let conn = open(target)?;
+    if protocol == Protocol::Prepared {
+        conn.prepare(STATEMENT, SELECT_1)?;
+    }
+    let once = |conn: &Conn| match protocol {
+        Protocol::Simple => conn.exec(SELECT_1),
+        Protocol::Extended => conn.exec_params(SELECT_1, &[]),
+        Protocol::Prepared => conn.exec_prepared(STATEMENT, &[]),
+    };
     for _ in 0..200 {
-        conn.exec(SELECT_1)?;
+        once(&conn)?;
     }
     let (points, fit) = fitted_batches(counts, "--queries", meter, |n| {
         let deadline = Instant::now() + BATCH_LIMIT;
         for i in 0..n {
-            conn.exec(SELECT_1)?;
+            once(&conn)?;
             if i % 1024 == 1023 {
                 crate::interrupt::check()?;
                 if Instant::now() > deadline {

@@ -14,7 +14,7 @@ use crate::results::ServerInfo;
 use crate::transport::TlsInfo;
 use std::time::Duration;
 
-use super::libpq::ConnParams;
+use super::libpq::{ConnParams, Protocol};
 
 crate::named! {
     /// One PostgreSQL experiment.
@@ -52,9 +52,11 @@ pub struct PgTarget {
     pub unix_socket: bool,
 }
 
-/// How much work each trial does.
+/// How much work each trial does, and how its queries are sent.
 #[derive(Debug, Clone)]
 pub struct PgBudget {
+    /// The query protocol of the query and concurrent experiments (pgbench's `-M`).
+    pub protocol: Protocol,
     /// N for the query experiment.
     pub queries: Vec<u64>,
     /// N for the rows experiment.
@@ -73,6 +75,7 @@ pub struct PgBudget {
 impl PgBudget {
     pub fn full() -> PgBudget {
         PgBudget {
+            protocol: Protocol::Simple,
             queries: vec![5_000, 10_000, 20_000],
             rows: vec![500_000, 1_000_000, 2_000_000],
             connections: 1_000,
@@ -86,6 +89,7 @@ impl PgBudget {
 
     pub fn quick() -> PgBudget {
         PgBudget {
+            protocol: Protocol::Simple,
             queries: vec![1_000, 2_000, 4_000],
             rows: vec![100_000, 200_000, 400_000],
             connections: 200,

@@ -2,7 +2,8 @@
 //! and pgbench use, so sockbench's figures compare with theirs.
 //!
 //! Only what the experiments need: connecting (step by step, with the time of each
-//! connection phase when asked), running a query, reading values, and the facts of
+//! connection phase when asked), running a query (simple, extended or prepared, as
+//! pgbench's `-M`), reading values, and the facts of
 //! a connection (server version, TLS in use). Connection parameters are prepared once
 //! as C strings ([`ConnParams`]) so a timed loop allocates nothing of its own. No call
 //! here waits on the server without a bound or past a Ctrl-C (`wait.rs` says how),
@@ -13,7 +14,7 @@ mod params;
 mod result;
 mod wait;
 
-pub use nonblocking::{wait_any, Step, TxOutcome, Wait};
+pub use nonblocking::{wait_any, Protocol, Step, TxOutcome, Wait};
 pub use params::{environment_defaults, is_keyword, parse_conninfo, ConnParams};
 use pq_sys as pq;
 pub use result::PgResult;
@@ -222,6 +223,34 @@ impl Conn {
     /// bounded (see `wait.rs`).
     pub fn exec(&self, sql: &CStr) -> Result<PgResult, PgError> {
         self.send(sql)?;
+        self.collect()
+    }
+
+    /// The same with the extended query protocol (`PQsendQueryParams`, an unnamed
+    /// statement each time), `params` as text.
+    pub fn exec_params(&self, sql: &CStr, params: &[*const c_char]) -> Result<PgResult, PgError> {
+        self.send_params(sql, params)?;
+        self.collect()
+    }
+
+    /// Prepares `sql` as the statement `name` on this connection (`PQsendPrepare`).
+    pub fn prepare(&self, name: &CStr, sql: &CStr) -> Result<PgResult, PgError> {
+        self.send_prepare(name, sql)?;
+        self.collect()
+    }
+
+    /// Runs the prepared statement `name` (`PQsendQueryPrepared`).
+    pub fn exec_prepared(
+        &self,
+        name: &CStr,
+        params: &[*const c_char],
+    ) -> Result<PgResult, PgError> {
+        self.send_prepared(name, params)?;
+        self.collect()
+    }
+
+    /// Waits for the results of what was sent, like `PQexec` does.
+    fn collect(&self) -> Result<PgResult, PgError> {
         let mut budget = wait::Budget::new();
         let mut kept: Option<PgResult> = None;
         loop {

@@ -3,8 +3,22 @@
 //! query, feed the input as it arrives, and collect the results once complete.
 
 use super::{pq, Conn, ConnParams, PgError};
-use std::ffi::CStr;
+use std::ffi::{c_char, CStr};
 use std::os::fd::RawFd;
+
+crate::named! {
+    /// How queries go to the server, as pgbench's `-M`.
+    pub enum Protocol as "protocol" {
+        /// The simple query protocol (`PQsendQuery`): text in, parsed every time.
+        Simple = "simple",
+        /// The extended protocol with an unnamed statement each time
+        /// (`PQsendQueryParams`): parse, bind, execute.
+        Extended = "extended",
+        /// Statements prepared once per connection (`PQsendPrepare`), then only
+        /// bind and execute (`PQsendQueryPrepared`).
+        Prepared = "prepared",
+    }
+}
 
 /// What a connection being opened waits for next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +77,71 @@ impl Conn {
         // SAFETY: `self.raw` is a live connection this value owns and `sql` is
         // NUL-terminated and outlives the call.
         if unsafe { pq::PQsendQuery(self.raw.as_ptr(), sql.as_ptr()) } == 1 {
+            Ok(())
+        } else {
+            Err(self.lost())
+        }
+    }
+
+    /// Sends a query with the extended protocol as an unnamed statement, `params` as
+    /// text, without waiting.
+    pub fn send_params(&self, sql: &CStr, params: &[*const c_char]) -> Result<(), PgError> {
+        // SAFETY: `self.raw` is a live connection this value owns; `sql` and every
+        // parameter are NUL-terminated and outlive the call (libpq copies them into its
+        // output buffer); null types, lengths and formats mean text for all.
+        let sent = unsafe {
+            pq::PQsendQueryParams(
+                self.raw.as_ptr(),
+                sql.as_ptr(),
+                params.len() as i32,
+                std::ptr::null(),
+                params.as_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+                0,
+            )
+        };
+        self.sent(sent)
+    }
+
+    /// Sends the preparation of `sql` as the statement `name`, without waiting; the
+    /// server infers the parameters' number and types.
+    pub fn send_prepare(&self, name: &CStr, sql: &CStr) -> Result<(), PgError> {
+        // SAFETY: `self.raw` is a live connection this value owns; both strings are
+        // NUL-terminated and outlive the call; no parameter types are given.
+        let sent = unsafe {
+            pq::PQsendPrepare(
+                self.raw.as_ptr(),
+                name.as_ptr(),
+                sql.as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        self.sent(sent)
+    }
+
+    /// Sends the execution of the prepared statement `name`, without waiting.
+    pub fn send_prepared(&self, name: &CStr, params: &[*const c_char]) -> Result<(), PgError> {
+        // SAFETY: `self.raw` is a live connection this value owns; `name` and every
+        // parameter are NUL-terminated and outlive the call; null lengths and formats
+        // mean text.
+        let sent = unsafe {
+            pq::PQsendQueryPrepared(
+                self.raw.as_ptr(),
+                name.as_ptr(),
+                params.len() as i32,
+                params.as_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+                0,
+            )
+        };
+        self.sent(sent)
+    }
+
+    fn sent(&self, status: i32) -> Result<(), PgError> {
+        if status == 1 {
             Ok(())
         } else {
             Err(self.lost())
@@ -130,13 +209,25 @@ impl Wait {
     }
 }
 
-/// Waits at most `limit` until one of `waits` is ready, like one `poll(2)` over
-/// their sockets; a signal ends the wait early without an error.
+/// Waits at most `limit` until one of `waits` is ready, like one `ppoll(2)` over
+/// their sockets (to the microsecond, for a fixed rate's schedule); a signal ends the
+/// wait early without an error.
 pub fn wait_any(waits: &mut [Wait], limit: std::time::Duration) -> std::io::Result<()> {
-    let ms = limit.as_millis().min(i32::MAX as u128) as libc::c_int;
+    let timeout = libc::timespec {
+        tv_sec: limit.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: libc::c_long::from(limit.subsec_nanos() as i32),
+    };
     // SAFETY: `Wait` is a transparent wrapper of `pollfd` in a slice that lives across
-    // the call, and its length is passed with it.
-    let ready = unsafe { libc::poll(waits.as_mut_ptr().cast(), waits.len() as libc::nfds_t, ms) };
+    // the call, and its length is passed with it; the timeout lives across the call
+    // and no signal mask is given.
+    let ready = unsafe {
+        libc::ppoll(
+            waits.as_mut_ptr().cast(),
+            waits.len() as libc::nfds_t,
+            &timeout,
+            std::ptr::null(),
+        )
+    };
     if ready < 0 {
         let e = std::io::Error::last_os_error();
         if e.kind() != std::io::ErrorKind::Interrupted {

@@ -1,0 +1,309 @@
+//! One client thread: opens its clients, then keeps each busy (or, with a rate, busy
+//! when a transaction is due) until the window ends. Nothing here allocates once the
+//! clients are open: the script's texts and parameters are written into buffers each
+//! client sized when it was made.
+
+use super::schedule::{Live, Schedule};
+use super::{Load, Tally, Window};
+use crate::harness::measure::nanos;
+use crate::postgres::experiment::PgTarget;
+use crate::postgres::libpq::{wait_any, Conn, Protocol, Step, TxOutcome, Wait, OP_LIMIT};
+use crate::postgres::script::{Bindings, Command, Rng};
+use anyhow::{anyhow, bail, Context, Result};
+use std::ffi::{c_char, CString};
+use std::time::{Duration, Instant};
+
+/// One client connection and where its transaction stands.
+struct Client {
+    conn: Option<Conn>,
+    state: State,
+    /// When the transaction started, or with a rate when it was due.
+    started: Instant,
+    /// When the last command (or the connection) was sent.
+    sent: Instant,
+    /// How long after it was due the transaction started (zero without a rate).
+    lag: Duration,
+    /// Whether the connection holds the script's prepared statements.
+    prepared: bool,
+    bindings: Bindings,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum State {
+    Idle,
+    Connecting(Step),
+    /// Preparing the script's command i (`-M prepared`).
+    Preparing(usize),
+    Running(usize),
+}
+
+/// What a thread works with.
+pub struct Thread<'a> {
+    target: &'a PgTarget,
+    load: &'a Load,
+    /// The prepared statements' names, one per command.
+    names: &'a [CString],
+    window: Window,
+    rng: Rng,
+    schedule: Option<Schedule>,
+    /// Parameter pointers of the command being sent.
+    pointers: Vec<*const c_char>,
+    live: Option<&'a Live>,
+    tally: Tally,
+}
+
+impl<'a> Thread<'a> {
+    pub fn new(
+        target: &'a PgTarget,
+        load: &'a Load,
+        names: &'a [CString],
+        window: Window,
+        index: u64,
+        live: Option<&'a Live>,
+    ) -> Thread<'a> {
+        let threads = f64::from(load.threads.clamp(1, load.clients));
+        Thread {
+            target,
+            load,
+            names,
+            window,
+            rng: Rng::new(0x5eed ^ index),
+            schedule: load
+                .rate
+                .map(|r| Schedule::new(r / threads, window.start, 0x7a7e ^ index)),
+            pointers: vec![std::ptr::null(); load.script.most_vars()],
+            live,
+            tally: Tally::new(load.script.commands.len()),
+        }
+    }
+
+    /// Runs `clients` clients numbered from `first_id` until the window ends.
+    pub fn run(mut self, clients: u32, first_id: u32) -> Result<Tally> {
+        let start = self.window.start;
+        let mut all: Vec<Client> = (0..clients)
+            .map(|i| {
+                let conn = if self.load.connect_per_transaction {
+                    None
+                } else {
+                    self.tally.connections += 1;
+                    Some(Conn::connect(&self.target.params)?)
+                };
+                Ok(Client {
+                    conn,
+                    state: State::Idle,
+                    started: start,
+                    sent: start,
+                    lag: Duration::ZERO,
+                    prepared: false,
+                    bindings: Bindings::new(&self.load.script, first_id + i),
+                })
+            })
+            .collect::<Result<_, crate::postgres::libpq::PgError>>()
+            .context("cannot open the clients' connections")?;
+        if self.schedule.is_some() {
+            // The kernel may wake a timed wait up to 50 µs late by default ("timer
+            // slack"), which would show as schedule lag: ask for 1 µs.
+            // SAFETY: PR_SET_TIMERSLACK takes a plain number and changes only this
+            // thread's timer slack.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        }
+        let mut waits: Vec<Wait> = Vec::with_capacity(all.len());
+        std::thread::sleep(start.saturating_duration_since(Instant::now()));
+        let end = self.window.end;
+        let mut stall_checked = start;
+        loop {
+            let now = Instant::now();
+            // Checked once per wake-up (at most 100 ms apart), never per transaction.
+            if now >= end || crate::interrupt::interrupted() {
+                break;
+            }
+            if now - stall_checked >= Duration::from_secs(1) {
+                stall_checked = now;
+                check_stalls(&all, now)?;
+            }
+            let mut idle = false;
+            for c in all.iter_mut().filter(|c| c.state == State::Idle) {
+                if !self.begin(c, now)? {
+                    idle = true;
+                    break;
+                }
+            }
+            waits.clear();
+            waits.extend(all.iter().map(|c| {
+                let write = c.state == State::Connecting(Step::Write);
+                Wait::new(c.conn.as_ref(), write)
+            }));
+            let mut until = end.min(now + Duration::from_millis(100));
+            if let (true, Some(s)) = (idle, &self.schedule) {
+                until = until.min(s.next);
+            }
+            wait_any(&mut waits, until.saturating_duration_since(now))
+                .map_err(|e| anyhow!("poll failed: {e}"))?;
+            for i in 0..all.len() {
+                if waits[i].ready() {
+                    self.progress(&mut all[i])?;
+                }
+            }
+        }
+        Ok(self.tally)
+    }
+
+    /// Starts a client's next transaction, or with a rate, the next one due; false
+    /// when none is due yet.
+    fn begin(&mut self, c: &mut Client, now: Instant) -> Result<bool> {
+        c.started = now;
+        if let Some(s) = &mut self.schedule {
+            loop {
+                if s.next > now {
+                    return Ok(false);
+                }
+                c.started = s.next;
+                s.advance();
+                let late = now - c.started;
+                let counted = c.started >= self.window.measured_from;
+                if self.load.latency_limit.is_some_and(|limit| late > limit) {
+                    // Due so long ago it would be late before it starts: skipped,
+                    // as pgbench -R -L does.
+                    self.tally.skipped += u64::from(counted);
+                    continue;
+                }
+                if counted {
+                    self.tally.lag.saturating_record(nanos(late));
+                }
+                break;
+            }
+        }
+        c.sent = now;
+        c.lag = now - c.started;
+        if self.load.connect_per_transaction {
+            self.tally.connections += 1;
+            c.conn = Some(Conn::start(&self.target.params)?);
+            c.prepared = false;
+            c.state = State::Connecting(Step::Write);
+            Ok(true)
+        } else {
+            self.send(c, 0)?;
+            Ok(true)
+        }
+    }
+
+    /// Sends command `i` of the script (preparing the statements first on a new
+    /// connection with `-M prepared`).
+    fn send(&mut self, c: &mut Client, i: usize) -> Result<()> {
+        let script = &self.load.script;
+        let conn = c.conn.as_ref().context("no connection")?;
+        c.sent = Instant::now();
+        if self.load.protocol == Protocol::Prepared && !c.prepared {
+            conn.send_prepare(&self.names[i], &script.commands[i].numbered)?;
+            c.state = State::Preparing(i);
+            return Ok(());
+        }
+        let command: &Command = &script.commands[i];
+        c.bindings
+            .run(&command.sets, &mut self.rng)
+            .map_err(|e| anyhow!("--script: {e}"))?;
+        let n = command.vars.len();
+        match self.load.protocol {
+            Protocol::Simple if n == 0 => conn.send(&command.text)?,
+            Protocol::Simple => conn.send(c.bindings.text(command))?,
+            Protocol::Extended => {
+                c.bindings.params(command, &mut self.pointers);
+                conn.send_params(&command.numbered, &self.pointers[..n])?;
+            }
+            Protocol::Prepared => {
+                c.bindings.params(command, &mut self.pointers);
+                conn.send_prepared(&self.names[i], &self.pointers[..n])?;
+            }
+        }
+        c.state = State::Running(i);
+        Ok(())
+    }
+
+    /// Advances a client whose socket is ready.
+    fn progress(&mut self, c: &mut Client) -> Result<()> {
+        let conn = c.conn.as_ref().context("no connection")?;
+        match c.state {
+            State::Idle => Ok(()),
+            State::Connecting(_) => match conn.advance()? {
+                Step::Ready => self.send(c, 0),
+                step => {
+                    c.state = State::Connecting(step);
+                    Ok(())
+                }
+            },
+            State::Preparing(i) => match conn.receive()? {
+                TxOutcome::Pending => Ok(()),
+                TxOutcome::Failed => bail!(
+                    "the server refused to prepare command {} of the script",
+                    i + 1
+                ),
+                TxOutcome::Succeeded if i + 1 < self.load.script.commands.len() => {
+                    let next = &self.load.script.commands[i + 1].numbered;
+                    conn.send_prepare(&self.names[i + 1], next)?;
+                    c.state = State::Preparing(i + 1);
+                    Ok(())
+                }
+                TxOutcome::Succeeded => {
+                    c.prepared = true;
+                    self.send(c, 0)
+                }
+            },
+            State::Running(i) => match conn.receive()? {
+                TxOutcome::Pending => Ok(()),
+                outcome => {
+                    let failed = outcome == TxOutcome::Failed;
+                    let done = Instant::now();
+                    let counted = self.window.counts(c.started, done);
+                    if self.load.per_command && counted {
+                        self.tally.command_ns[i] += nanos(done - c.sent);
+                        self.tally.command_count[i] += 1;
+                    }
+                    if !failed && i + 1 < self.load.script.commands.len() {
+                        return self.send(c, i + 1);
+                    }
+                    c.bindings
+                        .run(&self.load.script.tail, &mut self.rng)
+                        .map_err(|e| anyhow!("--script: {e}"))?;
+                    if counted {
+                        self.finished(c, done, failed);
+                    }
+                    if self.load.connect_per_transaction {
+                        c.conn = None;
+                    }
+                    c.state = State::Idle;
+                    Ok(())
+                }
+            },
+        }
+    }
+
+    /// Counts a transaction of the measured window.
+    fn finished(&mut self, c: &Client, done: Instant, failed: bool) {
+        let latency = done - c.started;
+        let t = &mut self.tally;
+        if failed {
+            t.failed += 1;
+        } else {
+            t.histogram.saturating_record(nanos(latency));
+            if self.load.latency_limit.is_some_and(|limit| latency > limit) {
+                t.late += 1;
+            }
+        }
+        if let Some(live) = self.live {
+            let lag = self.schedule.as_ref().map(|_| c.lag);
+            live.finished(latency, lag, failed);
+        }
+    }
+}
+
+/// An error when a client has waited longer than [`OP_LIMIT`] for its server.
+fn check_stalls(all: &[Client], now: Instant) -> Result<()> {
+    for c in all {
+        if let (Some(conn), false) = (&c.conn, c.state == State::Idle) {
+            if now - c.sent > OP_LIMIT {
+                return Err(conn.stalled().into());
+            }
+        }
+    }
+    Ok(())
+}
