@@ -13,15 +13,14 @@ use std::path::PathBuf;
 #[command(after_help = "Examples:\n  \
     sockbench postgres --quick --json out.json\n  \
     sockbench postgres --experiments query,rows --transports unix,tcp,tls,tcp6\n  \
-    sockbench postgres --url unix='postgres://foo@?host=/var/run/postgresql&port=5432'\n  \
-    sockbench postgres --url tls=postgres://foo@127.0.0.1:5432/foo?sslmode=require\n  \
-    sockbench postgres --url 'host=/var/run/postgresql port=5432 user=foo'\n  \
     sockbench postgres --server postgres://foo@127.0.0.1:5432/foo\n  \
-    PGHOST=127.0.0.1 PGPORT=5432 PGUSER=foo sockbench postgres --experiments query\n  \
-    sockbench postgres --experiments concurrent -c 10 -j 2 -T 10 -M prepared -f bench.sql\n  \
+    sockbench postgres --url postgres://foo@127.0.0.1:5432/foo?sslmode=require\n  \
+    sockbench postgres --url 'host=/var/run/postgresql port=5432 user=foo'\n  \
+    PGHOST=127.0.0.1 PGPORT=5432 PGUSER=foo sockbench postgres -M prepared\n  \
+    sockbench postgres --experiments concurrent -c 10 -j 2 -T 10 -f bench.sql\n  \
     sockbench postgres --experiments concurrent -c 10 -R 2000 -L 5 -P 1\n  \
-    PGPASSWORD=… sockbench postgres --auth-url trust=postgres://foo@127.0.0.1/foo \\\n      \
-    --auth-url scram-sha-256=postgres://foo@127.0.0.1/foo?passfile=/home/me/.pgpass-bench\n\n\
+    sockbench postgres --auth-url trust=postgres://foo@127.0.0.1/foo \\\n      \
+    --auth-url scram-sha-256=postgres://foo@127.0.0.1/foo\n\n\
     Passwords: keep them out of the URL. A command line is visible to every local user \
     (ps, /proc) while it runs; libpq, as psql does, takes the password from PGPASSWORD, \
     from ~/.pgpass, or from the file PGPASSFILE (or passfile=FILE in the URI) names. A \
