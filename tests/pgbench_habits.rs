@@ -245,6 +245,10 @@ fn pgbench_scripts_protocols_and_rates_run_against_pgbench_tables() {
             Value::from(mode)
         };
         assert_eq!(r["params"]["protocol"], expected, "{mode}");
+        assert_eq!(
+            r["params"]["script"], "select-only.sql",
+            "{mode}: the script is named"
+        );
         assert_eq!(r["metrics"]["failed"], 0, "{mode}: {r}");
         assert!(r["metrics"]["tps"].as_f64().unwrap() > 50.0, "{mode}: {r}");
         let per_command = r["metrics"]["per_command_ns"].as_array().unwrap();

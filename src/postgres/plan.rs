@@ -42,6 +42,9 @@ pub struct ConcurrentPlan {
     pub clients: Vec<u32>,
     pub threads: u32,
     pub script: Script,
+    /// The script's file name, as results and the verdict name it (none for the
+    /// default `SELECT 1`).
+    pub script_name: Option<String>,
     pub connect_per_transaction: bool,
     /// Transactions per second of all clients together, on a Poisson schedule.
     pub rate: Option<u64>,
@@ -322,6 +325,14 @@ fn counts(flag: &str, list: &[String], most: u64) -> Result<Vec<u64>> {
     Ok(counts)
 }
 
+/// A script's file name, printable and short, for results and the verdict.
+fn script_name(path: &std::path::Path) -> String {
+    let name = path.file_name().unwrap_or(path.as_os_str());
+    let name = name.to_string_lossy();
+    let printable = name.chars().map(|c| if c.is_control() { '?' } else { c });
+    printable.take(64).collect()
+}
+
 const MAX_CLIENTS: u32 = 1_000;
 /// Far above what one client machine sends; a whole number, as results record it.
 const MAX_RATE: u64 = 10_000_000;
@@ -380,6 +391,7 @@ fn concurrent_plan(args: &PostgresArgs) -> Result<ConcurrentPlan> {
         clients,
         threads,
         script,
+        script_name: args.script.as_deref().map(script_name),
         connect_per_transaction: args.connect_per_transaction,
         rate: args.rate,
         latency_limit,

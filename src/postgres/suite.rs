@@ -213,6 +213,7 @@ impl Suite<'_> {
                             connect_per_transaction: load.connect_per_transaction,
                             auth_method: trust.clone(),
                             protocol: protocol.clone(),
+                            script: plan.script_name.clone(),
                             rate_per_s: plan.rate,
                             latency_limit_us: plan.latency_limit.map(|l| l.as_micros() as u64),
                             ..Params::default()

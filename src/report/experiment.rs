@@ -151,8 +151,9 @@ pub struct VerdictLine {
     pub rank: u8,
     /// The case the line is about, when there are several.
     pub case: Pick,
-    /// What the line is about, given the picked case's parameter.
-    pub what: fn(Option<u64>) -> String,
+    /// What the line is about, from the parameters of the picked case (its reference
+    /// transport's record).
+    pub what: fn(&Params) -> String,
     pub metric: Metric,
     /// The kind of work the line speaks for, and how it speaks of it.
     pub work: Work,

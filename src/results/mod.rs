@@ -157,6 +157,10 @@ pub struct Params {
     /// `extended` or `prepared`; absent for the simple protocol.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+    /// The file name of the concurrent clients' script (pgbench's `-f`); absent for
+    /// the default `SELECT 1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
     /// The fixed transaction rate of all clients, per second (pgbench's `-R`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_per_s: Option<u64>,

@@ -70,7 +70,7 @@ pub static PINGPONG: Experiment = Experiment {
     verdict: Some(VerdictLine {
         rank: 30,
         case: Pick::Smallest(CaseParam::Size),
-        what: |size| format!("{} messages, raw socket", format_size(size.unwrap_or(0))),
+        what: |p| format!("{} messages, raw socket", format_size(p.size.unwrap_or(0))),
         metric: RTT,
         work: Work {
             heading: "Raw round trips",
@@ -99,7 +99,16 @@ pub static STREAM: Experiment = Experiment {
     verdict: Some(VerdictLine {
         rank: 60,
         case: Pick::Largest(CaseParam::WriteSize),
-        what: |size| format!("{} writes, raw socket", format_size(size.unwrap_or(0))),
+        what: |p| match p.streams.filter(|&n| n > 1) {
+            Some(n) => format!(
+                "{} writes, {n} streams at once, raw socket",
+                format_size(p.write_size.unwrap_or(0))
+            ),
+            None => format!(
+                "{} writes, raw socket",
+                format_size(p.write_size.unwrap_or(0))
+            ),
+        },
         metric: THROUGHPUT,
         work: Work {
             heading: "Bulk bytes",
@@ -132,7 +141,7 @@ pub static CONCURRENT: Experiment = Experiment {
     verdict: Some(VerdictLine {
         rank: 45,
         case: Pick::Largest(CaseParam::Clients),
-        what: |clients| format!("{} clients, raw socket", clients.unwrap_or(0)),
+        what: |p| format!("{} clients, raw socket", p.clients.unwrap_or(0)),
         metric: OPS,
         work: Work {
             heading: "Many clients",

@@ -48,7 +48,7 @@ pub static QUERY: Experiment = Experiment {
     verdict: Some(VerdictLine {
         rank: 10,
         case: Pick::Only,
-        what: |_| "SELECT 1 on a kept connection".into(),
+        what: |p| format!("SELECT 1 on a kept connection{}", protocol_words(p)),
         metric: PER_QUERY,
         work: Work {
             heading: "Short queries",
@@ -190,7 +190,14 @@ pub static CONCURRENT: Experiment = Experiment {
     verdict: Some(VerdictLine {
         rank: 40,
         case: Pick::Largest(CaseParam::Clients),
-        what: |clients| format!("{} clients running SELECT 1", clients.unwrap_or(0)),
+        what: |p| {
+            format!(
+                "{} clients running {}{}",
+                p.clients.unwrap_or(0),
+                p.script.as_deref().unwrap_or("SELECT 1"),
+                protocol_words(p)
+            )
+        },
         metric: TPS,
         work: Work {
             heading: "Many clients",
@@ -234,7 +241,15 @@ pub static CONCURRENT_RATE: Experiment = Experiment {
     verdict: Some(VerdictLine {
         rank: 45,
         case: Pick::Largest(CaseParam::Clients),
-        what: |clients| format!("{} clients at a fixed rate", clients.unwrap_or(0)),
+        what: |p| {
+            format!(
+                "{} clients running {} at {}/s{}",
+                p.clients.unwrap_or(0),
+                p.script.as_deref().unwrap_or("SELECT 1"),
+                p.rate_per_s.unwrap_or(0),
+                protocol_words(p)
+            )
+        },
         metric: LATENCY_P50,
         work: Work {
             heading: "Latency at a fixed rate",
@@ -246,6 +261,13 @@ pub static CONCURRENT_RATE: Experiment = Experiment {
         },
     }),
 };
+
+/// The protocol in a verdict line's words, when it is not the simple one.
+fn protocol_words(p: &crate::results::Params) -> String {
+    p.protocol
+        .as_deref()
+        .map_or(String::new(), |m| format!(", {m} protocol"))
+}
 
 /// The block's title names the protocol when it is not the simple one.
 fn with_protocol(

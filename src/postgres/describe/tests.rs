@@ -305,3 +305,28 @@ fn at_a_fixed_rate_latency_leads_and_the_protocol_is_in_the_title() {
     assert_eq!(texts(row(&block, "command 2 mean")), ["300 µs", "300 µs"]);
     row(&block, "schedule lag mean");
 }
+
+#[test]
+fn verdict_lines_name_the_script_the_protocol_and_the_rate_measured() {
+    let what = |e: &Experiment, p: &Params| (e.verdict.as_ref().unwrap().what)(p);
+    let mut p = Params {
+        clients: Some(4),
+        ..Params::default()
+    };
+    assert_eq!(what(&CONCURRENT, &p), "4 clients running SELECT 1");
+    p.script = Some("select-only.sql".into());
+    p.protocol = Some("prepared".into());
+    assert_eq!(
+        what(&CONCURRENT, &p),
+        "4 clients running select-only.sql, prepared protocol"
+    );
+    p.rate_per_s = Some(300);
+    assert_eq!(
+        what(&CONCURRENT_RATE, &p),
+        "4 clients running select-only.sql at 300/s, prepared protocol"
+    );
+    assert_eq!(
+        what(&QUERY, &p),
+        "SELECT 1 on a kept connection, prepared protocol"
+    );
+}

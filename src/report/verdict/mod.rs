@@ -103,20 +103,18 @@ fn picked_line(
     v: &VerdictLine,
 ) -> Option<Line> {
     let placement = of.first().and_then(|r| placement(&r.params));
-    let (case, rs) = match v.case {
+    let rs: Vec<&ResultRecord> = match v.case {
         Pick::Cases(param) => return cases_line(experiment, of, v, param),
-        Pick::Only => (None, of),
+        Pick::Only => of,
         Pick::Smallest(param) | Pick::Largest(param) => {
             let values = of.iter().filter_map(|r| param.number(&r.params));
             let case = match v.case {
                 Pick::Smallest(_) => values.min(),
                 _ => values.max(),
             }?;
-            let rs = of
-                .into_iter()
+            of.into_iter()
                 .filter(|r| param.number(&r.params) == Some(case))
-                .collect();
-            (Some(case), rs)
+                .collect()
         }
     };
     let rs: Vec<&ResultRecord> = rs
@@ -146,10 +144,7 @@ fn picked_line(
         pairs.extend(Pair::of(&v.metric, against, r));
     }
     let placed = placement.map(|p| p.describe());
-    let mut case_words = (v.what)(case);
-    if let Some(n) = base.params.streams.filter(|&n| n > 1) {
-        case_words.push_str(&format!(", {n} streams at once"));
-    }
+    let case_words = (v.what)(&base.params);
     let what = match placed {
         Some(p) => format!("{} ({case_words}, {p})", v.work.heading),
         None => format!("{} ({case_words})", v.work.heading),
@@ -211,7 +206,7 @@ fn cases_line(
     let mut what = format!(
         "{} ({}, over {reference_label}",
         v.work.heading,
-        (v.what)(None)
+        (v.what)(&cheapest.params)
     );
     if let Some(p) = placed {
         what.push_str(&format!(", {p}"));
