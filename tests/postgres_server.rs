@@ -243,11 +243,14 @@ fn a_service_file_and_a_passfile_are_read_as_libpq_reads_them() {
             ("PGSERVICE", "bench"),
             ("PGSERVICEFILE", services.to_str().unwrap()),
             ("PGPASSFILE", passfile.to_str().unwrap()),
+            // The service sets port and host: as in libpq, it wins over these.
+            ("PGPORT", "1"),
+            ("PGHOST", "127.0.0.1"),
         ],
     );
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("from PGSERVICE: app at "), "{stderr}");
+    assert!(stderr.contains("PGSERVICE: app at "), "{stderr}");
     let records = by_label(&file.unwrap());
     assert_eq!(records.keys().collect::<Vec<_>>(), ["unix"]);
     assert_eq!(

@@ -8,6 +8,7 @@
 
 mod discover;
 mod kind;
+mod service;
 mod url;
 
 pub use discover::server_targets;
@@ -47,14 +48,23 @@ pub fn cluster_targets(cluster: &Cluster, transports: &[Transport]) -> Result<Ve
 /// probing for GSSAPI encryption, over the caller's `PG*` variables (taken out of
 /// the environment at start, see `system::pg_environment`) as libpq would use them.
 ///
-/// One difference from libpq: a service named by `PGSERVICE` fills keywords after
-/// the other variables here, where libpq lets the service file win over them.
+/// As in libpq, a service (named by `service=` or `PGSERVICE`) wins over the other
+/// variables: a variable whose keyword the service file sets is left out.
 pub fn user_params(label: &str, uri: &str) -> Result<(ConnParams, Vec<(String, String)>)> {
     let pairs = parse_conninfo(uri).map_err(|e| {
         let e = redact::parse_error(&e.to_string(), uri);
         usage(format!("--url {label}: {e}; write it as psql takes it, e.g. postgres://foo@127.0.0.1:5432/foo?sslmode=require"))
     })?;
     let mut all = environment_defaults(|name| pg_environment::stashed(name).map(String::from));
+    let named_service = |list: &[(String, String)]| {
+        list.iter()
+            .find(|(k, _)| k == "service")
+            .map(|(_, v)| v.clone())
+    };
+    if let Some(name) = named_service(&pairs).or_else(|| named_service(&all)) {
+        let set = service::keywords(&name);
+        all.retain(|(k, _)| !set.contains(k));
+    }
     all.extend([
         ("gssencmode".to_string(), "disable".to_string()),
         ("connect_timeout".to_string(), "10".to_string()),

@@ -1,0 +1,88 @@
+//! Which keywords a libpq service sets, so that a user's server named by a service
+//! is reached with libpq's precedence: the URI's own keywords, then the service
+//! file's, then the caller's `PG*` variables.
+//!
+//! sockbench hands the caller's variables to libpq as keywords (they are taken out
+//! of the environment at start, `system/pg_environment.rs`), and a keyword always
+//! wins over a service file; so a variable whose keyword the service sets is left
+//! out. The files are found as libpq finds them: `PGSERVICEFILE`, else
+//! `~/.pg_service.conf`; and, when the service is not there, `pg_service.conf` in
+//! `PGSYSCONFDIR`, else in the directory `pg_config --sysconfdir` names.
+
+use std::path::{Path, PathBuf};
+
+/// Far larger than any service file.
+const MAX_BYTES: u64 = 1 << 20;
+
+/// The keywords the section `[service]` sets, from the first file that has it;
+/// empty when no file has it (libpq then refuses the service itself).
+pub fn keywords(service: &str) -> Vec<String> {
+    let user = match std::env::var_os("PGSERVICEFILE") {
+        Some(file) => Some(PathBuf::from(file)),
+        None => std::env::var_os("HOME").map(|h| Path::new(&h).join(".pg_service.conf")),
+    };
+    let system = std::env::var_os("PGSYSCONFDIR")
+        .map(PathBuf::from)
+        .or_else(sysconfdir)
+        .map(|d| d.join("pg_service.conf"));
+    [user, system]
+        .into_iter()
+        .flatten()
+        .find_map(|file| {
+            let text = crate::input::read_text(&file, MAX_BYTES).ok()?;
+            section(&text, service)
+        })
+        .unwrap_or_default()
+}
+
+/// libpq's own configuration directory, as `pg_config` reports it.
+fn sysconfdir() -> Option<PathBuf> {
+    let out = std::process::Command::new("pg_config")
+        .arg("--sysconfdir")
+        .output()
+        .ok()?;
+    let dir = String::from_utf8(out.stdout)
+        .ok()
+        .filter(|_| out.status.success())?;
+    Some(PathBuf::from(dir.trim()))
+}
+
+/// The keywords of `[service]` in a service file's text, or `None` without it.
+fn section(text: &str, service: &str) -> Option<Vec<String>> {
+    let mut inside = false;
+    let mut found = false;
+    let mut keys = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            if found {
+                break;
+            }
+            inside = name == service;
+            found = inside;
+            continue;
+        }
+        if inside {
+            if let Some((key, _)) = line.split_once('=') {
+                keys.push(key.trim().to_string());
+            }
+        }
+    }
+    found.then_some(keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::section;
+
+    #[test]
+    fn a_section_gives_its_keywords_and_only_its_own() {
+        let text = "# mine\n[other]\nport=1\n\n[app]\n host=/tmp\nport = 5433\n# user=x\n[later]\nuser=y\n";
+        assert_eq!(section(text, "app").unwrap(), ["host", "port"]);
+        assert_eq!(section(text, "other").unwrap(), ["port"]);
+        assert!(section(text, "missing").is_none());
+        assert_eq!(section("[empty]\n", "empty").unwrap(), Vec::<String>::new());
+    }
+}
