@@ -295,3 +295,23 @@ pub fn results<'a>(file: &'a serde_json::Value, experiment: &str) -> Vec<&'a ser
         .filter(|r| r["experiment"] == experiment)
         .collect()
 }
+
+/// Stops a child this test started, by its PID: each signal in turn, waiting up to
+/// its time for the child to exit, then reaps it.
+pub fn stop_child(child: &mut Child, steps: &[(libc::c_int, Duration)]) {
+    for &(signal, wait) in steps {
+        if child.try_wait().ok().flatten().is_some() {
+            return;
+        }
+        // SAFETY: plain syscall on the PID of our own, not yet reaped child.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let deadline = Instant::now() + wait;
+        while Instant::now() < deadline {
+            if child.try_wait().ok().flatten().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let _ = child.wait();
+}

@@ -135,24 +135,10 @@ impl PgBouncer {
 
     /// Stops pgbouncer by its PID (SIGINT, then SIGKILL) and reaps it.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        for signal in [libc::SIGINT, libc::SIGKILL] {
-            if child.try_wait().ok().flatten().is_some() {
-                return;
-            }
-            // SAFETY: plain syscall on the PID of our own, not yet reaped child.
-            unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
-                if child.try_wait().ok().flatten().is_some() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
+        if let Some(mut child) = self.child.take() {
+            let wait = Duration::from_secs(5);
+            super::stop_child(&mut child, &[(libc::SIGINT, wait), (libc::SIGKILL, wait)]);
         }
-        let _ = child.wait();
     }
 }
 

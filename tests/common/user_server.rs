@@ -294,28 +294,16 @@ impl UserServer {
     /// Stops the postmaster: SIGINT (fast shutdown), then SIGQUIT, then SIGKILL,
     /// by its PID, and reaps it.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        for (signal, wait) in [
-            (libc::SIGINT, Duration::from_secs(10)),
-            (libc::SIGQUIT, Duration::from_secs(5)),
-            (libc::SIGKILL, Duration::from_secs(5)),
-        ] {
-            if child.try_wait().ok().flatten().is_some() {
-                return;
-            }
-            // SAFETY: plain syscall on the PID of our own, not yet reaped child.
-            unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-            let deadline = Instant::now() + wait;
-            while Instant::now() < deadline {
-                if child.try_wait().ok().flatten().is_some() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
+        if let Some(mut child) = self.child.take() {
+            super::stop_child(
+                &mut child,
+                &[
+                    (libc::SIGINT, Duration::from_secs(10)),
+                    (libc::SIGQUIT, Duration::from_secs(5)),
+                    (libc::SIGKILL, Duration::from_secs(5)),
+                ],
+            );
         }
-        let _ = child.wait();
     }
 }
 

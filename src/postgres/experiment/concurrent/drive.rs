@@ -62,15 +62,21 @@ impl<'a> Thread<'a> {
         live: Option<&'a Live>,
     ) -> Thread<'a> {
         let threads = f64::from(load.threads.clamp(1, load.clients));
+        // A new seed every trial, as pgbench's default `--random-seed=time`: rounds
+        // sample different keys and arrival times instead of repeating one draw.
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+            ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         Thread {
             target,
             load,
             names,
             window,
-            rng: Rng::new(0x5eed ^ index),
+            rng: Rng::new(seed ^ 0x5eed),
             schedule: load
                 .rate
-                .map(|r| Schedule::new(r / threads, window.start, 0x7a7e ^ index)),
+                .map(|r| Schedule::new(r / threads, window.start, seed ^ 0x7a7e)),
             pointers: vec![std::ptr::null(); load.script.most_vars()],
             live,
             tally: Tally::new(load.script.commands.len()),
