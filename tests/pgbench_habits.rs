@@ -12,6 +12,7 @@ use serde_json::Value;
 use sockbench::postgres::args::PostgresArgs;
 use sockbench::postgres::libpq::Protocol;
 use sockbench::postgres::plan::PostgresPlan;
+use sockbench::report::experiment::Plan;
 use std::path::Path;
 use std::time::Duration;
 
@@ -45,9 +46,15 @@ fn pgbench_short_options_keep_pgbench_meaning() {
     assert_eq!(p.concurrent.progress, Some(Duration::from_secs(1)));
     assert!(p.concurrent.per_command);
     assert_eq!(p.budget.protocol, Protocol::Extended);
+    // pgbench's progress lines replace the progress line drawn in place.
+    assert!(p.prints_progress());
+    assert!(!plan(&["-P", "1", "--experiments", "query"])
+        .unwrap()
+        .prints_progress());
     let p = plan(&[]).unwrap();
     assert_eq!(p.budget.protocol, Protocol::Simple);
     assert_eq!(p.concurrent.rate, None);
+    assert!(!p.prints_progress());
 }
 
 #[test]

@@ -59,7 +59,7 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
     let mut session = Session::open(
         sink,
         Printing {
-            quiet: measuring.quiet,
+            quiet: measuring.quiet || plan.prints_progress(),
             tables: measuring.tables,
             experiments: Some(plan.experiments()),
         },

@@ -24,6 +24,10 @@ impl Plan for PostgresPlan {
     fn experiments(&self) -> usize {
         self.experiments.len()
     }
+
+    fn prints_progress(&self) -> bool {
+        self.concurrent.progress.is_some() && self.experiments.contains(&PgExperiment::Concurrent)
+    }
 }
 
 /// Runs every experiment of the plan, saving each into the session as it finishes.

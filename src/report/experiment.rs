@@ -265,6 +265,11 @@ pub trait Plan {
     fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> anyhow::Result<()>;
     /// How many experiments it will hand to the sink, for the progress line.
     fn experiments(&self) -> usize;
+    /// True when it prints lines of its own on stderr while it measures (pgbench's
+    /// `-P`): the progress line, redrawn in place, is then not drawn.
+    fn prints_progress(&self) -> bool {
+        false
+    }
 }
 
 impl std::fmt::Debug for Family {
