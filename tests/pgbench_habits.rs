@@ -227,6 +227,41 @@ fn pgbench_scripts_protocols_and_rates_run_against_pgbench_tables() {
     assert_eq!(query[0]["params"]["protocol"], "extended");
     assert!(query[0]["metrics"]["per_query_ns"].as_f64().unwrap() > 0.0);
 
+    // A failure inside a transaction block (division by zero, half the time) does
+    // not leave the client's session aborted: the next transactions succeed; and two
+    // statements on one line in the simple protocol are both run.
+    let failing = scratch.join("half-fail.sql");
+    std::fs::write(
+        &failing,
+        "\\set x random(0, 1)\nBEGIN;\nSELECT 1 / :x; SELECT 2;\nEND;\n",
+    )
+    .unwrap();
+    let (file, _) = measure(
+        &scratch,
+        &server,
+        &[
+            "--experiments",
+            "concurrent",
+            "-T",
+            "500ms",
+            "-c",
+            "2",
+            "-f",
+            failing.to_str().unwrap(),
+        ],
+    );
+    let r = &results(&file, "postgres.concurrent")[0];
+    let failed = r["metrics"]["failed"].as_f64().unwrap();
+    let done = r["metrics"]["tps"].as_f64().unwrap() * 0.5;
+    assert!(
+        failed > 0.0,
+        "division by zero fails about half the time: {r}"
+    );
+    assert!(
+        done > 0.25 * (done + failed),
+        "after a failure the clients go on succeeding: {done} succeeded, {failed} failed"
+    );
+
     // pgbench's select-only script, each protocol: no failed transaction.
     for mode in ["simple", "prepared"] {
         let args = [

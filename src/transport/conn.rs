@@ -135,14 +135,16 @@ impl Connector {
 }
 
 impl Connector {
-    /// Opens one connection as [`Connector::connect`] does, but a TLS handshake
-    /// that gets no answer within `wait` fails with `TimedOut`.
+    /// Opens one connection as [`Connector::connect`] does, but a TCP connection not
+    /// made within `wait` fails with `NotConnected`, and a TLS handshake that gets
+    /// no answer within `wait` with `TimedOut`.
     pub fn connect_within(&self, wait: Duration) -> io::Result<Conn> {
         match self {
             Connector::Tls(addr, connector) => {
                 tls::connect_within(addr, connector, wait).map(|s| Conn::Tls(Box::new(s)))
             }
-            plain => plain.connect(),
+            Connector::Tcp(addr) => tcp::connect_timeout(addr, wait).map(Conn::Tcp),
+            unix => unix.connect(),
         }
     }
 }

@@ -12,6 +12,20 @@ pub fn connect(addr: &SocketAddr) -> io::Result<TcpStream> {
     Ok(stream)
 }
 
+/// Connects as [`connect`] does, failing with `TimedOut` when the connection is not
+/// made within `wait` (a filtered port would hold a plain connect for minutes).
+pub fn connect_timeout(addr: &SocketAddr, wait: std::time::Duration) -> io::Result<TcpStream> {
+    let stream = TcpStream::connect_timeout(addr, wait).map_err(|e| match e.kind() {
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => io::Error::new(
+            io::ErrorKind::NotConnected,
+            format!("no connection within {} s", wait.as_secs_f64()),
+        ),
+        _ => e,
+    })?;
+    stream.set_nodelay(true)?;
+    Ok(stream)
+}
+
 pub fn bind(addr: &SocketAddr) -> io::Result<TcpListener> {
     TcpListener::bind(addr)
 }

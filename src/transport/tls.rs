@@ -108,7 +108,7 @@ pub fn connect_within(
     connector: &SslConnector,
     wait: std::time::Duration,
 ) -> io::Result<SslStream<TcpStream>> {
-    let stream = tcp::connect(addr)?;
+    let stream = tcp::connect_timeout(addr, wait)?;
     stream.set_read_timeout(Some(wait))?;
     stream.set_write_timeout(Some(wait))?;
     let stream = connector

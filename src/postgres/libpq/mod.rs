@@ -103,6 +103,9 @@ pub struct Conn {
     raw: NonNull<pq::PGconn>,
     /// OpenSSL's `SSL*` of the connection once it is open, null without TLS.
     ssl: *const c_void,
+    /// A result of the command being received failed (its later results may still
+    /// be on their way: see `nonblocking::receive`).
+    failed: std::cell::Cell<bool>,
 }
 
 // A libpq connection may move between threads as long as one thread uses it at a time.
@@ -210,6 +213,7 @@ impl Conn {
         Ok(Conn {
             raw,
             ssl: std::ptr::null(),
+            failed: std::cell::Cell::new(false),
         })
     }
 
@@ -309,16 +313,41 @@ impl Conn {
         Some((attribute(c"protocol"), attribute(c"cipher")))
     }
 
-    /// True when the connection runs over a Unix socket.
-    pub fn over_unix_socket(&self) -> bool {
+    /// True when the session is outside any transaction block and ready
+    /// (`PQtransactionStatus` is `PQTRANS_IDLE`).
+    pub fn idle(&self) -> bool {
         // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
-        let host = unsafe { pq::PQhost(self.raw.as_ptr()) };
-        !host.is_null() && {
-            // SAFETY: `host` is non-null and points to a NUL-terminated string libpq owns
-            // for the life of the connection.
-            let host = unsafe { CStr::from_ptr(host) }.to_bytes();
-            host.is_empty() || host[0] == b'/' || host[0] == b'@'
+        let status = unsafe { pq::PQtransactionStatus(self.raw.as_ptr()) };
+        status == pq::PGTransactionStatusType::PQTRANS_IDLE
+    }
+
+    /// True when the connection runs over a Unix socket, from the socket's own
+    /// address family (what libpq reached, whatever `host` and `hostaddr` said).
+    pub fn over_unix_socket(&self) -> bool {
+        self.socket_family() == Some(libc::AF_UNIX)
+    }
+
+    /// The address family of the connection's socket (`AF_UNIX`, `AF_INET`,
+    /// `AF_INET6`), from `getsockname`.
+    pub fn socket_family(&self) -> Option<libc::c_int> {
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
+        let fd = unsafe { pq::PQsocket(self.raw.as_ptr()) };
+        if fd < 0 {
+            return None;
         }
+        // SAFETY: an all-zero sockaddr_storage is a valid value of this plain C struct.
+        let mut address: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let mut length = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        // SAFETY: `fd` is the connection's open socket; `address` and `length` are valid
+        // for writing, and `length` holds the size of `address`.
+        let done = unsafe {
+            libc::getsockname(
+                fd,
+                (&mut address as *mut libc::sockaddr_storage).cast(),
+                &mut length,
+            )
+        };
+        (done == 0).then_some(libc::c_int::from(address.ss_family))
     }
 }
 

@@ -155,12 +155,14 @@ impl Conn {
         if unsafe { pq::PQconsumeInput(raw) } == 0 {
             return Err(self.lost());
         }
-        // SAFETY: `raw` is the live connection this value owns.
-        if unsafe { pq::PQisBusy(raw) } != 0 {
-            return Ok(TxOutcome::Pending);
-        }
-        let mut outcome = TxOutcome::Succeeded;
         loop {
+            // Never a PQgetResult that would block: a command of several statements
+            // has results still on their way after the first (a failure among those
+            // read is kept in `self.failed` until the last).
+            // SAFETY: `raw` is the live connection this value owns.
+            if unsafe { pq::PQisBusy(raw) } != 0 {
+                return Ok(TxOutcome::Pending);
+            }
             // SAFETY: `raw` is the live connection this value owns.
             let result = unsafe { pq::PQgetResult(raw) };
             if result.is_null() {
@@ -173,7 +175,7 @@ impl Conn {
                 status,
                 pq::ExecStatusType::PGRES_TUPLES_OK | pq::ExecStatusType::PGRES_COMMAND_OK
             ) {
-                outcome = TxOutcome::Failed;
+                self.failed.set(true);
             }
             // SAFETY: `result` is non-null, owned by this loop and not used after this
             // call.
@@ -183,7 +185,11 @@ impl Conn {
         if unsafe { pq::PQstatus(raw) } == pq::ConnStatusType::CONNECTION_BAD {
             return Err(self.lost());
         }
-        Ok(outcome)
+        Ok(if self.failed.replace(false) {
+            TxOutcome::Failed
+        } else {
+            TxOutcome::Succeeded
+        })
     }
 }
 

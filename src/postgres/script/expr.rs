@@ -56,8 +56,31 @@ impl Expr {
     }
 }
 
+/// The longest expression and the deepest nesting of parentheses taken: parsing,
+/// evaluating and dropping recurse, so a bound keeps them within any thread's stack
+/// (pgbench's expressions are a line long).
+const MAX_BYTES: usize = 512;
+const MAX_NESTING: usize = 32;
+
 /// Parses `text`; `slot` finds a variable's slot by name (`None`: not defined yet).
 pub fn parse(text: &str, slot: &dyn Fn(&str) -> Option<usize>) -> Result<Expr, String> {
+    if text.len() > MAX_BYTES {
+        return Err(format!(
+            "the expression is {} bytes long; use at most {MAX_BYTES}",
+            text.len()
+        ));
+    }
+    let mut depth = 0usize;
+    for b in text.bytes() {
+        match b {
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > MAX_NESTING {
+            return Err(format!("parentheses nest deeper than {MAX_NESTING} levels"));
+        }
+    }
     let mut p = Parser {
         text: text.as_bytes(),
         at: 0,
@@ -241,6 +264,17 @@ mod tests {
             value("9223372036854775807 + 1").unwrap_err(),
             "bigint out of range"
         );
+    }
+
+    #[test]
+    fn long_or_deep_expressions_are_refused_not_a_stack_overflow() {
+        let slot = |_: &str| None;
+        let deep = format!("{}1{}", "(".repeat(100), ")".repeat(100));
+        assert!(parse(&deep, &slot).unwrap_err().contains("nest deeper"));
+        let long = vec!["1"; 30_000].join("+");
+        assert!(parse(&long, &slot).unwrap_err().contains("at most 512"));
+        let ok = format!("{}1{}", "(".repeat(32), ")".repeat(32));
+        assert!(parse(&ok, &slot).is_ok());
     }
 
     #[test]

@@ -4,6 +4,11 @@
 //! Unix socket, over TCP with `sslmode=disable` and over TLS with
 //! `sslmode=require`, as targets `unix`, `tcp` and `tls`. What the server does not
 //! offer, or its pg_hba.conf refuses, is skipped with one line each.
+//!
+//! Each transport must reach the same server: its socket is tried only when the URI
+//! reached this machine (a socket, or a loopback address), so the user's password
+//! never goes to another local server, and every target's postmaster start time
+//! must be the URI's.
 
 use super::super::experiment::PgTarget;
 use super::super::libpq::Conn;
@@ -33,6 +38,7 @@ pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
     }
     let setting = |name: &str| conn.query_value(&format!("SHOW {name}"));
     let port = setting("port").ok().or(base.server.port.clone());
+    let started = conn.query_value(STARTED).ok();
     let mut skipped = Vec::new();
     let mut wanted: Vec<(&str, Option<String>, &str)> = Vec::new();
 
@@ -54,8 +60,15 @@ pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
             None
         }
     };
-    if let Some(dir) = unix_host {
-        wanted.push(("unix", Some(dir), "disable"));
+    let local = base.unix_socket || base.server.host.as_deref().is_some_and(is_loopback);
+    match unix_host {
+        Some(dir) if local => wanted.push(("unix", Some(dir), "disable")),
+        Some(_) => skipped.push(format!(
+            "unix: skipped: {} is not on this machine's loopback, so its Unix socket is not \
+             reachable from here",
+            place(&base)
+        )),
+        None => {}
     }
     let tcp_host = if base.unix_socket {
         match setting("listen_addresses") {
@@ -93,6 +106,11 @@ pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
         }
         let params = params.with(&keywords);
         match Conn::connect(&params) {
+            Ok(conn) if conn.query_value(STARTED).ok() != started => skipped.push(format!(
+                "{label}: skipped: it reached another server than {} (a different postmaster \
+                 start time)",
+                place(&base)
+            )),
             Ok(conn) => {
                 let target = describe(label, params, &conn, false)?;
                 check_label(&target, None)?;
@@ -109,6 +127,17 @@ pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
         )));
     }
     Ok((targets, skipped))
+}
+
+/// When the server started: the same on every transport of one server.
+const STARTED: &str = "SELECT pg_postmaster_start_time()::text";
+
+/// A host name or address of this machine's loopback.
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Where a target went: `host:port` or `socket directory:port`.
@@ -144,6 +173,16 @@ fn tcp_address(list: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_loopback_hosts_are_this_machine() {
+        for host in ["localhost", "127.0.0.1", "127.3.0.9", "::1"] {
+            assert!(is_loopback(host), "{host}");
+        }
+        for host in ["db.example", "10.0.0.5", "::2", ""] {
+            assert!(!is_loopback(host), "{host}");
+        }
+    }
 
     #[test]
     fn listen_addresses_prefer_loopback() {

@@ -181,7 +181,7 @@ impl<'a> Thread<'a> {
         }
         c.sent = now;
         c.lag = now - c.started;
-        if self.load.connect_per_transaction {
+        if self.load.connect_per_transaction || c.conn.is_none() {
             self.tally.connections += 1;
             c.conn = Some(Conn::start(&self.target.params)?);
             c.prepared = false;
@@ -240,7 +240,8 @@ impl<'a> Thread<'a> {
             State::Preparing(i) => match conn.receive()? {
                 TxOutcome::Pending => Ok(()),
                 TxOutcome::Failed => bail!(
-                    "the server refused to prepare command {} of the script",
+                    "the server refused to prepare command {} of the script (a prepared \
+                     statement is one SQL command: end each with ';' on its own line)",
                     i + 1
                 ),
                 TxOutcome::Succeeded if i + 1 < self.load.script.commands.len() => {
@@ -273,7 +274,9 @@ impl<'a> Thread<'a> {
                     if counted {
                         self.finished(c, done, failed);
                     }
-                    if self.load.connect_per_transaction {
+                    // A failure inside a transaction block leaves the session
+                    // aborted: the client connects anew rather than fail from then on.
+                    if self.load.connect_per_transaction || (failed && !conn.idle()) {
                         c.conn = None;
                     }
                     c.state = State::Idle;
