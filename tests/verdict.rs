@@ -16,7 +16,7 @@ const FIXTURES: [&str; 4] = [
 fn verdict(path: &str) -> Vec<Line> {
     let catalog = catalog();
     let file = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(path), |id| {
-        catalog.find(id).map(|e| e.headline)
+        catalog.find(id).map(|e| e.declared())
     })
     .expect("fixture loads");
     lines(&file.results, &catalog)

@@ -52,5 +52,5 @@ fn expand(path: &Path) -> Result<Vec<PathBuf>> {
 /// Loads a result file whose experiments this sockbench knows.
 pub(super) fn load(path: &Path) -> Result<crate::results::ResultFile> {
     let catalog = families::catalog();
-    results::load(path, |id| catalog.find(id).map(|e| e.headline))
+    results::load(path, |id| catalog.find(id).map(|e| e.declared()))
 }

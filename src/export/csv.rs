@@ -9,8 +9,9 @@
 //! does not have.
 //!
 //! Columns: `run` (the section of the report: file and start time), `experiment`,
-//! the case parameters (`size`, `write_size`, `clients`, `auth_method`,
-//! `connect_per_transaction`, `placement`), `transport`, `figure` (its path in the
+//! one column per case parameter the report's experiments declare (e.g. `size`,
+//! `clients`, `auth_method`, `connect_per_transaction`), in the order they declare
+//! them, then `placement`, `transport`, `figure` (its path in the
 //! result file, e.g. `rtt_ns.p50`, `cpu.client.cpu_ns`), `unit` (`ns`, `per_s`,
 //! `bytes_per_s`, `count`, `ratio`), `value`, `low`, `high`, `within_5_percent` (the interval lies within ±5% of the
 //! estimate: precise enough; it says nothing about whether two transports differ).
@@ -25,21 +26,19 @@
 
 use super::printable::printable;
 use super::Exporter;
-use crate::report::experiment::Experiment;
+use crate::report::experiment::{CaseParam, Experiment, Form};
 use crate::report::Document;
 use crate::results::metric::Unit;
+use crate::results::params::{Value as ParamValue, PLACEMENT};
+use crate::results::Params;
 use crate::results::ResultRecord;
 
 pub struct Csv;
 
-const HEADER: [&str; 15] = [
-    "run",
-    "experiment",
-    "size",
-    "write_size",
-    "clients",
-    "auth_method",
-    "connect_per_transaction",
+/// The columns before the case parameters.
+const FIRST: [&str; 2] = ["run", "experiment"];
+/// The columns after them.
+const LAST: [&str; 8] = [
     "placement",
     "transport",
     "figure",
@@ -52,26 +51,29 @@ const HEADER: [&str; 15] = [
 
 impl Exporter for Csv {
     fn render(&self, document: &Document) -> String {
-        let mut out = line(HEADER.iter().map(|h| h.to_string()));
+        let params = case_params(document);
+        let header = FIRST
+            .into_iter()
+            .chain(params.iter().map(|c| c.name))
+            .chain(LAST);
+        let mut out = line(header.map(str::to_string));
         for section in &document.sections {
             for block in &section.blocks {
                 let Some(experiment) = block.experiment else {
                     continue;
                 };
                 for r in &block.records {
-                    let p = &r.params;
-                    let number = |n: Option<u64>| n.map_or(String::new(), |n| n.to_string());
-                    let case = [
-                        text(&section.heading),
-                        text(&r.experiment),
-                        number(p.size),
-                        number(p.write_size),
-                        number(p.clients),
-                        p.auth_method.as_deref().map_or(String::new(), text),
-                        p.connect_per_transaction.to_string(),
-                        p.placement.as_deref().map_or(String::new(), text),
-                        text(&r.transport),
-                    ];
+                    let case: Vec<String> = [text(&section.heading), text(&r.experiment)]
+                        .into_iter()
+                        .chain(params.iter().map(|c| param(experiment, c, &r.params)))
+                        .chain([
+                            r.params
+                                .get(PLACEMENT)
+                                .as_deref()
+                                .map_or(String::new(), text),
+                            text(&r.transport),
+                        ])
+                        .collect();
                     for f in figures(experiment, r) {
                         let optional = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
                         out.push_str(&line(case.iter().cloned().chain([
@@ -87,6 +89,38 @@ impl Exporter for Csv {
             }
         }
         out
+    }
+}
+
+/// The case parameters the document's experiments declare, each once, in the order
+/// they declare them.
+fn case_params(document: &Document) -> Vec<CaseParam> {
+    let mut out: Vec<CaseParam> = Vec::new();
+    let experiments = document
+        .sections
+        .iter()
+        .flat_map(|s| &s.blocks)
+        .filter_map(|b| b.experiment);
+    for c in experiments.flat_map(|e| e.cases) {
+        if !out.iter().any(|o| o.name == c.name) {
+            out.push(*c);
+        }
+    }
+    out
+}
+
+/// One parameter's cell: a flag the experiment declares is `true` or `false`; one
+/// it does not declare, or that its record lacks, is empty.
+fn param(experiment: &Experiment, c: &CaseParam, p: &Params) -> String {
+    match p.value(c.name) {
+        Some(ParamValue::Number(n)) => n.to_string(),
+        Some(ParamValue::Text(t)) => text(t),
+        Some(ParamValue::Flag(on)) => on.to_string(),
+        Some(ParamValue::Numbers(n)) => n.iter().map(u64::to_string).collect::<Vec<_>>().join(" "),
+        None if c.form == Form::Flag && experiment.cases.iter().any(|d| d.name == c.name) => {
+            "false".into()
+        }
+        None => String::new(),
     }
 }
 

@@ -16,7 +16,7 @@
 //!                                 "base_cost": …, "other_cost": …,  // geometric means
 //!                                 "ratio": { "estimate": …, … } | null } ] } ],
 //!     "records": [ { "experiment": "sockets.pingpong", "transport": "tcp",
-//!                    "params": { "size": 64, … },   // the case parameters it has
+//!                    "params": { "size": 64, … },   // what makes its case (not budgets)
 //!                    "figures": [ { "figure": "rtt_ns.p50", "unit": "ns",
 //!                                   "value": 89100.0, "low": …, "high": …,
 //!                                   "settled": true } ] } ],
@@ -122,19 +122,7 @@ fn interval(i: &Interval) -> Value {
 }
 
 fn record(experiment: &crate::report::experiment::Experiment, r: &ResultRecord) -> Value {
-    let p = &r.params;
-    let mut params = serde_json::Map::new();
-    let mut put = |k: &str, v: Value| {
-        if !v.is_null() {
-            params.insert(k.into(), v);
-        }
-    };
-    put("size", json!(p.size));
-    put("write_size", json!(p.write_size));
-    put("clients", json!(p.clients));
-    put("auth_method", json!(p.auth_method));
-    put("connect_per_transaction", json!(p.connect_per_transaction));
-    put("placement", json!(p.placement));
+    let params = json!(experiment.case_of(&r.params));
     json!({
         "experiment": r.experiment,
         "transport": r.transport,

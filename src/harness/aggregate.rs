@@ -18,7 +18,7 @@ pub fn record(
 ) -> ResultRecord {
     let (counting, trials): (Vec<Trial>, Vec<Trial>) = trials.into_iter().partition(|t| t.counting);
     let per_trial: Vec<Metrics> = trials.iter().map(|t| t.metrics.clone()).collect();
-    let values: Vec<f64> = per_trial.iter().filter_map(headline.read).collect();
+    let values: Vec<f64> = per_trial.iter().filter_map(|m| headline.read(m)).collect();
     let spread = if values.is_empty() {
         Spread {
             median: 0.0,
@@ -47,7 +47,6 @@ pub fn record(
         counters: counting.into_iter().find_map(|t| t.metrics.cpu),
         tls,
         server: None,
-        password_storage: None,
         trials,
     }
 }
@@ -87,15 +86,12 @@ mod tests {
     use super::*;
     use crate::results::metric::{Better, Unit};
 
-    const CONN_PER_S: Metric =
-        Metric::new("conn_per_s", Unit::Rate, Better::Higher, |m| m.conn_per_s);
+    const CONN_PER_S: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher);
+    const RATE: crate::results::figures::Key<f64> = crate::results::figures::Key::new("conn_per_s");
 
     fn trial(conn_per_s: f64) -> Trial {
         Trial {
-            metrics: Metrics {
-                conn_per_s: Some(conn_per_s),
-                ..Metrics::default()
-            },
+            metrics: Metrics::default().with(RATE, conn_per_s),
             ..Trial::default()
         }
     }

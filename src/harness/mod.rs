@@ -22,6 +22,7 @@ use crate::cpu::affinity::{self, Placement};
 use crate::cpu::load::{Snapshot, RETRIES};
 use crate::cpu::Meter;
 use crate::results::metric::Metric;
+use crate::results::params::PLACEMENT;
 use crate::results::{Params, ResultRecord, Trial};
 use anyhow::{Context, Result};
 use std::time::Instant;
@@ -68,8 +69,7 @@ impl Case {
     /// A case placed as its parameters say (free when they do not).
     pub fn new(label: String, targets: Vec<usize>, params: &Params) -> Case {
         let placement = params
-            .placement
-            .as_deref()
+            .get(PLACEMENT)
             .and_then(|p| p.parse().ok())
             .unwrap_or(Placement::Free);
         Case {
@@ -94,7 +94,7 @@ pub fn placed<T: Clone>(
         .iter()
         .flat_map(|p| {
             cases.iter().cloned().map(|mut case| {
-                params(&mut case).placement = Some(p.name().to_string());
+                params(&mut case).set(PLACEMENT, p.name().to_string());
                 case
             })
         })

@@ -48,10 +48,8 @@ impl Runner for Fake {
             bail!("the fake server went away");
         }
         Ok(Trial {
-            metrics: Metrics {
-                conn_per_s: Some(self.values.get(i).copied().unwrap_or(1.0)),
-                ..Metrics::default()
-            },
+            metrics: Metrics::default()
+                .with(CONN_PER_S, self.values.get(i).copied().unwrap_or(1.0)),
             count: 1,
             ..Trial::default()
         })
@@ -86,7 +84,9 @@ fn cases(labels: &[&str], targets: usize) -> Vec<Case> {
         .collect()
 }
 
-const RATE: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher, |m| m.conn_per_s);
+const RATE: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher);
+const CONN_PER_S: crate::results::figures::Key<f64> =
+    crate::results::figures::Key::new("conn_per_s");
 
 fn schedule(cases: Vec<Case>, rounds: u32) -> Schedule<'static> {
     Schedule {
@@ -242,7 +242,7 @@ fn warm_up_rounds_run_but_are_not_kept() {
     let grid = run(&s, &mut fake, &log).unwrap();
     assert_eq!(fake.calls.len(), 4);
     // The measured round is the second: rotated to start with tcp (10), then unix (20).
-    let kept = |t: usize| grid[0][t][0].metrics.conn_per_s;
+    let kept = |t: usize| grid[0][t][0].metrics.get(CONN_PER_S);
     assert_eq!((kept(0), kept(1)), (Some(20.0), Some(10.0)));
     assert_eq!(
         log.steps.borrow().len(),

@@ -5,6 +5,7 @@ use super::bindir::Binaries;
 use super::cluster::Cluster;
 use super::hba::AuthMethod;
 use super::libpq::Conn;
+use crate::postgres::keys::*;
 use crate::transport::Transport;
 
 /// The binaries, or `None` after saying why the test is skipped.
@@ -158,14 +159,15 @@ fn user_urls_are_measured_and_their_passwords_never_written() {
         ]
     );
     let auth = file.results.last().unwrap();
-    assert_eq!(auth.params.auth_method.as_deref(), Some("trust"));
-    assert_eq!(auth.metrics.auth_ns, Some(0.0));
+    assert_eq!(auth.params.get(AUTH_METHOD).as_deref(), Some("trust"));
+    assert_eq!(auth.metrics.get(AUTH_NS), Some(0.0));
     for r in &file.results[..4] {
         let server = r.server.as_ref().unwrap();
         assert!(!server.throwaway && server.kind == "postgresql");
         assert_eq!(r.tls.is_some(), r.transport == "encrypted");
         assert_eq!(
-            r.params.auth_method, None,
+            r.params.get(AUTH_METHOD),
+            None,
             "method unknown on a user's server"
         );
     }

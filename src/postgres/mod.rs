@@ -10,6 +10,7 @@ pub mod cluster_tests;
 pub mod describe;
 pub mod experiment;
 pub mod hba;
+pub mod keys;
 pub mod libpq;
 mod listeners;
 #[cfg(test)]

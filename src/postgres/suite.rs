@@ -13,6 +13,7 @@ use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::harness::aggregate::{rank, record};
 use crate::harness::{self, Case, Grid, Progress, Runner, Schedule};
+use crate::postgres::keys::*;
 use crate::report::experiment::Experiment;
 use crate::results::{Params, ResultRecord, Trial};
 use anyhow::{Context, Result};
@@ -170,20 +171,16 @@ impl Suite<'_> {
                 } else {
                     &self.budget.rows
                 };
-                let params = Params {
-                    counts: Some(counts.clone()),
-                    protocol: protocol
+                let params = Params::default().with(COUNTS, Some(counts.clone())).with(
+                    PROTOCOL,
+                    protocol
                         .clone()
                         .filter(|_| experiment == PgExperiment::Query),
-                    ..Params::default()
-                };
+                );
                 (self.targets.clone(), vec![case(params, all)])
             }
             PgExperiment::Connect => {
-                let params = Params {
-                    auth_method: trust,
-                    ..Params::default()
-                };
+                let params = Params::default().with(AUTH_METHOD, trust);
                 (self.targets.clone(), vec![case(params, all)])
             }
             PgExperiment::Auth => self.auth_cases(),
@@ -206,18 +203,19 @@ impl Suite<'_> {
                             progress: plan.progress.map(|p| (p, String::new())),
                             per_command: plan.per_command,
                         };
-                        let params = Params {
-                            clients: Some(u64::from(clients)),
-                            threads: Some(u64::from(load.threads)),
-                            duration_ms: Some(load.duration.as_millis() as u64),
-                            connect_per_transaction: load.connect_per_transaction,
-                            auth_method: trust.clone(),
-                            protocol: protocol.clone(),
-                            script: plan.script_name.clone(),
-                            rate_per_s: plan.rate,
-                            latency_limit_us: plan.latency_limit.map(|l| l.as_micros() as u64),
-                            ..Params::default()
-                        };
+                        let params = Params::default()
+                            .with(CLIENTS, Some(u64::from(clients)))
+                            .with(THREADS, Some(u64::from(load.threads)))
+                            .with(DURATION_MS, Some(load.duration.as_millis() as u64))
+                            .with(CONNECT_PER_TRANSACTION, load.connect_per_transaction)
+                            .with(AUTH_METHOD, trust.clone())
+                            .with(PROTOCOL, protocol.clone())
+                            .with(SCRIPT, plan.script_name.clone())
+                            .with(RATE_PER_S, plan.rate)
+                            .with(
+                                LATENCY_LIMIT_US,
+                                plan.latency_limit.map(|l| l.as_micros() as u64),
+                            );
                         PgCase {
                             load: Some(load),
                             ..case(params, all.clone())
@@ -233,10 +231,7 @@ impl Suite<'_> {
     /// user's servers, each method's own target.
     fn auth_cases(&self) -> (Vec<PgTarget>, Vec<PgCase>) {
         let case = |method: AuthMethod, targets: Vec<usize>| {
-            let params = Params {
-                auth_method: Some(method.name().to_string()),
-                ..Params::default()
-            };
+            let params = Params::default().with(AUTH_METHOD, Some(method.name().to_string()));
             PgCase {
                 label: PgExperiment::Auth.describe().case_label(&params),
                 params,
@@ -292,17 +287,18 @@ impl Suite<'_> {
                     trials,
                     target.tls.clone(),
                 );
-                r.server = Some(target.server.clone());
+                let mut server = target.server.clone();
                 if let (Some((_, _)), Some(method)) = (&self.cluster, case.method) {
-                    r.password_storage = Some(method.password_storage().to_string());
+                    server.password_storage = Some(method.password_storage().to_string());
                 }
+                r.server = Some(server.record());
                 records.push(r);
             }
         }
         match experiment {
             PgExperiment::Query => {
                 for r in &records {
-                    if let Some(q) = r.metrics.per_query_ns {
+                    if let Some(q) = r.metrics.get(PER_QUERY_NS) {
                         self.per_query_ns.insert(r.transport.clone(), q);
                     }
                 }
@@ -313,9 +309,9 @@ impl Suite<'_> {
                         .per_query_ns
                         .get(&r.transport)
                         .copied()
-                        .or(r.metrics.phases_ns.map(|p| p.query));
-                    r.metrics.handshake_ns =
-                        r.metrics.connect_ns.zip(query).map(|(c, q)| c.p50 - q);
+                        .or(r.metrics.get(PHASES_NS).map(|p| p.query));
+                    let handshake = r.metrics.get(CONNECT_NS).zip(query).map(|(c, q)| c.p50 - q);
+                    r.metrics.set(HANDSHAKE_NS, handshake);
                 }
             }
             PgExperiment::Auth => auth_costs(&mut records),
@@ -329,14 +325,15 @@ impl Suite<'_> {
 fn auth_costs(records: &mut [ResultRecord]) {
     let trust: HashMap<String, f64> = records
         .iter()
-        .filter(|r| r.params.auth_method.as_deref() == Some(AuthMethod::Trust.name()))
-        .filter_map(|r| Some((r.transport.clone(), r.metrics.connect_ns?.p50)))
+        .filter(|r| r.params.get(AUTH_METHOD).as_deref() == Some(AuthMethod::Trust.name()))
+        .filter_map(|r| Some((r.transport.clone(), r.metrics.get(CONNECT_NS)?.p50)))
         .collect();
     for r in records {
-        r.metrics.auth_ns = r
+        let auth = r
             .metrics
-            .connect_ns
+            .get(CONNECT_NS)
             .zip(trust.get(&r.transport))
             .map(|(c, t)| c.p50 - t);
+        r.metrics.set(AUTH_NS, auth);
     }
 }

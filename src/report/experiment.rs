@@ -7,7 +7,9 @@
 use super::block::Block;
 use crate::cpu::affinity::Placement;
 use crate::harness::{Progress, Sink};
+use crate::results::metric::Declared;
 use crate::results::metric::Metric;
+use crate::results::params::{Value, PLACEMENT};
 use crate::results::{Params, ResultRecord};
 use crate::transport::Transport;
 use crate::units::format_size;
@@ -23,8 +25,16 @@ pub struct Experiment {
     pub chart_title: &'static str,
     /// The figure tables lead with.
     pub headline: Metric,
-    /// The parameters that make one case of it differ from another.
+    /// Every figure its records hold that the report or the loader reads (units,
+    /// directions, which may be below zero), the headline among them.
+    pub figures: &'static [Metric],
+    /// The parameters that make one case of it differ from another, as labels show
+    /// them.
     pub cases: &'static [CaseParam],
+    /// Parameters that set how long or how much it measured, not what: two runs may
+    /// choose them differently and still be compared (durations, batch sizes). Every
+    /// other parameter makes a different measurement.
+    pub budgets: &'static [&'static str],
     /// Lays out its records as a table.
     pub table: fn(&[ResultRecord]) -> Block,
     /// Its charts besides the headline bars every experiment gets.
@@ -41,11 +51,25 @@ impl Experiment {
         parts.extend(placement(params).map(|p| p.describe().to_string()));
         parts.join(", ")
     }
+
+    /// What the loader needs to know of it.
+    pub fn declared(&self) -> Declared {
+        Declared {
+            headline: self.headline,
+            figures: self.figures,
+        }
+    }
+
+    /// The parameters that make `params` a different measurement from another's:
+    /// all but its budgets.
+    pub fn case_of(&self, params: &Params) -> Params {
+        params.without(self.budgets)
+    }
 }
 
 /// The placement the parameters name, when `--placement` chose one.
 pub fn placement(params: &Params) -> Option<Placement> {
-    params.placement.as_deref()?.parse().ok()
+    params.get(PLACEMENT)?.parse().ok()
 }
 
 impl std::fmt::Debug for Experiment {
@@ -60,70 +84,94 @@ impl PartialEq for Experiment {
     }
 }
 
-/// A parameter that tells cases apart.
+/// A parameter that tells cases apart, declared by its family as data: its name
+/// in the result file, its type of value and how it is written in labels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CaseParam {
-    /// Message size.
+pub struct CaseParam {
+    /// Its name in the record's `params` (the family's [`crate::results::params::Key`]).
+    pub name: &'static str,
+    pub form: Form,
+    /// Its row label, `{}` standing for the value: `{} clients`, `{} writes`; for a
+    /// flag, the whole label.
+    pub label: &'static str,
+    /// The row label when the value is 1, if it reads differently (`1 client`).
+    pub one: Option<&'static str>,
+    /// Its chart label, `{}` standing for the value: `{} cl.`, `×{}`; none for a
+    /// parameter charts leave out.
+    pub short: Option<&'static str>,
+}
+
+/// How a case parameter's value is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// A number of bytes: `64 B`, `1 MiB`.
     Size,
-    /// Write size.
-    WriteSize,
-    /// Clients at once.
-    Clients,
-    /// Connections streaming at once (absent: one).
-    Streams,
-    /// Authentication method.
-    AuthMethod,
-    /// A connection per transaction.
-    ConnectPerTransaction,
-    /// The query protocol, when not the simple one.
-    Protocol,
-    /// A fixed transaction rate.
-    Rate,
+    /// A plain number.
+    Number,
+    /// A word.
+    Text,
+    /// A flag, shown only when on.
+    Flag,
 }
 
 impl CaseParam {
+    /// A parameter written as `label` with `{}` for its value, the same in charts.
+    pub const fn new(name: &'static str, form: Form, label: &'static str) -> CaseParam {
+        CaseParam {
+            name,
+            form,
+            label,
+            one: None,
+            short: Some(label),
+        }
+    }
+
+    /// The same, written `one` when the value is 1.
+    pub const fn one(self, one: &'static str) -> CaseParam {
+        CaseParam {
+            one: Some(one),
+            ..self
+        }
+    }
+
+    /// The same, written `short` in charts (`None`: left out of charts).
+    pub const fn short(self, short: Option<&'static str>) -> CaseParam {
+        CaseParam { short, ..self }
+    }
+
     /// The parameter as a number, for the ones that are numbers.
     pub fn number(self, p: &Params) -> Option<u64> {
-        match self {
-            CaseParam::Size => p.size,
-            CaseParam::WriteSize => p.write_size,
-            CaseParam::Clients => p.clients,
-            CaseParam::Streams => p.streams,
-            CaseParam::Rate => p.rate_per_s,
-            CaseParam::AuthMethod | CaseParam::ConnectPerTransaction | CaseParam::Protocol => None,
+        match (self.form, p.value(self.name)?) {
+            (Form::Size | Form::Number, Value::Number(n)) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The value in words, before it goes into a label: `64 B`, `10`, `md5`.
+    fn value(self, p: &Params) -> Option<String> {
+        match (self.form, p.value(self.name)?) {
+            (Form::Size, Value::Number(n)) => Some(format_size(*n)),
+            (Form::Number, Value::Number(n)) => Some(n.to_string()),
+            (Form::Text, Value::Text(t)) => Some(t.clone()),
+            (Form::Flag, Value::Flag(true)) => Some(String::new()),
+            _ => None,
         }
     }
 
     /// The parameter in a comparison's row label: `64 B`, `1 MiB writes`,
     /// `10 clients`, `scram-sha-256`, `connection per transaction`.
     pub fn label(self, p: &Params) -> Option<String> {
-        match self {
-            CaseParam::Size => p.size.map(format_size),
-            CaseParam::WriteSize => p.write_size.map(|s| format!("{} writes", format_size(s))),
-            CaseParam::Clients => p
-                .clients
-                .map(|c| format!("{c} client{}", if c == 1 { "" } else { "s" })),
-            CaseParam::Streams => p.streams.map(|n| format!("{n} streams")),
-            CaseParam::AuthMethod => p.auth_method.clone(),
-            CaseParam::ConnectPerTransaction => p
-                .connect_per_transaction
-                .then(|| "connection per transaction".into()),
-            CaseParam::Protocol => p.protocol.as_ref().map(|m| format!("{m} protocol")),
-            CaseParam::Rate => p.rate_per_s.map(|r| format!("at {r} transactions/s")),
-        }
+        let value = self.value(p)?;
+        let template = match self.one {
+            Some(one) if self.number(p) == Some(1) => one,
+            _ => self.label,
+        };
+        Some(template.replace("{}", &value))
     }
 
     /// The parameter in a chart's short label: `64 B`, `10 cl.`, `md5`.
-    pub fn short(self, p: &Params) -> Option<String> {
-        match self {
-            CaseParam::Size | CaseParam::WriteSize => self.number(p).map(format_size),
-            CaseParam::Clients => p.clients.map(|c| format!("{c} cl.")),
-            CaseParam::Streams => p.streams.map(|n| format!("×{n}")),
-            CaseParam::AuthMethod => p.auth_method.clone(),
-            CaseParam::Protocol => p.protocol.clone(),
-            CaseParam::Rate => p.rate_per_s.map(|r| format!("{r}/s")),
-            CaseParam::ConnectPerTransaction => None,
-        }
+    pub fn short_label(self, p: &Params) -> Option<String> {
+        Some(self.short?.replace("{}", &self.value(p)?))
     }
 }
 
@@ -140,8 +188,9 @@ pub enum Chart {
         log_x: bool,
     },
     /// The total time of every timed batch against its N, with each transport's
-    /// least-squares line; `n` names what N counts.
-    Fitted { n: &'static str },
+    /// least-squares line (the headline is its slope, `intercept` its fixed cost);
+    /// `n` names what N counts.
+    Fitted { n: &'static str, intercept: Metric },
 }
 
 /// An experiment's line in the verdict.

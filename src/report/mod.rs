@@ -10,6 +10,7 @@ pub mod format;
 pub mod system;
 pub mod verdict;
 
+use crate::results::params::PLACEMENT;
 use crate::results::{ResultFile, ResultRecord};
 use block::Block;
 use columns::distinct;
@@ -64,12 +65,12 @@ pub fn blocks(records: &[ResultRecord], catalog: &Catalog) -> Vec<Block> {
         .flatten()
         .flat_map(|experiment| {
             let of = catalog.records_of(records, experiment);
-            distinct(of.iter().copied(), |r| r.params.placement.clone())
+            distinct(of.iter().copied(), |r| r.params.get(PLACEMENT))
                 .into_iter()
                 .map(|placement| {
                     let placed: Vec<ResultRecord> = of
                         .iter()
-                        .filter(|r| r.params.placement == placement)
+                        .filter(|r| r.params.get(PLACEMENT) == placement)
                         .map(|r| (*r).clone())
                         .collect();
                     let mut block = (experiment.table)(&placed);

@@ -4,7 +4,7 @@
 //! field, so a damaged or hand-edited file is never printed as if measured.
 
 use crate::error::usage;
-use crate::results::metric::Metric;
+use crate::results::metric::{Declared, Unit};
 use crate::results::paired::pair;
 use crate::results::{ResultFile, SCHEMA_VERSION};
 use anyhow::Result;
@@ -15,17 +15,6 @@ use std::path::Path;
 const MAX_FILE_BYTES: u64 = 64 << 20;
 /// No measured time (ns), rate (/s), size or count reaches this.
 const MAX_MAGNITUDE: f64 = 1e15;
-/// Figures that are differences or fits, and so may be below zero.
-const MAY_BE_NEGATIVE: [&str; 4] = ["intercept_ns", "auth_ns", "handshake_ns", "r2"];
-/// Rates, which the report divides by (a zero rate was printed as "+inf%").
-const RATES: [&str; 6] = [
-    "conn_per_s",
-    "ops_per_s",
-    "bytes_per_s",
-    "qps",
-    "rows_per_s",
-    "tps",
-];
 /// Where every figure is a headline or a ratio of two, which the report also divides
 /// by or takes the logarithm of.
 const POSITIVE_PARTS: [&str; 3] = ["headline.spread", "headline.interval", ".ratio."];
@@ -38,9 +27,10 @@ const MIN_POSITIVE: f64 = 1e-6;
 /// which are computed from its trials on loading.
 const OLDEST_FORMAT: u32 = 2;
 
-/// Reads a result file, or says in one line why it cannot be reported; `headline`
-/// gives the headline figure of each experiment id this sockbench knows.
-pub fn load(path: &Path, headline: impl Fn(&str) -> Option<Metric>) -> Result<ResultFile> {
+/// Reads a result file, or says in one line why it cannot be reported; `known`
+/// gives the headline and the declared figures of each experiment id this
+/// sockbench knows (a figure's unit and sign say which values are possible).
+pub fn load(path: &Path, known: impl Fn(&str) -> Option<Declared>) -> Result<ResultFile> {
     let shown = path.display();
     let text = crate::input::read_text(path, MAX_FILE_BYTES).map_err(|e| {
         usage(format!(
@@ -60,34 +50,71 @@ pub fn load(path: &Path, headline: impl Fn(&str) -> Option<Metric>) -> Result<Re
         ))
     })?;
     check_format(&value).map_err(|e| usage(format!("{shown} {e}")))?;
-    if let Err(e) = check_values(&value["results"], "results") {
+    let unknown = |r: &Value| {
+        let id = r.get("experiment").and_then(Value::as_str);
+        id.filter(|id| known(id).is_none()).map(str::to_string)
+    };
+    if let Some(id) = value["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(unknown)
+    {
+        return Err(usage(format!(
+            "{shown} holds an experiment this sockbench does not know ({}); report it with \
+             the sockbench that wrote it ({})",
+            crate::units::shown(&id),
+            value["sockbench_version"]
+                .as_str()
+                .unwrap_or("another version")
+        )));
+    }
+    let declared = |r: &Value| {
+        let id = r.get("experiment").and_then(Value::as_str).unwrap_or("");
+        known(id)
+    };
+    if let Err(e) = check_records(&value["results"], declared) {
         return Err(usage(format!(
             "{shown} holds an impossible value: {e}; it was damaged or edited, re-run the \
              measurement"
         )));
     }
+    let mut value = value;
+    let format = value["schema_version"].as_u64().unwrap_or(0);
+    if format < 4 {
+        password_storage_into_server(&mut value);
+    }
     let mut file: ResultFile = serde_json::from_value(value)
         .map_err(|e| usage(format!("{shown} is not a valid sockbench result file: {e}")))?;
-    if let Some(r) = file
-        .results
-        .iter()
-        .find(|r| headline(&r.experiment).is_none())
-    {
-        return Err(usage(format!(
-            "{shown} holds an experiment this sockbench does not know ({}); report it with \
-             the sockbench that wrote it ({})",
-            r.experiment, file.sockbench_version
-        )));
+    if format < 3 {
+        upgrade(&mut file, |id| known(id).map(|d| d.headline));
     }
-    if file.schema_version < SCHEMA_VERSION {
-        upgrade(&mut file, headline);
-    }
+    file.schema_version = SCHEMA_VERSION;
     Ok(file)
 }
 
-/// Fills in what an older format did not record: the intervals of every
-/// experiment's records, from their trials.
-fn upgrade(file: &mut ResultFile, headline: impl Fn(&str) -> Option<Metric>) {
+/// Format 4 keeps everything a family says of its server in the record's
+/// `server`: before, PostgreSQL's password storage stood beside it.
+fn password_storage_into_server(value: &mut Value) {
+    let Some(records) = value["results"].as_array_mut() else {
+        return;
+    };
+    for r in records.iter_mut().filter_map(Value::as_object_mut) {
+        let Some(stored) = r.remove("password_storage") else {
+            continue;
+        };
+        if let Some(server) = r.get_mut("server").and_then(Value::as_object_mut) {
+            server.insert("password_storage".into(), stored);
+        }
+    }
+}
+
+/// Fills in what format 2 did not record: the intervals of every experiment's
+/// records, from their trials.
+fn upgrade(
+    file: &mut ResultFile,
+    headline: impl Fn(&str) -> Option<crate::results::metric::Metric>,
+) {
     let mut ids: Vec<String> = Vec::new();
     for r in &file.results {
         if !ids.contains(&r.experiment) {
@@ -107,7 +134,6 @@ fn upgrade(file: &mut ResultFile, headline: impl Fn(&str) -> Option<Metric>) {
         file.results = rest;
         file.results.extend(of);
     }
-    file.schema_version = SCHEMA_VERSION;
 }
 
 /// The file's `schema_version` is one this sockbench reads.
@@ -139,22 +165,42 @@ fn check_format(value: &Value) -> Result<(), String> {
     }
 }
 
-/// Every number under `value` is one a measurement can give, and every record has
-/// trials; the error names the first field that is not.
-fn check_values(value: &Value, path: &str) -> Result<(), String> {
+/// Every number of every record is one a measurement can give, and every record has
+/// trials; the error names the first field that is not. `declared` gives a
+/// record's declared figures.
+fn check_records(
+    results: &Value,
+    declared: impl Fn(&Value) -> Option<Declared>,
+) -> Result<(), String> {
+    let Some(records) = results.as_array() else {
+        return check_values(results, "results", None);
+    };
+    records
+        .iter()
+        .enumerate()
+        .try_for_each(|(i, r)| check_values(r, &format!("results[{i}]"), declared(r).as_ref()))
+}
+
+/// Every number under `value` is possible for the figures `declared`: only a
+/// figure declared signed may be below zero, and a rate must be above zero.
+fn check_values(value: &Value, path: &str, declared: Option<&Declared>) -> Result<(), String> {
     match value {
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(f64::INFINITY);
             let field = path.rsplit(['.', '[']).next().unwrap_or(path);
-            let signed = MAY_BE_NEGATIVE.iter().any(|k| path.contains(k));
+            let figure = |name: &str| declared.and_then(|d| d.figure(name));
+            let signed = path
+                .split(['.', '['])
+                .any(|segment| figure(segment).is_some_and(|m| m.signed));
             if x.abs() > MAX_MAGNITUDE {
                 return Err(format!("{path} is {n}"));
             }
             if x < 0.0 && !signed {
                 return Err(format!("{path} is {n}, below zero ({field} cannot be)"));
             }
-            let positive =
-                RATES.contains(&field) || POSITIVE_PARTS.iter().any(|p| path.contains(p));
+            let rate = figure(field)
+                .is_some_and(|m| m.name == field && matches!(m.unit, Unit::Rate | Unit::ByteRate));
+            let positive = rate || POSITIVE_PARTS.iter().any(|p| path.contains(p));
             if positive && x < MIN_POSITIVE {
                 return Err(format!(
                     "{path} is {n}, not a positive figure ({field} cannot be zero)"
@@ -171,7 +217,7 @@ fn check_values(value: &Value, path: &str) -> Result<(), String> {
             items
                 .iter()
                 .enumerate()
-                .try_for_each(|(i, v)| check_values(v, &format!("{path}[{i}]")))
+                .try_for_each(|(i, v)| check_values(v, &format!("{path}[{i}]"), declared))
         }
         Value::Object(fields) => {
             for (low, high) in [("min", "max"), ("low", "high")] {
@@ -184,7 +230,7 @@ fn check_values(value: &Value, path: &str) -> Result<(), String> {
             }
             fields
                 .iter()
-                .try_for_each(|(k, v)| check_values(v, &format!("{path}.{k}")))
+                .try_for_each(|(k, v)| check_values(v, &format!("{path}.{k}"), declared))
         }
         _ => Ok(()),
     }
@@ -252,7 +298,27 @@ mod unique {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::metric::{Better, Metric};
     use serde_json::json;
+
+    /// Figures of the kinds the checks tell apart.
+    const FIGURES: &[Metric] = &[
+        Metric::new("rtt_ns.p50", Unit::Time, Better::Lower),
+        Metric::new("per_query_ns", Unit::Time, Better::Lower),
+        Metric::new("intercept_ns", Unit::Time, Better::Lower).signed(),
+        Metric::new("auth_ns", Unit::Time, Better::Lower).signed(),
+        Metric::new("r2", Unit::Count, Better::Higher).signed(),
+        Metric::new("qps", Unit::Rate, Better::Higher),
+        Metric::new("bytes_per_s", Unit::ByteRate, Better::Higher),
+    ];
+
+    fn check_values(results: &Value, _: &str) -> Result<(), String> {
+        let declared = Declared {
+            headline: FIGURES[0],
+            figures: FIGURES,
+        };
+        check_records(results, |_| Some(declared))
+    }
 
     #[test]
     fn impossible_values_are_named_by_their_path() {

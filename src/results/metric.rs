@@ -1,6 +1,7 @@
-//! What a figure in [`Metrics`] is: its name in the result file, what it counts and
-//! which way is better. Experiments name their figures with these, so tables,
-//! charts, the verdict and comparisons never guess a unit from a name.
+//! What a figure in [`Metrics`] is: its path in the result file, what it counts and
+//! which way is better. Experiments declare their figures with these, as data, so
+//! tables, charts, the verdict, comparisons and the loader's checks never guess a
+//! unit from a name.
 
 use super::Metrics;
 
@@ -31,23 +32,32 @@ pub struct Metric {
     pub name: &'static str,
     pub unit: Unit,
     pub better: Better,
-    /// Reads it from one trial's (or a record's median) metrics.
-    pub read: fn(&Metrics) -> Option<f64>,
+    /// True for a figure that is a difference or a fit, and so may be below zero
+    /// (the loader refuses a negative value of any other).
+    pub signed: bool,
 }
 
 impl Metric {
-    pub const fn new(
-        name: &'static str,
-        unit: Unit,
-        better: Better,
-        read: fn(&Metrics) -> Option<f64>,
-    ) -> Metric {
+    pub const fn new(name: &'static str, unit: Unit, better: Better) -> Metric {
         Metric {
             name,
             unit,
             better,
-            read,
+            signed: false,
         }
+    }
+
+    /// A figure that may be below zero (a difference, a fit's intercept).
+    pub const fn signed(self) -> Metric {
+        Metric {
+            signed: true,
+            ..self
+        }
+    }
+
+    /// Reads it from one trial's (or a record's median) metrics, by its path.
+    pub fn read(&self, metrics: &Metrics) -> Option<f64> {
+        metrics.number(self.name)
     }
 
     pub fn higher_is_better(&self) -> bool {
@@ -58,5 +68,22 @@ impl Metric {
 impl std::fmt::Debug for Metric {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name)
+    }
+}
+
+/// What the loader knows of an experiment: its headline and every figure it
+/// declares (their units and signs decide which values are possible).
+#[derive(Debug, Clone, Copy)]
+pub struct Declared {
+    pub headline: Metric,
+    pub figures: &'static [Metric],
+}
+
+impl Declared {
+    /// The declared figure whose path starts with `name` (`rtt_ns` for `rtt_ns.p50`).
+    pub fn figure(&self, name: &str) -> Option<&'static Metric> {
+        self.figures
+            .iter()
+            .find(|m| m.name.split('.').next() == Some(name))
     }
 }

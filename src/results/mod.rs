@@ -3,22 +3,26 @@
 //! The shape is described by `schema/result.schema.json`; `schema_version` changes
 //! whenever a reader of an older file could misread a newer one.
 
+pub mod figures;
 pub mod file;
 mod load;
 pub mod metric;
 pub mod paired;
+pub mod params;
 
+pub use figures::{Figure, Metrics};
 pub use load::load;
+pub use params::Params;
 
 use crate::cpu::load::Load;
-use crate::cpu::{Cost, Counts};
-use crate::stats::{median, Interval, Percentiles, Spread};
+use crate::cpu::Cost;
+use crate::stats::{Interval, Spread};
 use crate::system::System;
 use crate::transport::TlsInfo;
 use serde::{Deserialize, Serialize};
 
 /// Version of the result file format.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// A whole result file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -63,36 +67,26 @@ pub struct ResultRecord {
     /// instructions. Absent where counters are not permitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<Cost>,
-    /// The PostgreSQL server measured (PostgreSQL experiments).
+    /// The server measured, for families that measure a server of their own kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<ServerInfo>,
-    /// How the role's password was stored on the server (`md5`, `scram-sha-256`) when
-    /// sockbench set it; the cost of `password` and `md5` depends on it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password_storage: Option<String>,
+    pub server: Option<Server>,
     pub trials: Vec<Trial>,
 }
 
-/// The database server behind a PostgreSQL result.
+/// The server behind a record, as its family describes it: what every family says
+/// (its kind, version, whether sockbench started it) and the family's own details
+/// (PostgreSQL's host, port, pooler and password storage), which only it reads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ServerInfo {
-    /// `postgresql`, `cockroachdb`, `pgbouncer`, `pooler` or `other` (see
-    /// `postgres::targets::Kind`).
+pub struct Server {
+    /// The kind of server, in the family's words (`postgresql`, `pgbouncer`, `redis`).
     pub kind: String,
-    /// What `SELECT version()` returned.
+    /// The version the server reports.
     pub version: String,
-    /// True for a throwaway cluster sockbench started itself.
+    /// True for a throwaway server sockbench started itself.
     pub throwaway: bool,
-    /// Where libpq went: the socket directory (or `@name`) over a Unix socket, else
-    /// the host (absent in files of earlier builds).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-    /// The port libpq went to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub port: Option<String>,
-    /// A pooler's own version when one stands in between (`PgBouncer 1.18.0`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pooler: Option<String>,
+    /// The family's own fields.
+    #[serde(flatten)]
+    pub details: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The headline metric of a result and its spread over trials.
@@ -123,232 +117,6 @@ pub struct Versus {
     /// This transport's time per operation over the reference's, paired by round:
     /// 1.28 is 28% more time. `low`–`high` is its 95% interval.
     pub ratio: Interval,
-}
-
-/// What an experiment was asked to do.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Params {
-    /// Pingpong message size, bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<u64>,
-    /// Stream write (and read) size, bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub write_size: Option<u64>,
-    /// Concurrent clients.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clients: Option<u64>,
-    /// Connections streaming at once (sockets stream, iperf3's `-P`), when more
-    /// than one; the throughput is their total.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub streams: Option<u64>,
-    /// Client threads driving them (PostgreSQL concurrent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads: Option<u64>,
-    /// A new connection for every transaction, like `pgbench -C`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub connect_per_transaction: bool,
-    /// Time budget of each trial's timed loop, milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_ms: Option<u64>,
-    /// The N of each timed batch whose totals are fitted (queries or rows).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counts: Option<Vec<u64>>,
-    /// How queries were sent (PostgreSQL query and concurrent, pgbench's `-M`):
-    /// `extended` or `prepared`; absent for the simple protocol.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<String>,
-    /// The file name of the concurrent clients' script (pgbench's `-f`); absent for
-    /// the default `SELECT 1`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub script: Option<String>,
-    /// The fixed transaction rate of all clients, per second (pgbench's `-R`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_per_s: Option<u64>,
-    /// The latency limit transactions were counted against, microseconds
-    /// (pgbench's `-L`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency_limit_us: Option<u64>,
-    /// The authentication method in force (PostgreSQL connect and auth).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auth_method: Option<String>,
-    /// Where client and server were placed, when `--placement` chose: `same` (one
-    /// CPU), `split` (two), `free` (as the OS schedules).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub placement: Option<String>,
-}
-
-/// Figures of one trial, or their medians over trials.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Metrics {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conn_per_s: Option<f64>,
-    /// Time for one whole connection (sockets connect: connect, greeting, close), or
-    /// for one transaction (PostgreSQL concurrent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency_ns: Option<Percentiles>,
-    /// Round-trip time of one request/response.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rtt_ns: Option<Percentiles>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ops_per_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes_per_s: Option<f64>,
-    /// Time per query: the slope of total time on the number of queries.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_query_ns: Option<f64>,
-    /// Queries per second from the fit (1 / slope).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qps: Option<f64>,
-    /// Time per row: the slope of total time on the number of rows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_row_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows_per_s: Option<f64>,
-    /// The fit's fixed cost (time at N = 0) and its coefficient of determination.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub intercept_ns: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub r2: Option<f64>,
-    /// Time for one whole PostgreSQL connection: connect, `SELECT 1`, close.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connect_ns: Option<Percentiles>,
-    /// Median connection time minus the time of one query.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub handshake_ns: Option<f64>,
-    /// Median time of each phase of a connection.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phases_ns: Option<Phases>,
-    /// Median connection time minus that under `trust` on the same transport.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auth_ns: Option<f64>,
-    /// Transactions per second of many clients at once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tps: Option<f64>,
-    /// Transactions the server answered with an error (over all trials in a record).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failed: Option<u64>,
-    /// Transactions that took longer than the latency limit (over all trials).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub late: Option<u64>,
-    /// Transactions of a fixed-rate run skipped because they were already later than
-    /// the latency limit when due to start (over all trials).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<u64>,
-    /// With a fixed rate: how long after its scheduled start each transaction was
-    /// sent (a client was still busy).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lag_ns: Option<Percentiles>,
-    /// Mean time of each SQL command of the script, in order (pgbench's `-r`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_command_ns: Option<Vec<f64>>,
-    /// CPU cost per operation of the timed loop, client and server apart.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu: Option<Cost>,
-}
-
-/// Where the time of one PostgreSQL connection goes, as libpq's non-blocking connect
-/// shows it. A phase libpq passed without stopping counts as zero.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Phases {
-    /// Until the socket is connected.
-    pub socket: f64,
-    /// The TLS handshake.
-    pub tls: f64,
-    /// Startup message and authentication exchange, until the server accepts.
-    pub auth: f64,
-    /// From acceptance until the backend is ready for a query.
-    pub ready: f64,
-    /// `SELECT 1`.
-    pub query: f64,
-    /// Closing the connection.
-    pub close: f64,
-}
-
-impl Metrics {
-    /// Each figure's median over the trials that have it.
-    pub fn median_of(trials: &[Metrics]) -> Metrics {
-        let scalar = |get: fn(&Metrics) -> Option<f64>| {
-            let values: Vec<f64> = trials.iter().filter_map(get).collect();
-            (!values.is_empty()).then(|| median(&values))
-        };
-        let percentiles = |get: fn(&Metrics) -> Option<Percentiles>| {
-            let all: Vec<Percentiles> = trials.iter().filter_map(get).collect();
-            let of = |f: fn(&Percentiles) -> f64| median(&all.iter().map(f).collect::<Vec<_>>());
-            (!all.is_empty()).then(|| Percentiles {
-                mean: of(|p| p.mean),
-                p50: of(|p| p.p50),
-                p99: of(|p| p.p99),
-                p999: of(|p| p.p999),
-            })
-        };
-        let phases: Vec<Phases> = trials.iter().filter_map(|m| m.phases_ns).collect();
-        let phase = |f: fn(&Phases) -> f64| median(&phases.iter().map(f).collect::<Vec<_>>());
-        Metrics {
-            conn_per_s: scalar(|m| m.conn_per_s),
-            latency_ns: percentiles(|m| m.latency_ns),
-            rtt_ns: percentiles(|m| m.rtt_ns),
-            ops_per_s: scalar(|m| m.ops_per_s),
-            bytes_per_s: scalar(|m| m.bytes_per_s),
-            per_query_ns: scalar(|m| m.per_query_ns),
-            qps: scalar(|m| m.qps),
-            per_row_ns: scalar(|m| m.per_row_ns),
-            rows_per_s: scalar(|m| m.rows_per_s),
-            intercept_ns: scalar(|m| m.intercept_ns),
-            r2: scalar(|m| m.r2),
-            connect_ns: percentiles(|m| m.connect_ns),
-            handshake_ns: scalar(|m| m.handshake_ns),
-            phases_ns: (!phases.is_empty()).then(|| Phases {
-                socket: phase(|p| p.socket),
-                tls: phase(|p| p.tls),
-                auth: phase(|p| p.auth),
-                ready: phase(|p| p.ready),
-                query: phase(|p| p.query),
-                close: phase(|p| p.close),
-            }),
-            auth_ns: scalar(|m| m.auth_ns),
-            tps: scalar(|m| m.tps),
-            failed: trials.iter().filter_map(|m| m.failed).reduce(|a, b| a + b),
-            late: trials.iter().filter_map(|m| m.late).reduce(|a, b| a + b),
-            skipped: trials.iter().filter_map(|m| m.skipped).reduce(|a, b| a + b),
-            lag_ns: percentiles(|m| m.lag_ns),
-            per_command_ns: median_each(trials.iter().filter_map(|m| m.per_command_ns.as_deref())),
-            cpu: median_cost(trials),
-        }
-    }
-}
-
-/// The median of each position over lists of one length (per-command times).
-fn median_each<'a>(lists: impl Iterator<Item = &'a [f64]>) -> Option<Vec<f64>> {
-    let lists: Vec<&[f64]> = lists.collect();
-    let len = lists.first()?.len();
-    Some(
-        (0..len)
-            .map(|i| {
-                median(
-                    &lists
-                        .iter()
-                        .filter_map(|l| l.get(i).copied())
-                        .collect::<Vec<_>>(),
-                )
-            })
-            .collect(),
-    )
-}
-
-/// The median CPU cost over the trials that have one; where each side ran stays
-/// with the trials.
-fn median_cost(trials: &[Metrics]) -> Option<Cost> {
-    let all: Vec<&Cost> = trials.iter().filter_map(|m| m.cpu.as_ref()).collect();
-    let first = all.first()?;
-    let clients: Vec<Counts> = all.iter().map(|c| c.client).collect();
-    let servers: Vec<Counts> = all.iter().filter_map(|c| c.server).collect();
-    Some(Cost {
-        source: first.source.clone(),
-        client: Counts::median_of(&clients),
-        server: (!servers.is_empty()).then(|| Counts::median_of(&servers)),
-        client_cpu: None,
-        server_cpus: Vec::new(),
-    })
 }
 
 /// One trial: its figures plus the counts behind them.
@@ -418,29 +186,5 @@ impl ResultFile {
             system: System::read(),
             results: Vec::new(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn median_of_trials_takes_each_figure_apart() {
-        let p = |x: f64| Percentiles {
-            mean: x,
-            p50: x,
-            p99: 2.0 * x,
-            p999: 3.0 * x,
-        };
-        let trials = [1.0, 5.0, 3.0].map(|x| Metrics {
-            conn_per_s: Some(x * 10.0),
-            latency_ns: Some(p(x)),
-            ..Metrics::default()
-        });
-        let m = Metrics::median_of(&trials);
-        assert_eq!(m.conn_per_s, Some(30.0));
-        assert_eq!(m.latency_ns, Some(p(3.0)));
-        assert_eq!(m.bytes_per_s, None);
     }
 }

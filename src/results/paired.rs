@@ -17,7 +17,7 @@ pub fn reference<S: AsRef<str>>(labels: &[S]) -> usize {
 /// A figure as a cost, time per operation or its like, so that lower is better: a
 /// rate's reciprocal. `None` when the figure is missing or not positive.
 pub fn cost(metric: &Metric, metrics: &Metrics) -> Option<f64> {
-    let v = (metric.read)(metrics).filter(|v| v.is_finite() && *v > 0.0)?;
+    let v = metric.read(metrics).filter(|v| v.is_finite() && *v > 0.0)?;
     Some(if metric.higher_is_better() {
         1.0 / v
     } else {
@@ -39,7 +39,7 @@ pub fn pair(records: &mut [ResultRecord], headline: &Metric) {
         let values: Vec<f64> = r
             .trials
             .iter()
-            .filter_map(|t| (headline.read)(&t.metrics))
+            .filter_map(|t| headline.read(&t.metrics))
             .collect();
         r.headline.interval = Interval::of(&values);
     }

@@ -4,6 +4,7 @@
 //! All clients connect and warm up first, then start together at a barrier; each
 //! keeps its own pre-sized sample buffer, merged only after the run.
 
+use super::keys::*;
 use super::pingpong::{timed_round_trips, warm_up};
 use super::Target;
 use crate::cpu::Meter;
@@ -50,11 +51,9 @@ pub fn trial(
     let elapsed_ns = runs.iter().map(|r| r.elapsed_ns).max().unwrap_or(0);
     let mut all: Vec<u64> = runs.into_iter().flat_map(|r| r.samples).collect();
     Ok(Trial {
-        metrics: Metrics {
-            rtt_ns: Percentiles::of(&mut all),
-            ops_per_s: Some(ops_per_s),
-            ..Metrics::default()
-        },
+        metrics: Metrics::default()
+            .with(RTT_NS, Percentiles::of(&mut all))
+            .with(OPS_PER_S, Some(ops_per_s)),
         count,
         elapsed_ns,
         ..Trial::default()

@@ -6,6 +6,7 @@
 //! (`net.ipv4.tcp_tw_reuse` = 0), a trial is capped to the ports still free, and the
 //! cap is recorded, so a run never fails half-way with `EADDRNOTAVAIL`.
 
+use super::keys::*;
 use super::Target;
 use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
@@ -69,11 +70,9 @@ pub fn trial(target: &Target, budget: Duration, meter: &mut Meter) -> Result<Tri
     let server_after = target.server_count()?;
     let count = samples.len() as u64;
     Ok(Trial {
-        metrics: Metrics {
-            conn_per_s: Some(rate(count, elapsed_ns)),
-            latency_ns: Percentiles::of(&mut samples),
-            ..Metrics::default()
-        },
+        metrics: Metrics::default()
+            .with(CONN_PER_S, Some(rate(count, elapsed_ns)))
+            .with(LATENCY_NS, Percentiles::of(&mut samples)),
         count,
         elapsed_ns,
         server_count: Some(server_after - server_before),

@@ -4,9 +4,12 @@
 //! client count where those vary), and under each headline its time per operation
 //! against the reference transport.
 
+use super::keys::*;
 use crate::report::block::Block;
 use crate::report::columns::{certainty_notes, distinct, having, legend, Columns};
-use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine, Work, WorkKind};
+use crate::report::experiment::{
+    CaseParam, Chart, Experiment, Form, Pick, VerdictLine, Work, WorkKind,
+};
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
 use crate::stats::Percentiles;
@@ -21,11 +24,26 @@ const TAILS: [(&str, LatencyOf); 3] = [
     ("  p99.9", |p| p.p999),
 ];
 
+/// The case parameters, as labels show them.
+const BY_SIZE: CaseParam = CaseParam::new(SIZE.name, Form::Size, "{}");
+const BY_WRITE_SIZE: CaseParam =
+    CaseParam::new(WRITE_SIZE.name, Form::Size, "{} writes").short(Some("{}"));
+const BY_STREAMS: CaseParam =
+    CaseParam::new(STREAMS.name, Form::Number, "{} streams").short(Some("×{}"));
+const BY_CLIENTS: CaseParam = CaseParam::new(CLIENTS.name, Form::Number, "{} clients")
+    .one("1 client")
+    .short(Some("{} cl."));
+
+/// Every figure the experiments record.
+const FIGURES: &[Metric] = &[CONNECTIONS, RTT, THROUGHPUT, OPS];
+
 pub static CONNECT: Experiment = Experiment {
     id: "sockets.connect",
     title: "connect, read the 12-byte greeting, close",
     chart_title: "New connections per second (connect, greeting, close)",
     headline: CONNECTIONS,
+    figures: FIGURES,
+    budgets: BUDGETS,
     cases: &[],
     table: connect,
     charts: &[],
@@ -46,31 +64,36 @@ pub static CONNECT: Experiment = Experiment {
 };
 
 /// Connections per second.
-const CONNECTIONS: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher, |m| m.conn_per_s);
+const CONNECTIONS: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher);
 
 /// Round trip time p50.
-const RTT: Metric = Metric::new("rtt_ns.p50", Unit::Time, Better::Lower, |m| {
-    m.rtt_ns.map(|p| p.p50)
-});
+const RTT: Metric = Metric::new("rtt_ns.p50", Unit::Time, Better::Lower);
 
 pub static PINGPONG: Experiment = Experiment {
     id: "sockets.pingpong",
     title: "request/response round trips on one connection",
     chart_title: "Round trip time (p50) by message size",
     headline: RTT,
-    cases: &[CaseParam::Size],
+    figures: FIGURES,
+    budgets: BUDGETS,
+    cases: &[BY_SIZE],
     table: pingpong,
     charts: &[Chart::Lines {
         title: "round trip by message size",
-        x: CaseParam::Size,
+        x: BY_SIZE,
         x_desc: "message size (log scale)",
         y: RTT,
         log_x: true,
     }],
     verdict: Some(VerdictLine {
         rank: 30,
-        case: Pick::Smallest(CaseParam::Size),
-        what: |p| format!("{} messages, raw socket", format_size(p.size.unwrap_or(0))),
+        case: Pick::Smallest(BY_SIZE),
+        what: |p| {
+            format!(
+                "{} messages, raw socket",
+                format_size(p.get(SIZE).unwrap_or(0))
+            )
+        },
         metric: RTT,
         work: Work {
             heading: "Raw round trips",
@@ -84,29 +107,29 @@ pub static PINGPONG: Experiment = Experiment {
 };
 
 /// Stream throughput.
-const THROUGHPUT: Metric = Metric::new("bytes_per_s", Unit::ByteRate, Better::Higher, |m| {
-    m.bytes_per_s
-});
+const THROUGHPUT: Metric = Metric::new("bytes_per_s", Unit::ByteRate, Better::Higher);
 
 pub static STREAM: Experiment = Experiment {
     id: "sockets.stream",
     title: "bulk bytes one way",
     chart_title: "Bulk bytes per second by write size",
     headline: THROUGHPUT,
-    cases: &[CaseParam::WriteSize, CaseParam::Streams],
+    figures: FIGURES,
+    budgets: BUDGETS,
+    cases: &[BY_WRITE_SIZE, BY_STREAMS],
     table: stream,
     charts: &[],
     verdict: Some(VerdictLine {
         rank: 60,
-        case: Pick::Largest(CaseParam::WriteSize),
-        what: |p| match p.streams.filter(|&n| n > 1) {
+        case: Pick::Largest(BY_WRITE_SIZE),
+        what: |p| match p.get(STREAMS).filter(|&n| n > 1) {
             Some(n) => format!(
                 "{} writes, {n} streams at once, raw socket",
-                format_size(p.write_size.unwrap_or(0))
+                format_size(p.get(WRITE_SIZE).unwrap_or(0))
             ),
             None => format!(
                 "{} writes, raw socket",
-                format_size(p.write_size.unwrap_or(0))
+                format_size(p.get(WRITE_SIZE).unwrap_or(0))
             ),
         },
         metric: THROUGHPUT,
@@ -122,26 +145,28 @@ pub static STREAM: Experiment = Experiment {
 };
 
 /// Round trips per second of all clients.
-const OPS: Metric = Metric::new("ops_per_s", Unit::Rate, Better::Higher, |m| m.ops_per_s);
+const OPS: Metric = Metric::new("ops_per_s", Unit::Rate, Better::Higher);
 
 pub static CONCURRENT: Experiment = Experiment {
     id: "sockets.concurrent",
     title: "clients doing 64-byte round trips at once",
     chart_title: "Round trips per second of all clients together",
     headline: OPS,
-    cases: &[CaseParam::Clients],
+    figures: FIGURES,
+    budgets: BUDGETS,
+    cases: &[BY_CLIENTS],
     table: concurrent,
     charts: &[Chart::Lines {
         title: "round trips per second by number of clients",
-        x: CaseParam::Clients,
+        x: BY_CLIENTS,
         x_desc: "clients",
         y: OPS,
         log_x: false,
     }],
     verdict: Some(VerdictLine {
         rank: 45,
-        case: Pick::Largest(CaseParam::Clients),
-        what: |p| format!("{} clients, raw socket", p.clients.unwrap_or(0)),
+        case: Pick::Largest(BY_CLIENTS),
+        what: |p| format!("{} clients, raw socket", p.get(CLIENTS).unwrap_or(0)),
         metric: OPS,
         work: Work {
             heading: "Many clients",
@@ -158,12 +183,12 @@ fn connect(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
     let cells = table.place(&records.iter().collect::<Vec<_>>());
     table.line("connections/s", &cells, Unit::Rate, |r| {
-        r.metrics.conn_per_s
+        r.metrics.get(CONN_PER_S)
     });
     table.range("  range", &cells, Unit::Rate);
     for (label, get) in TAILS {
         table.line(label, &cells, Unit::Time, |r| {
-            r.metrics.latency_ns.as_ref().map(get)
+            r.metrics.get(LATENCY_NS).as_ref().map(get)
         });
     }
     finish(&CONNECT, table, records)
@@ -171,19 +196,19 @@ fn connect(records: &[ResultRecord]) -> Block {
 
 fn pingpong(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for size in distinct(records, |r| r.params.size) {
-        let cells = table.place(&having(records, |r| r.params.size, &size));
+    for size in distinct(records, |r| r.params.get(SIZE)) {
+        let cells = table.place(&having(records, |r| r.params.get(SIZE), &size));
         let label = format!("{}: round trip p50", format_size(size.unwrap_or(0)));
-        let rtt = |r: &ResultRecord| r.metrics.rtt_ns.map(|p| p.p50);
+        let rtt = |r: &ResultRecord| r.metrics.get(RTT_NS).map(|p| p.p50);
         table.line(&label, &cells, Unit::Time, rtt);
         table.certainty(&cells);
         for (label, get) in &TAILS[1..] {
             table.line(label, &cells, Unit::Time, |r| {
-                r.metrics.rtt_ns.as_ref().map(get)
+                r.metrics.get(RTT_NS).as_ref().map(get)
             });
         }
         table.line("  round trips/s", &cells, Unit::Rate, |r| {
-            r.metrics.ops_per_s
+            r.metrics.get(OPS_PER_S)
         });
     }
     finish(&PINGPONG, table, records)
@@ -191,11 +216,13 @@ fn pingpong(records: &[ResultRecord]) -> Block {
 
 fn stream(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for case in distinct(records, |r| (r.params.write_size, r.params.streams)) {
+    for case in distinct(records, |r| {
+        (r.params.get(WRITE_SIZE), r.params.get(STREAMS))
+    }) {
         let (size, streams) = case;
         let cells = table.place(&having(
             records,
-            |r| (r.params.write_size, r.params.streams),
+            |r| (r.params.get(WRITE_SIZE), r.params.get(STREAMS)),
             &case,
         ));
         let label = match streams {
@@ -205,7 +232,9 @@ fn stream(records: &[ResultRecord]) -> Block {
             ),
             None => format!("{} writes: throughput", format_size(size.unwrap_or(0))),
         };
-        table.line(&label, &cells, Unit::ByteRate, |r| r.metrics.bytes_per_s);
+        table.line(&label, &cells, Unit::ByteRate, |r| {
+            r.metrics.get(BYTES_PER_S)
+        });
         table.range("  range", &cells, Unit::ByteRate);
     }
     finish(&STREAM, table, records)
@@ -213,14 +242,14 @@ fn stream(records: &[ResultRecord]) -> Block {
 
 fn concurrent(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for clients in distinct(records, |r| r.params.clients) {
-        let cells = table.place(&having(records, |r| r.params.clients, &clients));
+    for clients in distinct(records, |r| r.params.get(CLIENTS)) {
+        let cells = table.place(&having(records, |r| r.params.get(CLIENTS), &clients));
         let label = format!("{} clients: round trips/s", clients.unwrap_or(0));
-        table.line(&label, &cells, Unit::Rate, |r| r.metrics.ops_per_s);
+        table.line(&label, &cells, Unit::Rate, |r| r.metrics.get(OPS_PER_S));
         table.range("  range", &cells, Unit::Rate);
         for (label, get) in TAILS {
             table.line(label, &cells, Unit::Time, |r| {
-                r.metrics.rtt_ns.as_ref().map(get)
+                r.metrics.get(RTT_NS).as_ref().map(get)
             });
         }
     }

@@ -10,6 +10,7 @@ pub mod concurrent;
 pub mod connect;
 pub mod describe;
 mod first_contact;
+pub mod keys;
 pub mod pingpong;
 pub mod plan;
 pub mod server;
@@ -20,6 +21,7 @@ mod watchdog;
 use crate::cpu::Meter;
 use crate::report::experiment::{Experiment, Family};
 use crate::results::{Params, Trial};
+use crate::sockets::keys::*;
 use crate::transport::{Conn, Connector, Endpoint, TlsInfo, TlsVersion, Transport};
 use anyhow::{bail, Context, Result};
 use clap::{Args, FromArgMatches};
@@ -80,18 +82,18 @@ impl Workload {
         match self {
             Workload::Connect => connect::trial(target, budget.connect, meter),
             Workload::PingPong => {
-                pingpong::trial(target, param(params.size)?, budget.pingpong, meter)
+                pingpong::trial(target, param(params.get(SIZE))?, budget.pingpong, meter)
             }
             Workload::Stream => stream::trial(
                 target,
-                param(params.write_size)?,
-                params.streams.unwrap_or(1) as usize,
+                param(params.get(WRITE_SIZE))?,
+                params.get(STREAMS).unwrap_or(1) as usize,
                 budget.stream_bytes,
                 budget.stream,
                 meter,
             ),
             Workload::Concurrent => {
-                let clients = param(params.clients)? as usize;
+                let clients = param(params.get(CLIENTS))? as usize;
                 concurrent::trial(target, clients, budget.concurrent, meter)
             }
         }

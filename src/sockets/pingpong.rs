@@ -1,6 +1,7 @@
 //! `pingpong`: one connection, a `size`-byte request answered by a `size`-byte
 //! response, again and again: the round trip a query to a local server pays.
 
+use super::keys::*;
 use super::{ready_for_timing, Target};
 use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
@@ -32,11 +33,9 @@ pub fn trial(target: &Target, size: u64, budget: Duration, meter: &mut Meter) ->
 
     let count = samples.len() as u64;
     Ok(Trial {
-        metrics: Metrics {
-            rtt_ns: Percentiles::of(&mut samples),
-            ops_per_s: Some(rate(count, elapsed_ns)),
-            ..Metrics::default()
-        },
+        metrics: Metrics::default()
+            .with(RTT_NS, Percentiles::of(&mut samples))
+            .with(OPS_PER_S, Some(rate(count, elapsed_ns))),
         count,
         elapsed_ns,
         ..Trial::default()

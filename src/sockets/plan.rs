@@ -1,6 +1,7 @@
 //! Turns the raw `sockets` arguments into a validated plan of trials.
 
 use super::args::SocketsArgs;
+use super::keys::*;
 use crate::error::usage;
 use crate::plan::{distinct, DEFAULT_TRANSPORTS};
 use crate::results::Params;
@@ -128,34 +129,32 @@ impl SocketsPlan {
     pub fn cases(&self, workload: Workload) -> Vec<Params> {
         let ms = |d: std::time::Duration| Some(d.as_millis() as u64);
         match workload {
-            Workload::Connect => vec![Params {
-                duration_ms: ms(self.budget.connect),
-                ..Params::default()
-            }],
+            Workload::Connect => vec![Params::default().with(DURATION_MS, ms(self.budget.connect))],
             Workload::PingPong => self
                 .sizes
                 .iter()
-                .map(|&size| Params {
-                    size: Some(size),
-                    duration_ms: ms(self.budget.pingpong),
-                    ..Params::default()
+                .map(|&size| {
+                    Params::default()
+                        .with(SIZE, Some(size))
+                        .with(DURATION_MS, ms(self.budget.pingpong))
                 })
                 .collect(),
             Workload::Stream => self
                 .write_sizes
                 .iter()
-                .map(|&write_size| Params {
-                    write_size: Some(write_size),
-                    streams: (self.streams > 1).then_some(u64::from(self.streams)),
-                    duration_ms: ms(self.budget.stream),
-                    ..Params::default()
+                .map(|&write_size| {
+                    Params::default()
+                        .with(WRITE_SIZE, Some(write_size))
+                        .with(
+                            STREAMS,
+                            (self.streams > 1).then_some(u64::from(self.streams)),
+                        )
+                        .with(DURATION_MS, ms(self.budget.stream))
                 })
                 .collect(),
-            Workload::Concurrent => vec![Params {
-                clients: Some(u64::from(self.clients)),
-                duration_ms: ms(self.budget.concurrent),
-                ..Params::default()
-            }],
+            Workload::Concurrent => vec![Params::default()
+                .with(CLIENTS, Some(u64::from(self.clients)))
+                .with(DURATION_MS, ms(self.budget.concurrent))],
         }
     }
 }
@@ -282,8 +281,8 @@ mod tests {
         );
         assert_eq!(p.budget.pingpong, Budget::FULL.pingpong);
         let cases = p.cases(Workload::Stream);
-        assert!(cases.iter().all(|c| c.streams == Some(4)), "{cases:?}");
-        assert!(cases.iter().all(|c| c.duration_ms == Some(3_000)));
+        assert!(cases.iter().all(|c| c.get(STREAMS) == Some(4)), "{cases:?}");
+        assert!(cases.iter().all(|c| c.get(DURATION_MS) == Some(3_000)));
         let long = plan(&["--time", "500ms", "--parallel", "2", "--quick"]).unwrap();
         assert_eq!(long.budget.stream, Duration::from_millis(500));
         assert_eq!(long.streams, 2);
@@ -292,7 +291,7 @@ mod tests {
         assert!(one
             .cases(Workload::Stream)
             .iter()
-            .all(|c| c.streams.is_none()));
+            .all(|c| c.get(STREAMS).is_none()));
         for bad in [
             &["-P", "0"][..],
             &["-P", "129"],
@@ -309,7 +308,11 @@ mod tests {
     #[test]
     fn one_case_per_size() {
         let p = plan(&["--sizes", "1,64,1MiB"]).unwrap();
-        let sizes: Vec<_> = p.cases(Workload::PingPong).iter().map(|c| c.size).collect();
+        let sizes: Vec<_> = p
+            .cases(Workload::PingPong)
+            .iter()
+            .map(|c| c.get(SIZE))
+            .collect();
         assert_eq!(sizes, vec![Some(1), Some(64), Some(1 << 20)]);
     }
 }

@@ -8,6 +8,7 @@
 //! from the first stream's start to the last one's end, so a stream that lags does
 //! not inflate it.
 
+use super::keys::*;
 use super::{ready_for_timing, Target};
 use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate};
@@ -65,10 +66,7 @@ pub fn trial(
     meter.stop(timed / write_size.max(1));
 
     Ok(Trial {
-        metrics: Metrics {
-            bytes_per_s: Some(rate(timed, elapsed_ns)),
-            ..Metrics::default()
-        },
+        metrics: Metrics::default().with(BYTES_PER_S, Some(rate(timed, elapsed_ns))),
         count: timed,
         elapsed_ns,
         ..Trial::default()

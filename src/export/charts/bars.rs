@@ -13,7 +13,7 @@ fn case(experiment: &Experiment, r: &ResultRecord) -> String {
     experiment
         .cases
         .iter()
-        .filter_map(|c| c.short(&r.params))
+        .filter_map(|c| c.short_label(&r.params))
         .chain(std::iter::once(r.transport.clone()))
         .collect::<Vec<_>>()
         .join(" ")

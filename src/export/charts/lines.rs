@@ -3,7 +3,7 @@
 
 use super::{colour_of, draw, legend, mesh, number, scale, text, Colours, Marked, Series, WIDTH};
 use crate::report::experiment::Experiment;
-use crate::results::metric::Unit;
+use crate::results::metric::{Metric, Unit};
 use crate::results::ResultRecord;
 use crate::units::format_size;
 use plotters::coord::combinators::LogCoord;
@@ -81,6 +81,7 @@ pub fn lines(
 pub fn fitted(
     experiment: &Experiment,
     what: &str,
+    intercept: &Metric,
     records: &[ResultRecord],
     colours: &Colours,
 ) -> Result<String, String> {
@@ -122,8 +123,8 @@ pub fn fitted(
                 .into_iter()
                 .map(|(x, y)| Circle::new((x, y / unit), 3, colour.filled()));
             chart.draw_series(dots).map_err(text)?;
-            let slope = (experiment.headline.read)(&r.metrics);
-            if let (Some(slope), Some(intercept)) = (slope, r.metrics.intercept_ns) {
+            let slope = experiment.headline.read(&r.metrics);
+            if let (Some(slope), Some(intercept)) = (slope, intercept.read(&r.metrics)) {
                 let at = |x: f64| (x, (intercept + slope * x) / unit);
                 chart
                     .draw_series(LineSeries::new(

@@ -79,7 +79,7 @@ pub fn for_experiment(
                     colours,
                     x_desc,
                     y.unit,
-                    move |r| Some((x.number(&r.params)? as f64, (y.read)(&r.metrics)?)),
+                    move |r| Some((x.number(&r.params)? as f64, y.read(&r.metrics)?)),
                     log_x,
                 );
                 charts.push(Figure {
@@ -88,12 +88,12 @@ pub fn for_experiment(
                     svg,
                 });
             }
-            Chart::Fitted { n } => charts.push(Figure {
+            Chart::Fitted { n, intercept } => charts.push(Figure {
                 title: format!("Total time of each timed batch against the number of {n}"),
                 note: "Dots: every batch of every round; lines: each transport's \
                        least-squares fit, whose slope is the time per one."
                     .into(),
-                svg: fitted(experiment, n, records, colours),
+                svg: fitted(experiment, n, &intercept, records, colours),
             }),
         }
     }

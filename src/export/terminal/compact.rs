@@ -48,7 +48,7 @@ impl Screen {
                         Some(v) if reference.as_deref() != Some(r.transport.as_str()) => {
                             versus(&v.ratio)
                         }
-                        _ => (experiment.headline.read)(&r.metrics).map_or_else(
+                        _ => experiment.headline.read(&r.metrics).map_or_else(
                             || "-".to_string(),
                             |value| figure(experiment.headline.unit, value),
                         ),
@@ -80,7 +80,7 @@ mod tests {
         let catalog = families::catalog();
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
         let file = crate::results::load(std::path::Path::new(path), |id| {
-            catalog.find(id).map(|e| e.headline)
+            catalog.find(id).map(|e| e.declared())
         })
         .unwrap();
         let mut text = String::new();

@@ -5,6 +5,7 @@
 //! the mean time of each command of the script.
 
 use super::Cells;
+use crate::postgres::keys::*;
 use crate::report::columns::Columns;
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
@@ -24,11 +25,11 @@ const LATENCIES: [(&str, LatencyOf); 4] = [
 pub(super) fn concurrent_rows(table: &mut Columns, clients: u64, columns: &Cells) {
     let plural = if clients == 1 { "" } else { "s" };
     let label = format!("{clients} client{plural}: transactions/s");
-    table.line(&label, columns, Unit::Rate, |r| r.metrics.tps);
+    table.line(&label, columns, Unit::Rate, |r| r.metrics.get(TPS));
     table.range("  range", columns, Unit::Rate);
     for (label, get) in LATENCIES {
         table.line(&format!("  {label}"), columns, Unit::Time, |r| {
-            r.metrics.latency_ns.as_ref().map(get)
+            r.metrics.get(LATENCY_NS).as_ref().map(get)
         });
     }
     counted_rows(table, columns);
@@ -39,24 +40,24 @@ pub(super) fn rate_rows(table: &mut Columns, clients: u64, rate: u64, columns: &
     let plural = if clients == 1 { "" } else { "s" };
     let label = format!("{clients} client{plural} at {rate}/s: latency p50");
     table.line(&label, columns, Unit::Time, |r| {
-        r.metrics.latency_ns.map(|p| p.p50)
+        r.metrics.get(LATENCY_NS).map(|p| p.p50)
     });
     table.range("  range", columns, Unit::Time);
     for (label, get) in LATENCIES {
         if label != "latency p50" {
             table.line(&format!("  {label}"), columns, Unit::Time, |r| {
-                r.metrics.latency_ns.as_ref().map(get)
+                r.metrics.get(LATENCY_NS).as_ref().map(get)
             });
         }
     }
     table.line("  transactions/s reached", columns, Unit::Rate, |r| {
-        r.metrics.tps
+        r.metrics.get(TPS)
     });
     table.line("  schedule lag mean", columns, Unit::Time, |r| {
-        r.metrics.lag_ns.map(|p| p.mean)
+        r.metrics.get(LAG_NS).map(|p| p.mean)
     });
     table.line("  schedule lag p99", columns, Unit::Time, |r| {
-        r.metrics.lag_ns.map(|p| p.p99)
+        r.metrics.get(LAG_NS).map(|p| p.p99)
     });
     counted_rows(table, columns);
 }
@@ -67,16 +68,16 @@ fn counted_rows(table: &mut Columns, columns: &Cells) {
     if columns
         .iter()
         .flatten()
-        .any(|r| r.metrics.failed.unwrap_or(0) > 0)
+        .any(|r| r.metrics.get(FAILED).unwrap_or(0) > 0)
     {
         table.line("  failed transactions", columns, Unit::Count, |r| {
-            r.metrics.failed.map(|f| f as f64)
+            r.metrics.get(FAILED).map(|f| f as f64)
         });
     }
     let counts: [(&str, CountOf); 2] = [
-        ("  late transactions (over -L)", |r| r.metrics.late),
+        ("  late transactions (over -L)", |r| r.metrics.get(LATE)),
         ("  skipped transactions (late when due)", |r| {
-            r.metrics.skipped
+            r.metrics.get(SKIPPED)
         }),
     ];
     for (label, get) in counts {
@@ -85,7 +86,7 @@ fn counted_rows(table: &mut Columns, columns: &Cells) {
     let commands = columns
         .iter()
         .flatten()
-        .filter_map(|r| r.metrics.per_command_ns.as_ref().map(Vec::len))
+        .filter_map(|r| r.metrics.get(PER_COMMAND_NS).as_ref().map(Vec::len))
         .max()
         .unwrap_or(0);
     for i in 0..commands {
@@ -93,7 +94,7 @@ fn counted_rows(table: &mut Columns, columns: &Cells) {
             &format!("  command {} mean", i + 1),
             columns,
             Unit::Time,
-            |r| r.metrics.per_command_ns.as_ref()?.get(i).copied(),
+            |r| r.metrics.get(PER_COMMAND_NS).as_ref()?.get(i).copied(),
         );
     }
 }

@@ -3,12 +3,13 @@
 //! over trust; and the words and notes only the connect table carries.
 
 use super::{time_if_resolved, Cells};
+use crate::postgres::keys::*;
 use crate::report::block::{Block, Cell, Value};
 use crate::report::columns::{distinct, Columns};
 use crate::report::difference::{resolved, Difference, BELOW_RESOLUTION};
 use crate::report::format::duration_interval_ns;
 use crate::results::metric::Unit;
-use crate::results::{Phases, ResultRecord};
+use crate::results::ResultRecord;
 
 /// Reads one phase of a connection.
 type PhaseOf = fn(&Phases) -> f64;
@@ -17,7 +18,7 @@ type PhaseOf = fn(&Phases) -> f64;
 /// its cluster, or, on a user's server (`--url`), whatever that server asks for,
 /// which is not recorded.
 pub(super) fn authentication(records: &[ResultRecord]) -> String {
-    let methods = distinct(records, |r| r.params.auth_method.clone());
+    let methods = distinct(records, |r| r.params.get(AUTH_METHOD).clone());
     match methods.as_slice() {
         [Some(method)] => format!("{method} authentication"),
         [None] | [] => "authentication of your server".into(),
@@ -61,30 +62,30 @@ pub(super) const TLS_COST: &str = "TLS's extra cost (tls − tcp)";
 fn connection_p50s(r: &ResultRecord) -> Vec<f64> {
     r.trials
         .iter()
-        .filter_map(|t| t.metrics.connect_ns.map(|p| p.p50))
+        .filter_map(|t| t.metrics.get(CONNECT_NS).map(|p| p.p50))
         .collect()
 }
 
 pub(super) fn connect_rows(table: &mut Columns, columns: &Cells) {
     table.line("connections/s", columns, Unit::Rate, |r| {
-        r.metrics.conn_per_s
+        r.metrics.get(CONN_PER_S)
     });
     table.line(
         "connect + SELECT 1 + close, p50",
         columns,
         Unit::Time,
-        |r| r.metrics.connect_ns.map(|p| p.p50),
+        |r| r.metrics.get(CONNECT_NS).map(|p| p.p50),
     );
     table.range("  p50 range", columns, Unit::Time);
     table.line("  p99", columns, Unit::Time, |r| {
-        r.metrics.connect_ns.map(|p| p.p99)
+        r.metrics.get(CONNECT_NS).map(|p| p.p99)
     });
     tls_cost_row(table, columns);
     table.line(
         "handshake (p50 − time per query)",
         columns,
         Unit::Time,
-        |r| r.metrics.handshake_ns,
+        |r| r.metrics.get(HANDSHAKE_NS),
     );
     let phases: [(&str, PhaseOf); 6] = [
         ("  phase: socket connect", |p| p.socket),
@@ -98,7 +99,11 @@ pub(super) fn connect_rows(table: &mut Columns, columns: &Cells) {
         // A phase libpq never saw apart from the next one (TLS without TLS) is a
         // dash; a row of dashes is left out.
         table.line(label, columns, Unit::Time, |r| {
-            r.metrics.phases_ns.as_ref().map(get).filter(|v| *v > 0.0)
+            r.metrics
+                .get(PHASES_NS)
+                .as_ref()
+                .map(get)
+                .filter(|v| *v > 0.0)
         });
     }
 }
@@ -115,7 +120,7 @@ fn tls_cost_row(table: &mut Columns, columns: &Cells) {
         return;
     };
     let without = connection_p50s(tcp);
-    let tcp_p50 = tcp.metrics.connect_ns.map(|p| p.p50);
+    let tcp_p50 = tcp.metrics.get(CONNECT_NS).map(|p| p.p50);
     table.cells(TLS_COST, columns, |r| {
         r.tls.as_ref()?;
         let with = connection_p50s(r);
@@ -130,7 +135,7 @@ fn tls_cost_row(table: &mut Columns, columns: &Cells) {
             };
             return Some(Cell::with(text, value));
         }
-        let extra = r.metrics.connect_ns?.p50 - tcp_p50?;
+        let extra = r.metrics.get(CONNECT_NS)?.p50 - tcp_p50?;
         Some(time_if_resolved(extra > 0.0, extra))
     });
 }
@@ -142,14 +147,14 @@ pub(super) fn auth_rows(table: &mut Columns, method: &str, columns: &Cells, trus
         &format!("{method}: connection p50"),
         columns,
         Unit::Time,
-        |r| r.metrics.connect_ns.map(|p| p.p50),
+        |r| r.metrics.get(CONNECT_NS).map(|p| p.p50),
     );
     table.certainty(columns);
     if method == "trust" {
         return; // the baseline: its cost over itself says nothing
     }
     table.cells(&format!("{method}: cost over trust"), columns, |r| {
-        let median = r.metrics.auth_ns?;
+        let median = r.metrics.get(AUTH_NS)?;
         let baseline = trust.iter().flatten().find(|t| t.transport == r.transport);
         let trials: Vec<f64> = baseline.map_or_else(Vec::new, |t| {
             connection_p50s(r)

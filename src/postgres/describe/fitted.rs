@@ -4,41 +4,56 @@
 
 use super::notes::finish;
 use super::{time_if_resolved, Cells};
+use crate::postgres::keys::*;
 use crate::report::block::Block;
 use crate::report::columns::Columns;
 use crate::report::difference::resolved;
 use crate::report::experiment::Experiment;
+use crate::results::figures::Key as FigureKey;
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
 use crate::stats::median;
 use crate::units::format_count;
 
-/// Reads one figure of a record.
-type Figure = fn(&ResultRecord) -> Option<f64>;
+/// What the N of a fitted experiment counts, and its rate from the fit.
+pub(super) struct Fit {
+    /// One of them, and several: `query`, `queries`.
+    pub one: &'static str,
+    pub many: &'static str,
+    /// The rate the fit gives (1 / slope).
+    pub rate: FigureKey<f64>,
+}
 
-/// The table of a fitted experiment, whose N counts `unit`.
+pub(super) const QUERIES: Fit = Fit {
+    one: "query",
+    many: "queries",
+    rate: QPS,
+};
+pub(super) const ROWS: Fit = Fit {
+    one: "row",
+    many: "rows",
+    rate: ROWS_PER_S,
+};
+
+/// The table of a fitted experiment, whose N counts what `fit` says.
 pub(super) fn fitted(
     experiment: &'static Experiment,
-    unit: &str,
+    fit: &Fit,
     records: &[ResultRecord],
 ) -> Block {
     let mut table = Columns::of(records);
     let cells = table.place(&records.iter().collect::<Vec<_>>());
-    fitted_rows(&mut table, experiment, unit, &cells);
+    fitted_rows(&mut table, experiment, fit, &cells);
     finish(experiment, table, records)
 }
 
-fn fitted_rows(table: &mut Columns, experiment: &Experiment, unit: &str, columns: &Cells) {
-    let per = experiment.headline.read;
-    let per_s: Figure = if unit == "queries" {
-        |r| r.metrics.qps
-    } else {
-        |r| r.metrics.rows_per_s
-    };
+fn fitted_rows(table: &mut Columns, experiment: &Experiment, fit: &Fit, columns: &Cells) {
+    let per = |r: &ResultRecord| experiment.headline.read(&r.metrics);
+    let unit = fit.many;
     let counts = columns
         .iter()
         .flatten()
-        .find_map(|r| r.params.counts.clone())
+        .find_map(|r| r.params.get(COUNTS))
         .unwrap_or_default();
     for n in counts {
         let label = format!("total time at {} {unit}", format_count(n));
@@ -53,23 +68,29 @@ fn fitted_rows(table: &mut Columns, experiment: &Experiment, unit: &str, columns
             (!totals.is_empty()).then(|| median(&totals))
         });
     }
-    table.line(&format!("{unit}/s (fit)"), columns, Unit::Rate, per_s);
-    let singular = if unit == "queries" { "query" } else { "row" };
+    table.line(&format!("{unit}/s (fit)"), columns, Unit::Rate, |r| {
+        r.metrics.get(fit.rate)
+    });
     table.line(
-        &format!("time per {singular} (slope)"),
+        &format!("time per {} (slope)", fit.one),
         columns,
         Unit::Time,
-        |r| per(&r.metrics),
+        per,
     );
     table.range("  range", columns, Unit::Time);
     table.cells("fixed cost (intercept)", columns, |r| {
-        let median = r.metrics.intercept_ns?;
+        let median = r.metrics.get(INTERCEPT_NS)?;
         let trials: Vec<f64> = r
             .trials
             .iter()
-            .filter_map(|t| t.metrics.intercept_ns)
+            .filter_map(|t| t.metrics.get(INTERCEPT_NS))
             .collect();
         Some(time_if_resolved(resolved(&trials, median), median))
     });
-    table.plain("fit R²", columns, |v| format!("{v:.4}"), |r| r.metrics.r2);
+    table.plain(
+        "fit R²",
+        columns,
+        |v| format!("{v:.4}"),
+        |r| r.metrics.get(R2),
+    );
 }

@@ -18,33 +18,81 @@ mod notes;
 #[cfg(test)]
 mod tests;
 
+use crate::postgres::keys::*;
 use crate::report::block::Cell;
 use crate::report::columns::{distinct, figure_cell, having, Columns};
 use crate::report::difference::BELOW_RESOLUTION;
-use crate::report::experiment::{CaseParam, Chart, Experiment, Pick, VerdictLine, Work, WorkKind};
+use crate::report::experiment::{
+    CaseParam, Chart, Experiment, Form, Pick, VerdictLine, Work, WorkKind,
+};
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
 use concurrent::{concurrent_rows, rate_rows};
 use connect::{auth_rows, authentication, connect_notes, connect_rows};
-use fitted::fitted;
+use fitted::{fitted, QUERIES, ROWS as ROW_FIT};
 use notes::finish;
 
 /// Records placed in their transport's column.
 type Cells<'r> = [Option<&'r ResultRecord>];
 
+/// The case parameters, as labels show them.
+const BY_PROTOCOL: CaseParam =
+    CaseParam::new(PROTOCOL.name, Form::Text, "{} protocol").short(Some("{}"));
+const BY_AUTH_METHOD: CaseParam = CaseParam::new(AUTH_METHOD.name, Form::Text, "{}");
+const BY_CLIENTS: CaseParam = CaseParam::new(CLIENTS.name, Form::Number, "{} clients")
+    .one("1 client")
+    .short(Some("{} cl."));
+const BY_CONNECT_PER_TRANSACTION: CaseParam = CaseParam::new(
+    CONNECT_PER_TRANSACTION.name,
+    Form::Flag,
+    "connection per transaction",
+)
+.short(None);
+const BY_RATE: CaseParam =
+    CaseParam::new(RATE_PER_S.name, Form::Number, "at {} transactions/s").short(Some("{}/s"));
+
+/// A fit's fixed cost, and how well it fits.
+const INTERCEPT: Metric = Metric::new("intercept_ns", Unit::Time, Better::Lower).signed();
+const FIT_R2: Metric = Metric::new("r2", Unit::Count, Better::Higher).signed();
+/// A connection's cost beyond one query's, and a method's beyond trust's.
+const HANDSHAKE: Metric = Metric::new("handshake_ns", Unit::Time, Better::Lower).signed();
+const AUTH_COST: Metric = Metric::new("auth_ns", Unit::Time, Better::Lower).signed();
+const QUERY_RATE: Metric = Metric::new("qps", Unit::Rate, Better::Higher);
+const ROW_RATE: Metric = Metric::new("rows_per_s", Unit::Rate, Better::Higher);
+const CONNECTIONS: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher);
+
+/// Every figure the experiments record that the report or the loader reads.
+const FIGURES: &[Metric] = &[
+    PER_QUERY,
+    QUERY_RATE,
+    PER_ROW,
+    ROW_RATE,
+    INTERCEPT,
+    FIT_R2,
+    CONNECTION,
+    CONNECTIONS,
+    HANDSHAKE,
+    AUTH_COST,
+    TPS_RATE,
+    LATENCY_P50,
+];
+
 /// Time per query, the slope of the query fit.
-const PER_QUERY: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower, |m| {
-    m.per_query_ns
-});
+const PER_QUERY: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower);
 
 pub static QUERY: Experiment = Experiment {
     id: "postgres.query",
     title: "N sequential SELECT 1 on one connection, fitted on N",
     chart_title: "Time per query (SELECT 1 on a kept connection)",
     headline: PER_QUERY,
-    cases: &[CaseParam::Protocol],
-    table: |records| with_protocol(fitted(&QUERY, "queries", records), records),
-    charts: &[Chart::Fitted { n: "queries" }],
+    figures: FIGURES,
+    budgets: BUDGETS,
+    cases: &[BY_PROTOCOL],
+    table: |records| with_protocol(fitted(&QUERY, &QUERIES, records), records),
+    charts: &[Chart::Fitted {
+        n: QUERIES.many,
+        intercept: INTERCEPT,
+    }],
     verdict: Some(VerdictLine {
         rank: 10,
         case: Pick::Only,
@@ -62,15 +110,15 @@ pub static QUERY: Experiment = Experiment {
 };
 
 /// Median time of a whole connection.
-const CONNECTION: Metric = Metric::new("connect_ns.p50", Unit::Time, Better::Lower, |m| {
-    m.connect_ns.map(|p| p.p50)
-});
+const CONNECTION: Metric = Metric::new("connect_ns.p50", Unit::Time, Better::Lower);
 
 pub static CONNECT: Experiment = Experiment {
     id: "postgres.connect",
     title: "connect, SELECT 1, close",
     chart_title: "Time of a new connection (connect, SELECT 1, close; p50)",
     headline: CONNECTION,
+    figures: FIGURES,
+    budgets: BUDGETS,
     cases: &[],
     table: |records| {
         let mut table = Columns::of(records);
@@ -104,10 +152,12 @@ pub static AUTH: Experiment = Experiment {
     title: "connect, SELECT 1, close under each authentication method",
     chart_title: "Time of a new connection by authentication method (p50)",
     headline: CONNECTION,
-    cases: &[CaseParam::AuthMethod],
+    figures: FIGURES,
+    budgets: BUDGETS,
+    cases: &[BY_AUTH_METHOD],
     table: |records| {
         let mut table = Columns::of(records);
-        let method = |r: &ResultRecord| r.params.auth_method.clone().unwrap_or("?".into());
+        let method = |r: &ResultRecord| r.params.get(AUTH_METHOD).clone().unwrap_or("?".into());
         let trust = table.place(&having(records, method, &"trust".to_string()));
         for m in distinct(records, method) {
             let cells = table.place(&having(records, method, &m));
@@ -118,7 +168,7 @@ pub static AUTH: Experiment = Experiment {
     charts: &[],
     verdict: Some(VerdictLine {
         rank: 22,
-        case: Pick::Cases(CaseParam::AuthMethod),
+        case: Pick::Cases(BY_AUTH_METHOD),
         what: |_| "each new connection".into(),
         metric: CONNECTION,
         work: Work {
@@ -133,16 +183,21 @@ pub static AUTH: Experiment = Experiment {
 };
 
 /// Time per row, the slope of the rows fit.
-const PER_ROW: Metric = Metric::new("per_row_ns", Unit::Time, Better::Lower, |m| m.per_row_ns);
+const PER_ROW: Metric = Metric::new("per_row_ns", Unit::Time, Better::Lower);
 
 pub static ROWS: Experiment = Experiment {
     id: "postgres.rows",
     title: "SELECT * FROM generate_series(1,N), every value read, fitted on N",
     chart_title: "Time per row of a bulk result",
     headline: PER_ROW,
+    figures: FIGURES,
+    budgets: BUDGETS,
     cases: &[],
-    table: |records| fitted(&ROWS, "rows", records),
-    charts: &[Chart::Fitted { n: "rows" }],
+    table: |records| fitted(&ROWS, &ROW_FIT, records),
+    charts: &[Chart::Fitted {
+        n: ROW_FIT.many,
+        intercept: INTERCEPT,
+    }],
     verdict: Some(VerdictLine {
         rank: 50,
         case: Pick::Only,
@@ -160,45 +215,43 @@ pub static ROWS: Experiment = Experiment {
 };
 
 /// Transactions per second of all clients.
-const TPS: Metric = Metric::new("tps", Unit::Rate, Better::Higher, |m| m.tps);
+const TPS_RATE: Metric = Metric::new("tps", Unit::Rate, Better::Higher);
 
 pub static CONCURRENT: Experiment = Experiment {
     id: "postgres.concurrent",
     title: "clients running the script at once, like pgbench -c -j -T",
     chart_title: "Transactions per second of all clients together",
-    headline: TPS,
-    cases: &[
-        CaseParam::Clients,
-        CaseParam::ConnectPerTransaction,
-        CaseParam::Protocol,
-    ],
+    headline: TPS_RATE,
+    figures: FIGURES,
+    budgets: BUDGETS,
+    cases: &[BY_CLIENTS, BY_CONNECT_PER_TRANSACTION, BY_PROTOCOL],
     table: |records| {
         let mut table = Columns::of(records);
-        for clients in distinct(records, |r| r.params.clients) {
-            let cells = table.place(&having(records, |r| r.params.clients, &clients));
+        for clients in distinct(records, |r| r.params.get(CLIENTS)) {
+            let cells = table.place(&having(records, |r| r.params.get(CLIENTS), &clients));
             concurrent_rows(&mut table, clients.unwrap_or(0), &cells);
         }
         with_protocol(finish(&CONCURRENT, table, records), records)
     },
     charts: &[Chart::Lines {
         title: "transactions per second by number of clients",
-        x: CaseParam::Clients,
+        x: BY_CLIENTS,
         x_desc: "clients",
-        y: TPS,
+        y: TPS_RATE,
         log_x: false,
     }],
     verdict: Some(VerdictLine {
         rank: 40,
-        case: Pick::Largest(CaseParam::Clients),
+        case: Pick::Largest(BY_CLIENTS),
         what: |p| {
             format!(
                 "{} clients running {}{}",
-                p.clients.unwrap_or(0),
-                p.script.as_deref().unwrap_or("SELECT 1"),
+                p.get(CLIENTS).unwrap_or(0),
+                p.get(SCRIPT).unwrap_or_else(|| "SELECT 1".into()),
                 protocol_words(p)
             )
         },
-        metric: TPS,
+        metric: TPS_RATE,
         work: Work {
             heading: "Many clients",
             op: "transaction",
@@ -211,9 +264,7 @@ pub static CONCURRENT: Experiment = Experiment {
 };
 
 /// Median latency of a transaction at a fixed rate.
-const LATENCY_P50: Metric = Metric::new("latency_ns.p50", Unit::Time, Better::Lower, |m| {
-    m.latency_ns.map(|p| p.p50)
-});
+const LATENCY_P50: Metric = Metric::new("latency_ns.p50", Unit::Time, Better::Lower);
 
 /// The concurrent experiment at a fixed rate (pgbench `-R`): throughput is set by
 /// the schedule, so latency is the figure compared.
@@ -222,15 +273,12 @@ pub static CONCURRENT_RATE: Experiment = Experiment {
     title: "clients at a fixed transaction rate, like pgbench -c -j -T -R",
     chart_title: "Latency of a transaction at a fixed rate (p50)",
     headline: LATENCY_P50,
-    cases: &[
-        CaseParam::Clients,
-        CaseParam::Rate,
-        CaseParam::ConnectPerTransaction,
-        CaseParam::Protocol,
-    ],
+    figures: FIGURES,
+    budgets: BUDGETS,
+    cases: &[BY_CLIENTS, BY_RATE, BY_CONNECT_PER_TRANSACTION, BY_PROTOCOL],
     table: |records| {
         let mut table = Columns::of(records);
-        let key = |r: &ResultRecord| (r.params.clients, r.params.rate_per_s);
+        let key = |r: &ResultRecord| (r.params.get(CLIENTS), r.params.get(RATE_PER_S));
         for (clients, rate) in distinct(records, key) {
             let cells = table.place(&having(records, key, &(clients, rate)));
             rate_rows(&mut table, clients.unwrap_or(0), rate.unwrap_or(0), &cells);
@@ -240,13 +288,13 @@ pub static CONCURRENT_RATE: Experiment = Experiment {
     charts: &[],
     verdict: Some(VerdictLine {
         rank: 45,
-        case: Pick::Largest(CaseParam::Clients),
+        case: Pick::Largest(BY_CLIENTS),
         what: |p| {
             format!(
                 "{} clients running {} at {}/s{}",
-                p.clients.unwrap_or(0),
-                p.script.as_deref().unwrap_or("SELECT 1"),
-                p.rate_per_s.unwrap_or(0),
+                p.get(CLIENTS).unwrap_or(0),
+                p.get(SCRIPT).unwrap_or_else(|| "SELECT 1".into()),
+                p.get(RATE_PER_S).unwrap_or(0),
                 protocol_words(p)
             )
         },
@@ -264,8 +312,7 @@ pub static CONCURRENT_RATE: Experiment = Experiment {
 
 /// The protocol in a verdict line's words, when it is not the simple one.
 fn protocol_words(p: &crate::results::Params) -> String {
-    p.protocol
-        .as_deref()
+    p.get(PROTOCOL)
         .map_or(String::new(), |m| format!(", {m} protocol"))
 }
 
@@ -274,7 +321,7 @@ fn with_protocol(
     mut block: crate::report::block::Block,
     records: &[ResultRecord],
 ) -> crate::report::block::Block {
-    let protocols = distinct(records, |r| r.params.protocol.clone());
+    let protocols = distinct(records, |r| r.params.get(PROTOCOL));
     if let [Some(protocol)] = protocols.as_slice() {
         block.title = format!(
             "{}; {protocol} protocol (pgbench -M {protocol})",

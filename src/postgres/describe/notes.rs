@@ -2,6 +2,7 @@
 //! what is not settled) and the legend every table of the run shares (the TLS each
 //! transport negotiated, the server, how to read the figures), set into the block.
 
+use crate::postgres::keys::*;
 use crate::report::block::Block;
 use crate::report::columns::{certainty_notes, legend, Columns};
 use crate::report::difference::{BELOW_RESOLUTION, BELOW_RESOLUTION_NOTE};
@@ -38,9 +39,11 @@ fn footnotes(records: &[ResultRecord]) -> Vec<String> {
     let mut notes: Vec<String> = Vec::new();
     for r in records {
         let uses_password = |m: &str| ["password", "md5", "scram-sha-256"].contains(&m);
-        if let (Some(m), Some(stored)) = (&r.params.auth_method, &r.password_storage) {
+        let stored = r.server.as_ref().and_then(ServerInfo::of);
+        let stored = stored.and_then(|s| s.password_storage);
+        if let (Some(m), Some(stored)) = (r.params.get(AUTH_METHOD), stored) {
             let note = format!("{m}: password stored as {stored}");
-            if uses_password(m) && !notes.contains(&note) {
+            if uses_password(&m) && !notes.contains(&note) {
                 notes.push(note);
             }
         }

@@ -4,9 +4,10 @@
 use super::connect::TLS_COST;
 use super::*;
 use crate::harness::aggregate::{rank, record};
+use crate::postgres::keys::*;
 use crate::report::block::{Block, Row, Value};
 use crate::report::difference::BELOW_RESOLUTION_NOTE;
-use crate::results::{Metrics, Params, Phases, Trial};
+use crate::results::{Metrics, Params, Trial};
 use crate::stats::Percentiles;
 use crate::transport::TlsInfo;
 
@@ -27,9 +28,9 @@ fn connection(ns: f64, tls: bool) -> Metrics {
         p99: ns,
         p999: ns,
     };
-    Metrics {
-        connect_ns: Some(p),
-        phases_ns: Some(Phases {
+    Metrics::default().with(CONNECT_NS, Some(p)).with(
+        PHASES_NS,
+        Some(Phases {
             socket: 50e3,
             tls: if tls { 3.5e6 } else { 0.0 },
             auth: 1.5e6,
@@ -37,16 +38,12 @@ fn connection(ns: f64, tls: bool) -> Metrics {
             query: 150e3,
             close: 15e3,
         }),
-        ..Metrics::default()
-    }
+    )
 }
 
 /// Connect records of unix, tcp and tls, round by round, under `auth`.
 fn connects(auth: Option<&str>, tcp: &[f64], tls: &[f64]) -> Vec<ResultRecord> {
-    let params = Params {
-        auth_method: auth.map(String::from),
-        ..Params::default()
-    };
+    let params = Params::default().with(AUTH_METHOD, auth.map(String::from));
     let trials = |values: &[f64], tls: bool| -> Vec<Trial> {
         values.iter().map(|v| trial(connection(*v, tls))).collect()
     };
@@ -166,10 +163,7 @@ fn the_title_names_the_authentication_used() {
 
 #[test]
 fn a_cost_over_trust_or_an_intercept_whose_range_holds_zero_is_below_resolution() {
-    let params = |m: &str| Params {
-        auth_method: Some(m.into()),
-        ..Params::default()
-    };
+    let params = |m: &str| Params::default().with(AUTH_METHOD, Some(m.into()));
     let trials = |values: &[f64]| -> Vec<Trial> {
         values
             .iter()
@@ -205,8 +199,8 @@ fn a_cost_over_trust_or_an_intercept_whose_range_holds_zero_is_below_resolution(
         ),
     ];
     for r in &mut rs {
-        let p50 = r.metrics.connect_ns.unwrap().p50;
-        r.metrics.auth_ns = Some(p50 - 2.0e6);
+        let p50 = r.metrics.get(CONNECT_NS).unwrap().p50;
+        r.metrics.set(AUTH_NS, Some(p50 - 2.0e6));
     }
     let block = (AUTH.table)(&rs);
     assert_eq!(
@@ -222,11 +216,11 @@ fn a_cost_over_trust_or_an_intercept_whose_range_holds_zero_is_below_resolution(
         let trials = intercepts
             .iter()
             .map(|i| {
-                trial(Metrics {
-                    per_query_ns: Some(100e3),
-                    intercept_ns: Some(*i),
-                    ..Metrics::default()
-                })
+                trial(
+                    Metrics::default()
+                        .with(PER_QUERY_NS, Some(100e3))
+                        .with(INTERCEPT_NS, Some(*i)),
+                )
             })
             .collect();
         record(
@@ -249,28 +243,26 @@ fn a_cost_over_trust_or_an_intercept_whose_range_holds_zero_is_below_resolution(
 
 #[test]
 fn at_a_fixed_rate_latency_leads_and_the_protocol_is_in_the_title() {
-    let params = Params {
-        clients: Some(10),
-        rate_per_s: Some(500),
-        latency_limit_us: Some(5_000),
-        protocol: Some("prepared".into()),
-        ..Params::default()
-    };
+    let params = Params::default()
+        .with(CLIENTS, Some(10))
+        .with(RATE_PER_S, Some(500))
+        .with(LATENCY_LIMIT_US, Some(5_000))
+        .with(PROTOCOL, Some("prepared".into()));
     let ms = |v: f64| Percentiles {
         mean: v * 1e6,
         p50: v * 1e6,
         p99: 2.0 * v * 1e6,
         p999: 3.0 * v * 1e6,
     };
-    let metrics = |p50_ms: f64| Metrics {
-        tps: Some(500.0),
-        latency_ns: Some(ms(p50_ms)),
-        lag_ns: Some(ms(0.05)),
-        failed: Some(0),
-        late: Some(3),
-        skipped: Some(1),
-        per_command_ns: Some(vec![0.2e6, 0.3e6]),
-        ..Metrics::default()
+    let metrics = |p50_ms: f64| {
+        Metrics::default()
+            .with(TPS, Some(500.0))
+            .with(LATENCY_NS, Some(ms(p50_ms)))
+            .with(LAG_NS, Some(ms(0.05)))
+            .with(FAILED, Some(0))
+            .with(LATE, Some(3))
+            .with(SKIPPED, Some(1))
+            .with(PER_COMMAND_NS, Some(vec![0.2e6, 0.3e6]))
     };
     let mut records: Vec<ResultRecord> = [("unix", 0.2), ("tcp", 0.25)]
         .iter()
@@ -309,18 +301,15 @@ fn at_a_fixed_rate_latency_leads_and_the_protocol_is_in_the_title() {
 #[test]
 fn verdict_lines_name_the_script_the_protocol_and_the_rate_measured() {
     let what = |e: &Experiment, p: &Params| (e.verdict.as_ref().unwrap().what)(p);
-    let mut p = Params {
-        clients: Some(4),
-        ..Params::default()
-    };
+    let mut p = Params::default().with(CLIENTS, Some(4));
     assert_eq!(what(&CONCURRENT, &p), "4 clients running SELECT 1");
-    p.script = Some("select-only.sql".into());
-    p.protocol = Some("prepared".into());
+    p.set(SCRIPT, Some("select-only.sql".into()));
+    p.set(PROTOCOL, Some("prepared".into()));
     assert_eq!(
         what(&CONCURRENT, &p),
         "4 clients running select-only.sql, prepared protocol"
     );
-    p.rate_per_s = Some(300);
+    p.set(RATE_PER_S, Some(300));
     assert_eq!(
         what(&CONCURRENT_RATE, &p),
         "4 clients running select-only.sql at 300/s, prepared protocol"

@@ -15,8 +15,9 @@
 use super::PgTarget;
 use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate, sample_buffer};
+use crate::postgres::keys::*;
 use crate::postgres::libpq::Conn;
-use crate::results::{Metrics, Phases, Trial};
+use crate::results::{Metrics, Trial};
 use crate::stats::{median, Percentiles};
 use anyhow::{Context, Result};
 use std::time::{Duration, Instant};
@@ -46,19 +47,20 @@ pub fn trial(target: &PgTarget, max: u64, limit: Duration, meter: &mut Meter) ->
     let phase = |i: usize| median(&samples.iter().map(|s| s[i] as f64).collect::<Vec<_>>());
     let count = samples.len() as u64;
     Ok(Trial {
-        metrics: Metrics {
-            conn_per_s: Some(rate(count, elapsed_ns)),
-            connect_ns: Percentiles::of(&mut totals),
-            phases_ns: (count > 0).then(|| Phases {
-                socket: phase(0),
-                tls: phase(1),
-                auth: phase(2),
-                ready: phase(3),
-                query: phase(4),
-                close: phase(5),
-            }),
-            ..Metrics::default()
-        },
+        metrics: Metrics::default()
+            .with(CONN_PER_S, Some(rate(count, elapsed_ns)))
+            .with(CONNECT_NS, Percentiles::of(&mut totals))
+            .with(
+                PHASES_NS,
+                (count > 0).then(|| Phases {
+                    socket: phase(0),
+                    tls: phase(1),
+                    auth: phase(2),
+                    ready: phase(3),
+                    query: phase(4),
+                    close: phase(5),
+                }),
+            ),
         count,
         elapsed_ns,
         ..Trial::default()

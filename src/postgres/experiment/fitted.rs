@@ -7,6 +7,7 @@
 use super::{PgTarget, BATCH_LIMIT};
 use crate::cpu::Meter;
 use crate::harness::measure::nanos;
+use crate::postgres::keys::*;
 use crate::postgres::libpq::{Conn, PgError, Protocol};
 use crate::results::{Metrics, Point, Trial};
 use crate::stats::Fit;
@@ -52,13 +53,11 @@ pub fn query_trial(
         Ok(())
     })?;
     Ok(trial(
-        Metrics {
-            per_query_ns: Some(fit.slope),
-            qps: Some(1e9 / fit.slope),
-            intercept_ns: Some(fit.intercept),
-            r2: Some(fit.r2),
-            ..Metrics::default()
-        },
+        Metrics::default()
+            .with(PER_QUERY_NS, Some(fit.slope))
+            .with(QPS, Some(1e9 / fit.slope))
+            .with(INTERCEPT_NS, Some(fit.intercept))
+            .with(R2, Some(fit.r2)),
         counts,
         points,
     ))
@@ -89,13 +88,11 @@ pub fn rows_trial(target: &PgTarget, counts: &[u64], meter: &mut Meter) -> Resul
         }
     }
     Ok(trial(
-        Metrics {
-            per_row_ns: Some(fit.slope),
-            rows_per_s: Some(1e9 / fit.slope),
-            intercept_ns: Some(fit.intercept),
-            r2: Some(fit.r2),
-            ..Metrics::default()
-        },
+        Metrics::default()
+            .with(PER_ROW_NS, Some(fit.slope))
+            .with(ROWS_PER_S, Some(1e9 / fit.slope))
+            .with(INTERCEPT_NS, Some(fit.intercept))
+            .with(R2, Some(fit.r2)),
         counts,
         points,
     ))

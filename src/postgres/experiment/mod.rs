@@ -9,8 +9,8 @@ pub mod concurrent;
 pub mod connect;
 pub mod fitted;
 
+use crate::postgres::keys::ServerInfo;
 use crate::report::experiment::Experiment;
-use crate::results::ServerInfo;
 use crate::transport::TlsInfo;
 use std::time::Duration;
 

@@ -20,7 +20,7 @@ use super::experiment::PgTarget;
 use super::libpq::{environment_defaults, parse_conninfo, Conn, ConnParams, PgError};
 use super::redact;
 use crate::error::usage;
-use crate::results::ServerInfo;
+use crate::postgres::keys::ServerInfo;
 use crate::system::pg_environment;
 use crate::transport::{Kind as SocketKind, TlsInfo, Transport, CERTIFICATE_KIND};
 use anyhow::{bail, Result};
@@ -223,6 +223,7 @@ fn learn(
             host: conn.host(),
             port: conn.port(),
             pooler: kind.pooler(),
+            password_storage: None,
         },
     };
     Ok((target, kind))
@@ -273,6 +274,7 @@ mod tests {
                 host: Some(host.into()),
                 port: Some(port.into()),
                 pooler: None,
+                password_storage: None,
             },
             unix_socket: host.starts_with('/'),
         }

@@ -184,7 +184,8 @@ mod tests {
     use crate::results::metric::{Better, Metric};
     use crate::results::{Metrics, Params, Trial};
 
-    const RATE: Metric = Metric::new("ops_per_s", Unit::Rate, Better::Higher, |m| m.ops_per_s);
+    const RATE: Metric = Metric::new("ops_per_s", Unit::Rate, Better::Higher);
+    const OPS: crate::results::figures::Key<f64> = crate::results::figures::Key::new("ops_per_s");
 
     /// Records of unix, tcp and tls whose rounds ran at these rates.
     fn records(rates: [&[f64]; 3]) -> Vec<ResultRecord> {
@@ -192,10 +193,7 @@ mod tests {
             values
                 .iter()
                 .map(|&v| Trial {
-                    metrics: Metrics {
-                        ops_per_s: Some(v),
-                        ..Metrics::default()
-                    },
+                    metrics: Metrics::default().with(OPS, v),
                     count: 1,
                     ..Trial::default()
                 })
@@ -220,9 +218,7 @@ mod tests {
         ]);
         let mut table = Columns::of(&rs);
         let cells = table.place(&rs.iter().collect::<Vec<_>>());
-        table.line("throughput", &cells, Unit::ByteRate, |r| {
-            r.metrics.ops_per_s
-        });
+        table.line("throughput", &cells, Unit::ByteRate, |r| r.metrics.get(OPS));
         table.line("nothing", &cells, Unit::Time, |_| None);
         table.versus(&cells);
         assert_eq!(table.rows.len(), 2, "a row with no figure is left out");

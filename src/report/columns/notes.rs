@@ -5,6 +5,7 @@
 
 use super::distinct;
 use crate::cpu::Cost;
+use crate::results::params::PLACEMENT;
 use crate::results::ResultRecord;
 
 /// Where the CPU figures came from, and what the server side covers.
@@ -57,7 +58,7 @@ fn where_note(records: &[ResultRecord]) -> Option<String> {
 pub fn shared_cpu(records: &[ResultRecord]) -> Option<(usize, usize)> {
     let free: Vec<bool> = records
         .iter()
-        .filter(|r| r.params.placement.is_none() || r.params.placement.as_deref() == Some("free"))
+        .filter(|r| r.params.get(PLACEMENT).is_none_or(|p| p == "free"))
         .flat_map(|r| &r.trials)
         .filter_map(|t| {
             let cost = t.metrics.cpu.as_ref()?;

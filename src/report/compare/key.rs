@@ -12,31 +12,20 @@ pub(super) struct Key {
 }
 
 impl Key {
-    pub(super) fn of(r: &ResultRecord) -> Key {
+    /// The key of `r`, a record of `experiment`: its transport and every parameter
+    /// but the experiment's budgets, so a parameter a family adds tells cases apart
+    /// without being listed here.
+    pub(super) fn of(experiment: &Experiment, r: &ResultRecord) -> Key {
         Key {
             transport: r.transport.clone(),
-            case: case_of(&r.params),
+            case: experiment.case_of(&r.params),
         }
     }
 }
 
-/// The parameters that make a different measurement (not budgets such as durations
-/// or batch sizes, which two runs may choose differently).
-fn case_of(p: &Params) -> Params {
-    Params {
-        size: p.size,
-        write_size: p.write_size,
-        clients: p.clients,
-        streams: p.streams,
-        auth_method: p.auth_method.clone(),
-        connect_per_transaction: p.connect_per_transaction,
-        placement: p.placement.clone(),
-        ..Params::default()
-    }
-}
-
-pub(super) fn same_case(a: &Params, b: &Params) -> bool {
-    case_of(a) == case_of(b)
+/// True when `a` and `b` are the same case of `experiment`.
+pub(super) fn same_case(experiment: &Experiment, a: &Params, b: &Params) -> bool {
+    experiment.case_of(a) == experiment.case_of(b)
 }
 
 /// `tcp`, `tcp, 64 B`, `unix, scram-sha-256`, `tls, 10 clients`.

@@ -42,10 +42,15 @@ pub(super) fn experiment_block(
     let metric = experiment.headline;
     let mut rows: Vec<Row> = Vec::new();
     let mut alone = Vec::new();
-    for key in distinct(of.iter().flatten().copied(), Key::of) {
+    for key in distinct(of.iter().flatten().copied(), |r| Key::of(experiment, r)) {
         let found: Vec<Option<&ResultRecord>> = of
             .iter()
-            .map(|records| records.iter().copied().find(|r| Key::of(r) == key))
+            .map(|records| {
+                records
+                    .iter()
+                    .copied()
+                    .find(|r| Key::of(experiment, r) == key)
+            })
             .collect();
         let present: Vec<usize> = (0..runs.len()).filter(|&i| found[i].is_some()).collect();
         let first = found[present[0]].expect("present");
@@ -188,9 +193,9 @@ fn gap_rows(
         .collect();
     let rounds = |i: usize| -> Option<Vec<f64>> {
         let other = found[i]?;
-        let reference = of[i]
-            .iter()
-            .find(|r| r.transport == reference && same_case(&r.params, &other.params))?;
+        let reference = of[i].iter().find(|r| {
+            r.transport == reference && same_case(experiment, &r.params, &other.params)
+        })?;
         per_round(&experiment.headline, reference, other)
     };
     let a = versus_of(&found[0]);

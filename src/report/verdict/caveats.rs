@@ -5,6 +5,7 @@ use super::pair::{Outcome, Pair};
 use crate::cpu::load::RETRIES;
 use crate::report::columns::{distinct, shared_cpu};
 use crate::report::format::capitalised;
+use crate::results::params::PLACEMENT;
 use crate::results::ResultRecord;
 
 /// Rounds beyond which more of them is not the way to settle a comparison.
@@ -80,7 +81,7 @@ fn busy(records: &[ResultRecord]) -> Option<String> {
 /// placement changes the answer.
 fn placed(records: &[ResultRecord]) -> Option<String> {
     // Placement chosen on the command line (other than free) is said per line.
-    let chosen = |r: &ResultRecord| r.params.placement.as_deref().is_some_and(|p| p != "free");
+    let chosen = |r: &ResultRecord| r.params.get(PLACEMENT).is_some_and(|p| p != "free");
     if records.iter().any(chosen) {
         return None;
     }

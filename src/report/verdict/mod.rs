@@ -21,6 +21,7 @@ use super::experiment::{
 };
 use super::format::versus;
 use crate::results::paired::reference;
+use crate::results::params::PLACEMENT;
 use crate::results::ResultRecord;
 use crate::stats::Interval;
 use crate::transport::Transport;
@@ -65,13 +66,13 @@ pub fn lines(records: &[ResultRecord], catalog: &Catalog) -> Vec<Line> {
     let mut lines: Vec<Line> = Vec::new();
     for (experiment, v) in described {
         let of = catalog.records_of(records, experiment);
-        let mut these: Vec<Line> = distinct(of.iter().copied(), |r| r.params.placement.clone())
+        let mut these: Vec<Line> = distinct(of.iter().copied(), |r| r.params.get(PLACEMENT))
             .into_iter()
             .filter_map(|placement| {
                 let placed = of
                     .iter()
                     .copied()
-                    .filter(|r| r.params.placement == placement)
+                    .filter(|r| r.params.get(PLACEMENT) == placement)
                     .collect();
                 picked_line(experiment, placed, &v)
             })
@@ -119,7 +120,7 @@ fn picked_line(
     };
     let rs: Vec<&ResultRecord> = rs
         .into_iter()
-        .filter(|r| (v.metric.read)(&r.metrics).is_some_and(|x| x > 0.0))
+        .filter(|r| v.metric.read(&r.metrics).is_some_and(|x| x > 0.0))
         .collect();
     if rs.len() < 2 {
         return None;

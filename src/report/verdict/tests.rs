@@ -10,15 +10,17 @@ use crate::report::experiment::Pick;
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::{Metrics, Params, Trial};
 
-const TIME: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower, |m| {
-    m.per_query_ns
-});
+const TIME: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower);
+const PER_QUERY: crate::results::figures::Key<f64> =
+    crate::results::figures::Key::new("per_query_ns");
 
 static FAKE: Experiment = Experiment {
     id: "fake.query",
     title: "a fake query",
     chart_title: "Time per fake query",
     headline: TIME,
+    figures: &[TIME],
+    budgets: &[],
     cases: &[],
     table: |_| Block::facts("", Vec::new(), Vec::new()),
     charts: &[],
@@ -43,9 +45,9 @@ fn trials(values: &[f64], cpu: f64) -> Vec<Trial> {
     values
         .iter()
         .map(|&v| Trial {
-            metrics: Metrics {
-                per_query_ns: Some(v),
-                cpu: Some(Cost {
+            metrics: {
+                let mut m = Metrics::default().with(PER_QUERY, v);
+                m.cpu = Some(Cost {
                     source: "proc".into(),
                     client: Counts {
                         cpu_ns: cpu,
@@ -54,8 +56,8 @@ fn trials(values: &[f64], cpu: f64) -> Vec<Trial> {
                     server: None,
                     client_cpu: None,
                     server_cpus: Vec::new(),
-                }),
-                ..Metrics::default()
+                });
+                m
             },
             count: 1,
             ..Trial::default()
@@ -65,10 +67,10 @@ fn trials(values: &[f64], cpu: f64) -> Vec<Trial> {
 
 /// Records of these transports whose trials took these times, round by round.
 fn measured(placement: Option<&str>, each: &[(&str, &[f64], f64)]) -> Vec<ResultRecord> {
-    let params = Params {
-        placement: placement.map(String::from),
-        ..Params::default()
-    };
+    let params = Params::default().with(
+        crate::results::params::PLACEMENT,
+        placement.map(String::from),
+    );
     let mut rs: Vec<ResultRecord> = each
         .iter()
         .map(|(t, values, cpu)| record(FAKE.id, &TIME, &params, t, trials(values, *cpu), None))

@@ -30,6 +30,7 @@ use super::PgTarget;
 use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate};
 use crate::harness::threads::on_threads_while;
+use crate::postgres::keys::*;
 use crate::postgres::libpq::Protocol;
 use crate::postgres::script::Script;
 use crate::results::{Metrics, Trial};
@@ -211,22 +212,26 @@ fn metrics(load: &Load, t: &Tally, elapsed_ns: u64) -> Metrics {
             p999: q(0.999),
         })
     };
-    Metrics {
-        tps: Some(rate(count, elapsed_ns)),
-        latency_ns: percentiles(&t.histogram),
-        failed: Some(t.failed),
-        late: load.latency_limit.map(|_| t.late),
-        skipped: load.latency_limit.and(load.rate).map(|_| t.skipped),
-        lag_ns: load.rate.and_then(|_| percentiles(&t.lag)),
-        per_command_ns: load.per_command.then(|| {
-            t.command_ns
-                .iter()
-                .zip(&t.command_count)
-                .map(|(&ns, &n)| if n == 0 { 0.0 } else { ns as f64 / n as f64 })
-                .collect()
-        }),
-        ..Metrics::default()
-    }
+    Metrics::default()
+        .with(TPS, Some(rate(count, elapsed_ns)))
+        .with(LATENCY_NS, percentiles(&t.histogram))
+        .with(FAILED, Some(t.failed))
+        .with(LATE, load.latency_limit.map(|_| t.late))
+        .with(
+            SKIPPED,
+            load.latency_limit.and(load.rate).map(|_| t.skipped),
+        )
+        .with(LAG_NS, load.rate.and_then(|_| percentiles(&t.lag)))
+        .with(
+            PER_COMMAND_NS,
+            load.per_command.then(|| {
+                t.command_ns
+                    .iter()
+                    .zip(&t.command_count)
+                    .map(|(&ns, &n)| if n == 0 { 0.0 } else { ns as f64 / n as f64 })
+                    .collect()
+            }),
+        )
 }
 
 /// Sleeps until `at`, or until Ctrl-C or a client thread failed, in slices of at
