@@ -42,51 +42,107 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
     records
 }
 
+/// The index of the column named `name` in a CSV's header.
+fn col(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
+}
+
 #[test]
 fn csv_has_a_row_per_record_and_figure() {
     let csv = stdout(&["report", RUN, "--format", "csv"]);
     let rows = parse_csv(&csv);
+    let header = &rows[0];
+    // The case parameters the report's experiments declare, each in its column,
+    // between the fixed columns.
+    assert_eq!(header[..2].join(","), "run,experiment");
     assert_eq!(
-        rows[0].join(","),
-        "run,experiment,size,write_size,clients,auth_method,connect_per_transaction,\
-         placement,transport,figure,unit,value,low,high,within_5_percent"
+        header[header.len() - 8..].join(","),
+        "placement,transport,figure,unit,value,low,high,within_5_percent"
     );
-    assert!(rows.iter().all(|r| r.len() == 15), "every row 15 fields");
-    let find = |experiment: &str, transport: &str, figure: &str, case: fn(&[String]) -> bool| {
+    for param in [
+        "size",
+        "write_size",
+        "clients",
+        "auth_method",
+        "connect_per_transaction",
+    ] {
+        col(header, param);
+    }
+    assert!(
+        !header.iter().any(|h| h == "duration_ms" || h == "counts"),
+        "budgets are not case parameters: {header:?}"
+    );
+    assert!(
+        rows.iter().all(|r| r.len() == header.len()),
+        "every row as long as the header"
+    );
+    let [experiment, transport, figure, unit, value, low, high, settled] = [
+        "experiment",
+        "transport",
+        "figure",
+        "unit",
+        "value",
+        "low",
+        "high",
+        "within_5_percent",
+    ]
+    .map(|c| col(header, c));
+    let [size, write_size, clients, auth, per_tx] = [
+        "size",
+        "write_size",
+        "clients",
+        "auth_method",
+        "connect_per_transaction",
+    ]
+    .map(|c| col(header, c));
+    let find = |e: &str, t: &str, f: &str, case: &dyn Fn(&[String]) -> bool| {
         rows.iter()
-            .find(|r| r[1] == experiment && r[8] == transport && r[9] == figure && case(r))
-            .unwrap_or_else(|| panic!("no {experiment} {transport} {figure}:\n{csv}"))
+            .find(|r| r[experiment] == e && r[transport] == t && r[figure] == f && case(r))
+            .unwrap_or_else(|| panic!("no {e} {t} {f}:\n{csv}"))
     };
     // pingpong, tcp, 64 B: its round trip with its interval, and its ratio to unix.
-    let rtt = find("sockets.pingpong", "tcp", "rtt_ns.p50", |r| r[2] == "64");
-    assert_eq!(rtt[10], "ns");
-    let (value, low, high): (f64, f64, f64) = (
-        rtt[11].parse().unwrap(),
-        rtt[12].parse().unwrap(),
-        rtt[13].parse().unwrap(),
+    let rtt = find("sockets.pingpong", "tcp", "rtt_ns.p50", &|r| {
+        r[size] == "64"
+    });
+    assert_eq!(rtt[unit], "ns");
+    let (v, lo, hi): (f64, f64, f64) = (
+        rtt[value].parse().unwrap(),
+        rtt[low].parse().unwrap(),
+        rtt[high].parse().unwrap(),
     );
-    assert!(low < value && value < high && value > 1e4, "{rtt:?}");
-    assert_eq!(rtt[14], "false");
-    let ratio = find("sockets.pingpong", "tcp", "vs_reference", |r| r[2] == "64");
-    assert_eq!(ratio[10], "ratio");
-    let r: f64 = ratio[11].parse().unwrap();
+    assert!(lo < v && v < hi && v > 1e4, "{rtt:?}");
+    assert_eq!(rtt[settled], "false");
+    let ratio = find("sockets.pingpong", "tcp", "vs_reference", &|r| {
+        r[size] == "64"
+    });
+    assert_eq!(ratio[unit], "ratio");
+    let r: f64 = ratio[value].parse().unwrap();
     assert!((1.0..2.0).contains(&r), "{ratio:?}");
     // Case parameters in their own columns; the reference has no ratio.
-    let scram = find("postgres.auth", "tcp", "connect_ns.p50", |r| {
-        r[5] == "scram-sha-256"
+    let scram = find("postgres.auth", "tcp", "connect_ns.p50", &|r| {
+        r[auth] == "scram-sha-256"
     });
-    assert_eq!(scram[3..5], ["", ""]);
+    assert_eq!([&scram[write_size], &scram[clients]], ["", ""]);
     assert!(!rows
         .iter()
-        .any(|r| r[8] == "unix" && r[9] == "vs_reference"));
-    find("postgres.concurrent", "tls", "tps", |r| r[4] == "10");
+        .any(|r| r[transport] == "unix" && r[figure] == "vs_reference"));
+    let tps = find("postgres.concurrent", "tls", "tps", &|r| r[clients] == "10");
+    assert_eq!(
+        tps[per_tx], "false",
+        "a flag its experiment declares is written when off"
+    );
     // The run column names the file each row came from.
     assert!(rows[1..].iter().all(|r| r[0].starts_with(RUN)));
     insta::assert_snapshot!("report.csv", csv);
 
     // CPU per operation where it was measured, with placements in their column.
     let placed = parse_csv(&stdout(&["report", PLACED, "--format", "csv"]));
-    for figure in [
+    let h = &placed[0];
+    let (figure, placement_col, unit) = (col(h, "figure"), col(h, "placement"), col(h, "unit"));
+    for f in [
         "cpu.client.cpu_ns",
         "cpu.server.cpu_ns",
         "counters.server.context_switches",
@@ -94,8 +150,8 @@ fn csv_has_a_row_per_record_and_figure() {
         assert!(
             placed
                 .iter()
-                .any(|r| r[9] == figure && r[7] == "split" && r[10] != "ratio"),
-            "no {figure}"
+                .any(|r| r[figure] == f && r[placement_col] == "split" && r[unit] != "ratio"),
+            "no {f}"
         );
     }
 }
@@ -117,11 +173,12 @@ fn csv_keeps_text_from_a_result_file_from_becoming_a_formula() {
         "{csv}"
     );
     let rows = parse_csv(&csv);
-    assert!(rows.iter().all(|r| r.len() == 15));
-    assert!(rows.iter().all(|r| !r[8].starts_with('=')));
+    let transport = col(&rows[0], "transport");
+    assert!(rows.iter().all(|r| r.len() == rows[0].len()));
+    assert!(rows.iter().all(|r| !r[transport].starts_with('=')));
     assert!(rows
         .iter()
-        .any(|r| r[8] == "'=HYPERLINK(\"http://evil\",\"x, y\")"));
+        .any(|r| r[transport] == "'=HYPERLINK(\"http://evil\",\"x, y\")"));
 }
 
 #[test]

@@ -174,9 +174,12 @@ fn check_auth(file: &Value) {
         }
     }
     assert!(of("peer", "unix").is_some() && of("peer", "tcp").is_none());
-    assert_eq!(of("md5", "tcp").unwrap()["password_storage"], "md5");
     assert_eq!(
-        of("scram-sha-256", "tcp").unwrap()["password_storage"],
+        of("md5", "tcp").unwrap()["server"]["password_storage"],
+        "md5"
+    );
+    assert_eq!(
+        of("scram-sha-256", "tcp").unwrap()["server"]["password_storage"],
         "scram-sha-256"
     );
     for transport in TRANSPORTS {
