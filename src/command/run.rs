@@ -110,3 +110,38 @@ fn default_sink(command: ResultFile) -> Result<JsonSink> {
     let stamp = crate::timestamp::now_rfc3339().replace(':', "-");
     JsonSink::create_in(dir, format!("{stamp}.json").into(), Claim::New, command)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick_plans(argv: &[&str]) -> Result<Vec<Box<dyn Plan>>> {
+        let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+        let matches = run_matches(&argv)?;
+        let mut plans = Vec::new();
+        for quick in FAMILIES.iter().filter_map(|f| f.quick) {
+            plans.extend(quick(&matches)?);
+        }
+        Ok(plans)
+    }
+
+    #[test]
+    fn sockbench_alone_is_run_with_its_defaults() {
+        let alone = quick_plans(&[]).unwrap();
+        let run = quick_plans(&["run"]).unwrap();
+        assert!(!alone.is_empty());
+        assert_eq!(
+            alone.iter().map(|p| p.experiments()).collect::<Vec<_>>(),
+            run.iter().map(|p| p.experiments()).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn an_option_of_run_reaches_the_family_it_is_for() {
+        let Err(e) = quick_plans(&["run", "--json", "x.json", "--pg-bindir", "/nonexistent/bin"])
+        else {
+            panic!("a --pg-bindir that is not there was accepted");
+        };
+        assert!(format!("{e:#}").contains("/nonexistent/bin"), "{e:#}");
+    }
+}
