@@ -45,10 +45,11 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
     session.finish(outcome)
 }
 
-/// The arguments of `run` as clap matched them, for the families' quick plans
-/// (`RunArgs` is what they were turned into; a family reads its own option of
-/// `run` from these, by the id `cli.rs` gives it). `sockbench` alone is `run`
-/// with no arguments.
+/// The arguments of `run` as clap matches them, for the families' quick plans: a
+/// family reads its own option of `run` (declared in `cli.rs`'s `RunArgs`) from
+/// these, by its id, as its `plan` reads its own command's. `cli::parse_from` keeps
+/// only the `RunArgs` they became, so `argv` (already accepted) is matched again
+/// here. `sockbench` alone is `run` with no arguments.
 fn run_matches(argv: &[String]) -> Result<ArgMatches> {
     let parse = |args: &[&str]| {
         cli::command()
