@@ -1,14 +1,49 @@
 //! The server families sockbench measures, registered in one list. A new family is
 //! one folder declaring a [`Family`] and one line here.
 
-use crate::report::experiment::{Catalog, Family};
+//!
+//! What sockbench does for every family goes through this list, never through a
+//! family by name: the commands (`cli.rs`), the catalog of experiments, the default
+//! `sockbench run` (each family's [`Family::quick`], in this order), the sweep of
+//! abandoned temporary directories, and the hiding of secrets.
 
-/// Every family, in the order reports list their experiments.
+use crate::leftovers::Kind;
+use crate::report::experiment::Catalog;
+use crate::report::family::Family;
+
+/// Every family, in the order reports list their experiments and `run` measures them.
 pub static FAMILIES: [&Family; 2] = [&crate::sockets::FAMILY, &crate::postgres::FAMILY];
 
 /// Every experiment of every family.
 pub fn catalog() -> Catalog {
     Catalog::new(FAMILIES.iter().flat_map(|f| f.experiments.iter().copied()))
+}
+
+/// Every kind of temporary directory the families make, for the sweep of the ones
+/// killed runs left (`leftovers::sweep_temp`).
+pub fn leftover_kinds() -> Vec<Kind> {
+    FAMILIES
+        .iter()
+        .flat_map(|f| f.leftovers.iter().copied())
+        .collect()
+}
+
+/// The command line as the result file may keep it: every argument as each
+/// family's redaction shows it.
+pub fn redact_arguments(argv: Vec<String>) -> Vec<String> {
+    argv.into_iter()
+        .map(|arg| redactions().fold(arg, |arg, r| (r.argument)(&arg)))
+        .collect()
+}
+
+/// An error message as it may be printed: no secret of the command line (`argv`)
+/// in it, by every family's redaction.
+pub fn redact_message(text: &str, argv: &[String]) -> String {
+    redactions().fold(text.to_string(), |text, r| (r.message)(&text, argv))
+}
+
+fn redactions() -> impl Iterator<Item = crate::report::family::Redaction> {
+    FAMILIES.iter().filter_map(|f| f.redaction)
 }
 
 #[cfg(test)]
@@ -37,6 +72,38 @@ mod tests {
             }
         }
         assert_eq!(catalog().find("sockets.teleport"), None);
+    }
+
+    #[test]
+    fn every_leftover_kind_has_its_own_prefix() {
+        let kinds = leftover_kinds();
+        assert!(!kinds.is_empty());
+        for (i, a) in kinds.iter().enumerate() {
+            assert!(a.prefix.starts_with("sockbench-"), "{}", a.prefix);
+            for b in &kinds[i + 1..] {
+                assert!(
+                    !a.prefix.starts_with(b.prefix) && !b.prefix.starts_with(a.prefix),
+                    "{} and {} overlap: one family's sweep would judge the other's",
+                    a.prefix,
+                    b.prefix
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn secrets_are_hidden_by_the_family_that_knows_them() {
+        let url = "--url=postgresql://me:hunter2@localhost/db";
+        let argv = vec!["postgres".to_string(), url.to_string(), "--quick".into()];
+        let saved = redact_arguments(argv.clone());
+        assert_eq!(saved[0], "postgres");
+        assert_eq!(saved[2], "--quick");
+        assert!(!saved[1].contains("hunter2"), "{}", saved[1]);
+        let message = redact_message(&format!("cannot connect with {url}"), &argv);
+        assert!(!message.contains("hunter2"), "{message}");
+        assert!(message.starts_with("cannot connect with "), "{message}");
+        // Text with no secret is untouched.
+        assert_eq!(redact_message("plain", &argv), "plain");
     }
 
     #[test]

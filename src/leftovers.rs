@@ -2,10 +2,15 @@
 //!
 //! A run killed with SIGKILL cannot remove its directories (a cluster's is about
 //! 40 MB), so each one carries an owner file naming the sockbench process that made
-//! it (PID and start time, so a reused PID does not count). Before making a new
-//! one, sockbench removes those of either kind in the same temporary directory whose
-//! owner is gone, which belong (directory and owner file) to the account running
-//! now, and in which no PostgreSQL server is still running.
+//! it (PID and start time, so a reused PID does not count). Before a measuring
+//! command starts, sockbench removes those of every [`Kind`] in the temporary
+//! directory whose owner is gone, which belong (directory and owner file) to the
+//! account running now, and in which no server is still running.
+//!
+//! This module is a base layer: it does not know which kinds exist. Each server
+//! family declares its own (a name prefix, and how to tell that a server it started
+//! in such a directory still runs), and the command layer calls [`sweep_temp`] with
+//! all of them (`families::leftover_kinds`).
 //!
 //! The directory itself always belongs to the account sockbench runs as, even when
 //! what is inside belongs to the server account: in a sticky temporary directory
@@ -21,11 +26,32 @@ use std::path::Path;
 
 /// The file in each directory that names its owner.
 const OWNER_FILE: &str = "sockbench.owner";
-/// The prefixes of sockbench's directories: a throwaway cluster's, and the socket
-/// server's. Any run removes the abandoned ones of every kind.
+/// The prefixes of the two families' directories that were here first: a throwaway
+/// cluster's, and the socket server's. Their families declare them as [`Kind`]s;
+/// the constants stay here only because `postgres/cluster.rs` and
+/// `sockets/server/child.rs` name them (a newer family keeps its prefix in its own
+/// folder).
 pub const CLUSTER: &str = "sockbench-pg-";
 pub const SERVER: &str = "sockbench-srv-";
-const KINDS: [&str; 2] = [CLUSTER, SERVER];
+
+/// A kind of private directory a server family makes: what its name starts with,
+/// and how to tell that a server started in one is still running (then it is never
+/// removed, even when the sockbench run that made it is gone).
+#[derive(Debug, Clone, Copy)]
+pub struct Kind {
+    pub prefix: &'static str,
+    /// True when a server still runs from the directory (e.g. PostgreSQL's
+    /// `data/postmaster.pid` names a live process). Called only on a directory of
+    /// this account whose owner is gone; read it with [`read_head`].
+    pub alive: fn(&Dir) -> bool,
+}
+
+impl Kind {
+    /// For a directory no server outlives (its server dies with sockbench).
+    pub fn never_alive(_: &Dir) -> bool {
+        false
+    }
+}
 
 /// A private temporary directory, held open, and removed on drop through
 /// descriptors with its owner file last, so that a run killed half-way through
@@ -54,8 +80,9 @@ impl Drop for PrivateDir {
     }
 }
 
-/// Makes a private (0700) temporary directory named `prefix…` (one of the kinds
-/// above), after removing abandoned ones.
+/// Makes a private (0700) temporary directory named `prefix…` (the prefix of a
+/// [`Kind`] its family declares). Abandoned ones are removed earlier, by
+/// [`sweep_temp`].
 pub fn private_dir(prefix: &str) -> Result<PrivateDir> {
     let path = std::env::temp_dir();
     let cannot = || {
@@ -66,7 +93,6 @@ pub fn private_dir(prefix: &str) -> Result<PrivateDir> {
         )
     };
     let parent = Dir::open(&path).with_context(cannot)?;
-    sweep(&parent, &KINDS);
     let (dir, name) = parent.make_fresh_dir(prefix, 0o700).with_context(cannot)?;
     let owner = dir.create_new(OWNER_FILE, 0o644).and_then(|mut f| {
         std::io::Write::write_all(&mut f, owner_line(std::process::id()).as_bytes())
@@ -116,39 +142,59 @@ fn same(parent: &Dir, name: &OsStr, dir: &Dir) -> bool {
 const REMOVE_PASSES: u32 = 20;
 const REMOVE_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// Removes the abandoned directories in `parent` named with one of `prefixes`
-/// (never through a symbolic link, never one of another account); returns how many.
-pub fn sweep(parent: &Dir, prefixes: &[&str]) -> usize {
+/// Removes the abandoned directories of `kinds` in the temporary directory (from
+/// `TMPDIR`); returns how many. One that cannot be looked at is left alone: making
+/// a new directory there then says what is wrong.
+pub fn sweep_temp(kinds: &[Kind]) -> usize {
+    match Dir::open(&std::env::temp_dir()) {
+        Ok(parent) => sweep(&parent, kinds),
+        Err(_) => 0,
+    }
+}
+
+/// Removes the abandoned directories in `parent` named with the prefix of one of
+/// `kinds` (never through a symbolic link, never one of another account, never one
+/// in which a kind it is named for says a server still runs); returns how many.
+pub fn sweep(parent: &Dir, kinds: &[Kind]) -> usize {
     let Ok(names) = parent.names() else {
         return 0;
     };
     let mut removed = 0;
     for name in names {
-        let named = prefixes
+        let named: Vec<&Kind> = kinds
             .iter()
-            .any(|p| name.to_string_lossy().starts_with(p));
-        if !named {
+            .filter(|k| name.to_string_lossy().starts_with(k.prefix))
+            .collect();
+        if named.is_empty() {
             continue;
         }
         let Ok(dir) = parent.open_dir(&name) else {
             continue; // a symbolic link, a file, or gone
         };
         let mine = dir.entry().is_ok_and(|e| e.uid == euid());
-        if mine && abandoned(&dir) && remove(parent, &name, &dir) {
-            removed += 1;
+        if mine && owner_gone(&dir) && !named.iter().any(|k| (k.alive)(&dir)) {
+            removed += usize::from(remove(parent, &name, &dir));
         }
     }
     removed
 }
 
-fn abandoned(dir: &Dir) -> bool {
+/// True when the sockbench process that made `dir` is gone.
+fn owner_gone(dir: &Dir) -> bool {
     let Ok(text) = read_small(dir, OWNER_FILE, true) else {
         return false; // not made by sockbench, or still being made
     };
     let Some(pid) = text.split_whitespace().next().and_then(|p| p.parse().ok()) else {
         return false;
     };
-    !alive_as(pid, &text) && !server_running(dir)
+    !alive_as(pid, &text)
+}
+
+/// The start (4 KiB) of the regular file `name` in `dir`, whoever owns it (a
+/// server account's pid file), never through a link, never blocking: for a
+/// [`Kind`]'s `alive`.
+pub fn read_head(dir: &Dir, name: &str) -> std::io::Result<String> {
+    read_small(dir, name, false)
 }
 
 /// The start of a regular file in `dir` (never through a link, never blocking);
@@ -178,24 +224,6 @@ fn start_time(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after_name = &stat[stat.rfind(')')? + 1..];
     after_name.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// True when a PostgreSQL server still runs on the data directory `data` in `dir`.
-fn server_running(dir: &Dir) -> bool {
-    let Ok(text) = dir
-        .open_dir("data")
-        .and_then(|data| read_small(&data, "postmaster.pid", false))
-    else {
-        return false;
-    };
-    let Some(pid) = text
-        .lines()
-        .next()
-        .and_then(|l| l.trim().parse::<u32>().ok())
-    else {
-        return false;
-    };
-    Path::new(&format!("/proc/{pid}")).exists()
 }
 
 #[cfg(test)]
@@ -236,11 +264,45 @@ mod tests {
             fs::remove_dir_all(&theirs).unwrap();
         }
         let held = Dir::open(parent.path()).unwrap();
-        assert_eq!(sweep(&held, &["sockbench-x-"]), 2);
+        assert_eq!(sweep(&held, &[kind("sockbench-x-")]), 2);
         assert!(!gone.exists() && !reused.exists());
         assert!(mine.exists() && foreign.exists() && other_kind.exists());
         assert!(target.join("data").exists());
         assert!(euid() != 0 || theirs.join("data").exists());
+    }
+
+    fn kind(prefix: &'static str) -> Kind {
+        Kind {
+            prefix,
+            alive: Kind::never_alive,
+        }
+    }
+
+    #[test]
+    fn a_directory_whose_kind_says_its_server_runs_is_kept() {
+        let parent = tempfile::tempdir().unwrap();
+        for name in ["sockbench-up-1", "sockbench-down-1"] {
+            let dir = parent.path().join(name);
+            fs::create_dir(&dir).unwrap();
+            fs::write(dir.join(OWNER_FILE), "4194305 1\n").unwrap();
+            fs::write(dir.join("server.pid"), "1\n").unwrap();
+        }
+        let up = Kind {
+            prefix: "sockbench-up-",
+            // As a family would: its pid file names a process that exists (init).
+            alive: |dir| {
+                read_head(dir, "server.pid")
+                    .is_ok_and(|pid| Path::new(&format!("/proc/{}", pid.trim())).exists())
+            },
+        };
+        let held = Dir::open(parent.path()).unwrap();
+        assert_eq!(sweep(&held, &[up, kind("sockbench-down-")]), 1);
+        assert!(parent.path().join("sockbench-up-1/server.pid").exists());
+        assert!(!parent.path().join("sockbench-down-1").exists());
+        // A kind that never calls it alive, sharing the prefix, does not overrule one
+        // that does.
+        assert_eq!(sweep(&held, &[kind("sockbench-up-"), up]), 0);
+        assert_eq!(sweep(&held, &[kind("sockbench-up-")]), 1);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! matter? This file only wires the command line to the commands and turns errors
 //! into one line and an exit code.
 
-use sockbench::{cli, command, error, postgres, units};
+use sockbench::{cli, command, error, families, units};
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -68,11 +68,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// An error line as it may be printed: no password of the command line in it, and
-/// no word of it longer than `units::SHOWN_CHARS` (a value the user pasted, or a
-/// part of one, is echoed cut).
+/// An error line as it may be printed: no secret of the command line in it (each
+/// family hides its own), and no word of it longer than `units::SHOWN_CHARS` (a
+/// value the user pasted, or a part of one, is echoed cut).
 fn shown(message: &str, argv: &[String]) -> String {
-    units::shorten_words(&postgres::redact::message(message, argv))
+    units::shorten_words(&families::redact_message(message, argv))
 }
 
 /// Raises the soft limit on open files to the hard one, as the clients of a large

@@ -16,11 +16,11 @@ use crate::export::terminal::{Screen, Stream, LEGEND};
 use crate::families;
 use crate::harness::Sink;
 use crate::interrupt;
+use crate::leftovers;
 use crate::plan::Measuring;
-use crate::postgres::redact;
 use crate::report as content;
 use crate::report::block::legend;
-use crate::report::experiment::Family;
+use crate::report::family::Family;
 use crate::report::verdict;
 use crate::results::file::{self, Claim, JsonSink};
 use crate::results::{ResultFile, ResultRecord};
@@ -51,11 +51,12 @@ pub fn dispatch(invocation: Invocation, argv: Vec<String>) -> Result<()> {
 fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<()> {
     let plan = (family.plan)(matches)?;
     let measuring = Measuring::from_arg_matches(matches)?;
-    let command = ResultFile::new(redact::arguments(argv));
+    let command = ResultFile::new(families::redact_arguments(argv));
     let sink = match measuring.json.as_deref() {
         Some(path) => Some(JsonSink::create(path, Claim::Replace, command)?),
         None => None,
     };
+    sweep_leftovers();
     let mut session = Session::open(
         sink,
         Printing {
@@ -67,6 +68,12 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
     let progress = session.progress.clone();
     let outcome = plan.measure(&progress, &mut session);
     session.finish(outcome)
+}
+
+/// Removes the temporary directories that killed runs left, of every kind a family
+/// makes, before this run makes its own.
+fn sweep_leftovers() {
+    leftovers::sweep_temp(&families::leftover_kinds());
 }
 
 /// Writes a rendered document to `output`, or to standard output. The file is

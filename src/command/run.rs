@@ -1,86 +1,76 @@
 //! `sockbench run` (and `sockbench` alone): the whole answer for this machine in
-//! two to three minutes. The quick sockets suite, then, when PostgreSQL's programs are
-//! found, the quick PostgreSQL suite on a throwaway cluster, both into one result
-//! file, and a verdict in plain words at the end.
+//! two to three minutes. Each registered family's quick plan, in the registry's
+//! order (the sockets suite, then, when PostgreSQL's programs are found, the
+//! PostgreSQL suite on a throwaway cluster, …), all into one result file, and a
+//! verdict in plain words at the end. This file names no family: what each one adds
+//! is its [`Family::quick`](crate::report::family::Family::quick).
 
-use super::{Printing, Session};
-use crate::cli::RunArgs;
+use super::{sweep_leftovers, Printing, Session};
+use crate::cli::{self, RunArgs};
 use crate::dir::{euid, Dir};
 use crate::error::usage;
-use crate::plan::Measuring;
-use crate::postgres::args::PostgresArgs;
-use crate::postgres::bindir::Binaries;
-use crate::postgres::plan::PostgresPlan;
+use crate::families::{self, FAMILIES};
+use crate::report::family::Plan;
 use crate::results::file::{Claim, JsonSink};
 use crate::results::ResultFile;
-use crate::sockets::args::SocketsArgs;
-use crate::sockets::plan::SocketsPlan;
-use anyhow::Result;
+use anyhow::{Context, Result};
+use clap::ArgMatches;
 use std::path::Path;
 
 /// Where results go when `--json` is not given.
 const RESULTS_DIR: &str = "sockbench-results";
 
 pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
-    let sockets_plan = SocketsPlan::from_args(&SocketsArgs {
-        measuring: Measuring::quick(),
-        ..SocketsArgs::default()
-    })?;
-    let pg_plan = PostgresPlan::from_args(&PostgresArgs {
-        measuring: Measuring::quick(),
-        pg_bindir: args.pg_bindir.clone(),
-        ..PostgresArgs::default()
-    })?;
-    // An explicit --pg-bindir that is wrong is an error; PostgreSQL simply not being
-    // installed only leaves its half out.
-    let postgres_found = match Binaries::find(args.pg_bindir.as_deref()) {
-        Ok(_) => true,
-        Err(_) if args.pg_bindir.is_none() => {
-            eprintln!(
-                "postgres: skipped, PostgreSQL's initdb and postgres were not found; install \
-                 PostgreSQL (Debian/Ubuntu: apt-get install postgresql) or pass --pg-bindir DIR"
-            );
-            false
-        }
-        Err(e) => return Err(e),
-    };
-    let command = ResultFile::new(argv);
+    let matches = run_matches(&argv)?;
+    // Every plan is checked before anything is measured or the result file claimed.
+    let mut plans: Vec<Box<dyn Plan>> = Vec::new();
+    for quick in FAMILIES.iter().filter_map(|f| f.quick) {
+        plans.extend(quick(&matches)?);
+    }
+    let command = ResultFile::new(families::redact_arguments(argv));
     let sink = match &args.json {
         Some(path) => JsonSink::create(path, Claim::Replace, command)?,
         None => default_sink(command)?,
     };
-    let experiments = sockets_plan.workloads.len()
-        + if postgres_found {
-            pg_plan.experiments.len()
-        } else {
-            0
-        };
+    sweep_leftovers();
     let mut session = Session::open(
         Some(sink),
         Printing {
-            quiet: args.quiet,
+            quiet: args.quiet || plans.iter().any(|p| p.prints_progress()),
             tables: args.tables,
-            experiments: Some(experiments),
+            experiments: Some(plans.iter().map(|p| p.experiments()).sum()),
         },
     );
-    let outcome = measure(
-        &sockets_plan,
-        postgres_found.then_some(&pg_plan),
-        &mut session,
-    );
+    let outcome = measure(&plans, &mut session);
     session.finish(outcome)
 }
 
-/// Both suites; the session ends with the verdict.
-fn measure(
-    sockets_plan: &SocketsPlan,
-    pg_plan: Option<&PostgresPlan>,
-    session: &mut Session,
-) -> Result<()> {
+/// The arguments of `run` as clap matches them, for the families' quick plans: a
+/// family reads its own option of `run` (declared in `cli.rs`'s `RunArgs`) from
+/// these, by its id, as its `plan` reads its own command's. `cli::parse_from` keeps
+/// only the `RunArgs` they became, so `argv` (already accepted) is matched again
+/// here. `sockbench` alone is `run` with no arguments.
+fn run_matches(argv: &[String]) -> Result<ArgMatches> {
+    let parse = |args: &[&str]| {
+        cli::command()
+            .try_get_matches_from(std::iter::once("sockbench").chain(args.iter().copied()))
+    };
+    let given: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let matches = match parse(&given)?.subcommand() {
+        Some(("run", run)) => run.clone(),
+        _ => parse(&["run"])?
+            .subcommand_matches("run")
+            .cloned()
+            .context("the command line has no `run`")?,
+    };
+    Ok(matches)
+}
+
+/// Every family's plan in turn; the session ends with the verdict.
+fn measure(plans: &[Box<dyn Plan>], session: &mut Session) -> Result<()> {
     let progress = session.progress.clone();
-    crate::sockets::suite::measure(sockets_plan, &progress, session)?;
-    if let Some(plan) = pg_plan {
-        crate::postgres::measure::measure(plan, &progress, session)?;
+    for plan in plans {
+        plan.measure(&progress, session)?;
     }
     Ok(())
 }
@@ -120,4 +110,39 @@ fn default_sink(command: ResultFile) -> Result<JsonSink> {
     }
     let stamp = crate::timestamp::now_rfc3339().replace(':', "-");
     JsonSink::create_in(dir, format!("{stamp}.json").into(), Claim::New, command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick_plans(argv: &[&str]) -> Result<Vec<Box<dyn Plan>>> {
+        let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+        let matches = run_matches(&argv)?;
+        let mut plans = Vec::new();
+        for quick in FAMILIES.iter().filter_map(|f| f.quick) {
+            plans.extend(quick(&matches)?);
+        }
+        Ok(plans)
+    }
+
+    #[test]
+    fn sockbench_alone_is_run_with_its_defaults() {
+        let alone = quick_plans(&[]).unwrap();
+        let run = quick_plans(&["run"]).unwrap();
+        assert!(!alone.is_empty());
+        assert_eq!(
+            alone.iter().map(|p| p.experiments()).collect::<Vec<_>>(),
+            run.iter().map(|p| p.experiments()).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn an_option_of_run_reaches_the_family_it_is_for() {
+        let Err(e) = quick_plans(&["run", "--json", "x.json", "--pg-bindir", "/nonexistent/bin"])
+        else {
+            panic!("a --pg-bindir that is not there was accepted");
+        };
+        assert!(format!("{e:#}").contains("/nonexistent/bin"), "{e:#}");
+    }
 }

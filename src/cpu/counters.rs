@@ -71,13 +71,34 @@ impl TaskCounters {
     }
 }
 
-/// Which counters this process can open: `perf_event`, `perf_event without
-/// instructions` or `proc` (none: times come from /proc).
-pub fn available() -> &'static str {
+crate::named! {
+    /// Where the CPU cost of a loop can come from on this machine. Its names are
+    /// the text result files keep (`system.cpu_counters`, and `cost.source`, which
+    /// says only `perf_event` or `proc`).
+    pub enum Source as "counting source" {
+        /// perf_event counters, instructions included.
+        PerfEvent = "perf_event",
+        /// perf_event software counters only: the hardware counters are not exposed
+        /// (many virtual machines).
+        PerfEventWithoutInstructions = "perf_event without instructions",
+        /// No counters (`perf_event_paranoid`, no privilege): times from getrusage
+        /// and /proc.
+        Proc = "proc",
+    }
+}
+
+impl From<Source> for String {
+    fn from(source: Source) -> String {
+        source.name().to_string()
+    }
+}
+
+/// Which counters this process can open.
+pub fn available() -> Source {
     match TaskCounters::open(Task::Me) {
-        Ok(c) if c.has_instructions() => "perf_event",
-        Ok(_) => "perf_event without instructions",
-        Err(_) => "proc",
+        Ok(c) if c.has_instructions() => Source::PerfEvent,
+        Ok(_) => Source::PerfEventWithoutInstructions,
+        Err(_) => Source::Proc,
     }
 }
 
@@ -99,4 +120,17 @@ fn build<E: perf_event::events::Event>(
         .exclude_kernel(!kernel)
         .enabled(true)
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sources_keep_the_names_result_files_hold() {
+        assert_eq!(
+            Source::ALL.map(String::from),
+            ["perf_event", "perf_event without instructions", "proc"]
+        );
+    }
 }

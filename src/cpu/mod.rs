@@ -242,8 +242,8 @@ impl Meter {
         };
         self.cost = Some(Cost {
             source: match self.client {
-                Side::Counters(_) => "perf_event".into(),
-                Side::Times => "proc".into(),
+                Side::Counters(_) => counters::Source::PerfEvent.into(),
+                Side::Times => counters::Source::Proc.into(),
             },
             client: client.per_op(&client_before, ops),
             server,

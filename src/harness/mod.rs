@@ -157,7 +157,7 @@ impl<'a> Schedule<'a> {
             rounds,
             settle_on: Some(headline),
             warmup_rounds: 0,
-            counting: crate::cpu::counters::available() != "proc",
+            counting: crate::cpu::counters::available() != crate::cpu::counters::Source::Proc,
             stop: crate::interrupt::check,
         }
     }

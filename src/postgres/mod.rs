@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod cluster_tests;
 pub mod describe;
 pub mod experiment;
+pub mod family;
 pub mod hba;
 pub mod keys;
 pub mod libpq;
@@ -61,4 +62,7 @@ pub static FAMILY: Family = Family {
         let args = args::PostgresArgs::from_arg_matches(matches)?;
         Ok(Box::new(plan::PostgresPlan::from_args(&args)?))
     },
+    quick: Some(family::quick),
+    leftovers: &[family::CLUSTER],
+    redaction: Some(family::REDACTION),
 };

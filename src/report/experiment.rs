@@ -6,13 +6,15 @@
 
 use super::block::Block;
 use crate::cpu::affinity::Placement;
-use crate::harness::{Progress, Sink};
 use crate::results::metric::Declared;
 use crate::results::metric::Metric;
 use crate::results::params::{Value, PLACEMENT};
 use crate::results::{Params, ResultRecord};
-use crate::transport::Transport;
 use crate::units::format_size;
+
+/// A family and its plan live in `family.rs`; they are named here too, where they
+/// were declared before.
+pub use super::family::{Family, Plan};
 
 /// One experiment, as the report and its formats see it.
 pub struct Experiment {
@@ -288,84 +290,5 @@ impl Catalog {
             .iter()
             .filter(|r| self.of(r) == Some(experiment))
             .collect()
-    }
-}
-
-/// A server family: the servers sockbench measures one way (its own socket server;
-/// PostgreSQL), with the transports it can reach them over, its experiments and its
-/// command. Each family folder declares one; `families.rs` lists them.
-pub struct Family {
-    /// Its name: its command, and the first part of its experiments' ids.
-    pub name: &'static str,
-    /// The transports its managed server listens on and its client can use.
-    pub transports: &'static [Transport],
-    pub experiments: &'static [&'static Experiment],
-    /// Its command line: about, help and arguments (which flatten the arguments
-    /// every measuring command shares, `Measuring`).
-    pub command: fn() -> clap::Command,
-    /// Validates its command's arguments into a plan, before anything starts.
-    pub plan: fn(&clap::ArgMatches) -> anyhow::Result<Box<dyn Plan>>,
-}
-
-/// A family's validated plan: it starts its managed server (or finds the user's),
-/// runs its experiments through the harness, hands each to the sink as it finishes,
-/// and stops the server whichever way it ends.
-pub trait Plan {
-    fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> anyhow::Result<()>;
-    /// How many experiments it will hand to the sink, for the progress line.
-    fn experiments(&self) -> usize;
-    /// True when it prints lines of its own on stderr while it measures (pgbench's
-    /// `-P`): the progress line, redrawn in place, is then not drawn.
-    fn prints_progress(&self) -> bool {
-        false
-    }
-}
-
-impl std::fmt::Debug for Family {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name)
-    }
-}
-
-impl Family {
-    /// Refuses, in one line, a transport the family cannot measure.
-    pub fn check_transports(&self, asked: &[Transport]) -> Result<(), String> {
-        match asked.iter().find(|t| !self.transports.contains(t)) {
-            None => Ok(()),
-            Some(t) => Err(format!(
-                "{} cannot be measured over {t}; choose from {}",
-                self.name,
-                self.transports
-                    .iter()
-                    .map(|t| t.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    static UNIX_ONLY: Family = Family {
-        name: "unixonly",
-        transports: &[Transport::Unix],
-        experiments: &[],
-        command: || clap::Command::new("unixonly"),
-        plan: |_| anyhow::bail!("not measured in this test"),
-    };
-
-    #[test]
-    fn a_transport_the_family_does_not_support_is_refused_by_name() {
-        assert_eq!(UNIX_ONLY.check_transports(&[Transport::Unix]), Ok(()));
-        let err = UNIX_ONLY
-            .check_transports(&[Transport::Unix, Transport::Tcp6])
-            .unwrap_err();
-        assert_eq!(
-            err,
-            "unixonly cannot be measured over tcp6; choose from unix"
-        );
     }
 }

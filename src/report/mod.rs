@@ -6,6 +6,7 @@ pub mod columns;
 pub mod compare;
 pub mod difference;
 pub mod experiment;
+pub mod family;
 pub mod format;
 pub mod system;
 pub mod verdict;

@@ -9,6 +9,7 @@ pub mod args;
 pub mod concurrent;
 pub mod connect;
 pub mod describe;
+pub mod family;
 mod first_contact;
 pub mod keys;
 pub mod pingpong;
@@ -48,6 +49,10 @@ pub static FAMILY: Family = Family {
         let args = args::SocketsArgs::from_arg_matches(matches)?;
         Ok(Box::new(plan::SocketsPlan::from_args(&args)?))
     },
+    quick: Some(family::quick),
+    leftovers: &[family::SERVER],
+    // Its arguments are addresses and sizes: nothing secret.
+    redaction: None,
 };
 
 crate::named! {
