@@ -1,6 +1,5 @@
 //! The server families sockbench measures, registered in one list. A new family is
 //! one folder declaring a [`Family`] and one line here.
-
 //!
 //! What sockbench does for every family goes through this list, never through a
 //! family by name: the commands (`cli.rs`), the catalog of experiments, the default
@@ -8,15 +7,21 @@
 //! abandoned temporary directories, and the hiding of secrets.
 
 use crate::leftovers::Kind;
-use crate::report::experiment::Catalog;
+use crate::report::experiment::{Catalog, ServerName};
 use crate::report::family::Family;
 
 /// Every family, in the order reports list their experiments and `run` measures them.
-pub static FAMILIES: [&Family; 2] = [&crate::sockets::FAMILY, &crate::postgres::FAMILY];
+pub static FAMILIES: &[&Family] = &[&crate::sockets::FAMILY, &crate::postgres::FAMILY];
 
-/// Every experiment of every family.
+/// Every experiment of every family, and the servers they measure.
 pub fn catalog() -> Catalog {
-    Catalog::new(FAMILIES.iter().flat_map(|f| f.experiments.iter().copied()))
+    let servers = FAMILIES.iter().filter_map(|f| {
+        Some(ServerName {
+            family: f.name,
+            product: f.server?,
+        })
+    });
+    Catalog::new(FAMILIES.iter().flat_map(|f| f.experiments.iter().copied())).with_servers(servers)
 }
 
 /// Every kind of temporary directory the families make, for the sweep of the ones
@@ -104,17 +109,5 @@ mod tests {
         assert!(message.starts_with("cannot connect with "), "{message}");
         // Text with no secret is untouched.
         assert_eq!(redact_message("plain", &argv), "plain");
-    }
-
-    #[test]
-    fn each_named_experiment_is_described_by_its_own_entry() {
-        use crate::postgres::experiment::PgExperiment;
-        use crate::sockets::Workload;
-        for w in Workload::ALL {
-            assert_eq!(w.describe().id, format!("sockets.{w}"));
-        }
-        for e in PgExperiment::ALL {
-            assert_eq!(e.describe().id, format!("postgres.{e}"));
-        }
     }
 }

@@ -43,6 +43,7 @@ pub static FAMILY: Family = Family {
         Transport::Tcp6,
         Transport::Tls,
     ],
+    server: Some("PostgreSQL"),
     experiments: &[
         &describe::QUERY,
         &describe::CONNECT,

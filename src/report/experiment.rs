@@ -256,23 +256,51 @@ pub enum Pick {
     Cases(CaseParam),
 }
 
-/// Every experiment this sockbench knows, from the registered server families.
+/// Every experiment this sockbench knows, from the registered server families,
+/// and the servers they measure.
 #[derive(Debug, Clone, Default)]
-pub struct Catalog(Vec<&'static Experiment>);
+pub struct Catalog {
+    experiments: Vec<&'static Experiment>,
+    servers: Vec<ServerName>,
+}
+
+/// A family that measures a server of its own kind, and what the system facts call
+/// that server (`PostgreSQL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerName {
+    pub family: &'static str,
+    pub product: &'static str,
+}
 
 impl Catalog {
     pub fn new(experiments: impl IntoIterator<Item = &'static Experiment>) -> Catalog {
-        Catalog(experiments.into_iter().collect())
+        Catalog {
+            experiments: experiments.into_iter().collect(),
+            servers: Vec::new(),
+        }
+    }
+
+    /// The catalog that also names the servers its families measure.
+    pub fn with_servers(self, servers: impl IntoIterator<Item = ServerName>) -> Catalog {
+        Catalog {
+            servers: servers.into_iter().collect(),
+            ..self
+        }
     }
 
     /// Every experiment, in the order the families declare them.
     pub fn all(&self) -> &[&'static Experiment] {
-        &self.0
+        &self.experiments
+    }
+
+    /// The servers the families measure, in their order.
+    pub fn servers(&self) -> &[ServerName] {
+        &self.servers
     }
 
     /// The experiment a result file names `id`: the one place an id is read.
     pub fn find(&self, id: &str) -> Option<&'static Experiment> {
-        self.0.iter().copied().find(|e| e.id == id)
+        self.experiments.iter().copied().find(|e| e.id == id)
     }
 
     /// The experiment of a record.

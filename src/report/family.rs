@@ -19,6 +19,10 @@ pub struct Family {
     pub name: &'static str,
     /// The transports its managed server listens on and its client can use.
     pub transports: &'static [Transport],
+    /// What the system facts call the server it measures (`PostgreSQL`), when it
+    /// measures a server of its own kind; its version is then a fact of every report.
+    pub server: Option<&'static str>,
+    /// Its experiments, in the order reports list them.
     pub experiments: &'static [&'static Experiment],
     /// Its command line: about, help and arguments (which flatten the arguments
     /// every measuring command shares, `Measuring`).
@@ -105,6 +109,7 @@ mod tests {
     static UNIX_ONLY: Family = Family {
         name: "unixonly",
         transports: &[Transport::Unix],
+        server: None,
         experiments: &[],
         command: || clap::Command::new("unixonly"),
         plan: |_| anyhow::bail!("not measured in this test"),

@@ -45,7 +45,7 @@ pub fn document(files: &[(String, ResultFile)], catalog: &Catalog) -> Document {
                 heading: format!("{name} — {}", file.started_at),
                 summary: verdict::sentences(&lines),
                 verdict: lines,
-                blocks: std::iter::once(system::block(file))
+                blocks: std::iter::once(system::block(file, catalog))
                     .chain(blocks(&file.results, catalog))
                     .collect(),
             }

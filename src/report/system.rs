@@ -3,6 +3,7 @@
 
 use crate::cpu::load::Load;
 use crate::report::block::Block;
+use crate::report::experiment::Catalog;
 use crate::report::format::short_version;
 use crate::results::ResultFile;
 
@@ -22,11 +23,11 @@ fn quiet(load: Option<Load>) -> String {
     )
 }
 
-pub fn facts(file: &ResultFile) -> Vec<(&'static str, String)> {
+pub fn facts(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)> {
     let s = &file.system;
     let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
     let number = |v: Option<u64>| v.map_or_else(|| "unknown".into(), |n| n.to_string());
-    vec![
+    let mut facts = vec![
         ("CPU", or_unknown(&s.cpu_model)),
         ("host at start", quiet(s.load_at_start)),
         (
@@ -75,13 +76,18 @@ pub fn facts(file: &ResultFile) -> Vec<(&'static str, String)> {
         ),
         ("kernel TLS", or_unknown(&s.kernel_tls)),
         ("OpenSSL", s.openssl_version.clone()),
-        (
-            "PostgreSQL",
-            file.results
-                .iter()
-                .find_map(|r| r.server.as_ref())
-                .map_or_else(|| "not measured".into(), |s| short_version(&s.version)),
-        ),
+    ];
+    // The version of each kind of server a family measures.
+    facts.extend(catalog.servers().iter().map(|s| {
+        let version = file
+            .results
+            .iter()
+            .filter(|r| r.experiment.split('.').next() == Some(s.family))
+            .find_map(|r| r.server.as_ref())
+            .map_or_else(|| "not measured".into(), |s| short_version(&s.version));
+        (s.product, version)
+    }));
+    facts.extend([
         (
             "sockbench",
             format!("{} ({})", file.sockbench_version, file.sockbench_commit),
@@ -92,15 +98,16 @@ pub fn facts(file: &ResultFile) -> Vec<(&'static str, String)> {
                 .trim_end()
                 .to_string(),
         ),
-    ]
+    ]);
+    facts
 }
 
 /// The facts as a two-column table.
-pub fn block(file: &ResultFile) -> Block {
+pub fn block(file: &ResultFile, catalog: &Catalog) -> Block {
     Block::facts(
         "system",
         vec!["fact".into(), "value".into()],
-        facts(file)
+        facts(file, catalog)
             .into_iter()
             .map(|(k, v)| vec![k.to_string(), v])
             .collect(),

@@ -4,13 +4,15 @@
 use super::metric::Metric;
 use super::{Metrics, ResultRecord, Versus};
 use crate::stats::Interval;
+use crate::transport::Transport;
 
-/// The transport every other one is compared with: `unix` when it was measured,
-/// else the first.
+/// The transport every other one is compared with: the Unix socket when it was
+/// measured (a record's transport names a [`Transport`], or for a user's server
+/// what it reached, `unix`), else the first.
 pub fn reference<S: AsRef<str>>(labels: &[S]) -> usize {
     labels
         .iter()
-        .position(|l| l.as_ref() == "unix")
+        .position(|l| l.as_ref().parse() == Ok(Transport::Unix))
         .unwrap_or(0)
 }
 

@@ -34,6 +34,7 @@ use std::time::Duration;
 pub static FAMILY: Family = Family {
     name: "sockets",
     transports: &Transport::ALL,
+    server: None,
     experiments: &[
         &describe::CONNECT,
         &describe::PINGPONG,
@@ -70,10 +71,15 @@ crate::named! {
 }
 
 impl Workload {
-    /// How the experiment describes itself: its entry in [`FAMILY`], which lists
-    /// them in the order of [`Workload::ALL`].
+    /// How the experiment describes itself (also listed, in report order, in
+    /// [`FAMILY`]).
     pub fn describe(self) -> &'static Experiment {
-        FAMILY.experiments[self as usize]
+        match self {
+            Workload::Connect => &describe::CONNECT,
+            Workload::PingPong => &describe::PINGPONG,
+            Workload::Stream => &describe::STREAM,
+            Workload::Concurrent => &describe::CONCURRENT,
+        }
     }
 
     /// Runs one trial of this workload with `params` against `target`.
@@ -227,4 +233,17 @@ fn named_timeout(e: std::io::Error) -> std::io::Error {
 /// because its socket closes.
 fn ready_for_timing(conn: &Conn) -> std::io::Result<()> {
     conn.set_read_timeout(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_workload_is_described_by_its_own_entry_in_the_family() {
+        for w in Workload::ALL {
+            assert_eq!(w.describe().id, format!("sockets.{w}"));
+            assert!(FAMILY.experiments.contains(&w.describe()), "{w}");
+        }
+    }
 }

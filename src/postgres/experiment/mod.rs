@@ -33,10 +33,17 @@ crate::named! {
 }
 
 impl PgExperiment {
-    /// How the experiment describes itself: its entry in the family's list, which
-    /// is in the order of [`PgExperiment::ALL`].
+    /// How the experiment describes itself (also listed, in report order, in the
+    /// family's `FAMILY`).
     pub fn describe(self) -> &'static Experiment {
-        super::FAMILY.experiments[self as usize]
+        use super::describe;
+        match self {
+            PgExperiment::Query => &describe::QUERY,
+            PgExperiment::Connect => &describe::CONNECT,
+            PgExperiment::Auth => &describe::AUTH,
+            PgExperiment::Rows => &describe::ROWS,
+            PgExperiment::Concurrent => &describe::CONCURRENT,
+        }
     }
 }
 
@@ -105,3 +112,19 @@ impl PgBudget {
 /// A timed batch may take at most this long; past it the trial fails rather than
 /// hang on a server that has become very slow.
 pub const BATCH_LIMIT: Duration = Duration::from_secs(120);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_experiment_is_described_by_its_own_entry_in_the_family() {
+        for e in PgExperiment::ALL {
+            assert_eq!(e.describe().id, format!("postgres.{e}"));
+            assert!(
+                super::super::FAMILY.experiments.contains(&e.describe()),
+                "{e}"
+            );
+        }
+    }
+}

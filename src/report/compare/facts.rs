@@ -3,6 +3,7 @@
 
 use super::Run;
 use crate::report::block::{Block, Row};
+use crate::report::experiment::Catalog;
 use crate::report::system::facts;
 
 /// The note under the system facts when some differ.
@@ -10,8 +11,8 @@ const DIFFERS_NOTE: &str = "* differs between the files";
 
 /// The system facts, a column per file; a fact whose values are not all equal is
 /// highlighted and marked `*`.
-pub(super) fn system_block(runs: &[Run]) -> Block {
-    let all: Vec<Vec<(&str, String)>> = runs.iter().map(|r| facts(r.file)).collect();
+pub(super) fn system_block(runs: &[Run], catalog: &Catalog) -> Block {
+    let all: Vec<Vec<(&str, String)>> = runs.iter().map(|r| facts(r.file, catalog)).collect();
     let mut header = vec!["fact".to_string()];
     header.extend(runs.iter().map(|r| r.letter.clone()));
     let mut block = Block::facts("system", header, Vec::new());

@@ -70,7 +70,7 @@ pub fn document(files: &[(String, ResultFile)], catalog: &Catalog) -> Document {
             )
         })
         .collect();
-    let mut blocks = vec![system_block(&runs)];
+    let mut blocks = vec![system_block(&runs, catalog)];
     let mut tally = Tally::default();
     let mut only = Vec::new();
     for experiment in experiments(&runs, catalog) {
