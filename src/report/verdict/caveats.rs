@@ -14,7 +14,7 @@ const MOST_ROUNDS: u32 = 200;
 /// The caveats of a run's records, as sentences, given the verdict's comparisons.
 pub fn lines(records: &[ResultRecord], pairs: &[&Pair]) -> Vec<String> {
     let mut out = Vec::new();
-    out.extend(unsettled(pairs));
+    out.extend(unsettled(records, pairs));
     out.extend(busy(records));
     out.extend(placed(records));
     out.extend(servers(records));
@@ -23,7 +23,7 @@ pub fn lines(records: &[ResultRecord], pairs: &[&Pair]) -> Vec<String> {
 
 /// The comparisons not settled, and what would settle them: more rounds, or, when
 /// rounds vary too much for that, a quieter or pinned measurement.
-fn unsettled(pairs: &[&Pair]) -> Option<String> {
+fn unsettled(records: &[ResultRecord], pairs: &[&Pair]) -> Option<String> {
     let open: Vec<&&Pair> = pairs
         .iter()
         .filter(|p| p.outcome == Outcome::Inconclusive)
@@ -44,10 +44,18 @@ fn unsettled(pairs: &[&Pair]) -> Option<String> {
         pairs.len()
     );
     if let Some(n) = reachable {
+        // The commands of the families measured, which take --trials.
+        let families = distinct(records, |r| r.experiment.split('.').next().map(str::to_string));
+        let commands: Vec<String> = families
+            .into_iter()
+            .flatten()
+            .map(|f| format!("`sockbench {f}`"))
+            .collect();
         s.push_str(&format!(
-            "; about {n} rounds would settle {} (`sockbench sockets` or `sockbench \
-             postgres` with --trials {n}; `sockbench run` measures a quick few)",
-            if beyond > 0 { "the others" } else { "them" }
+            "; about {n} rounds would settle {} ({} with --trials {n}; `sockbench run` \
+             measures a quick few)",
+            if beyond > 0 { "the others" } else { "them" },
+            commands.join(" or ")
         ));
     }
     if beyond > 0 {
