@@ -26,13 +26,6 @@ use std::path::Path;
 
 /// The file in each directory that names its owner.
 const OWNER_FILE: &str = "sockbench.owner";
-/// The prefixes of the two families' directories that were here first: a throwaway
-/// cluster's, and the socket server's. Their families declare them as [`Kind`]s;
-/// the constants stay here only because `postgres/cluster.rs` and
-/// `sockets/server/child.rs` name them (a newer family keeps its prefix in its own
-/// folder).
-pub const CLUSTER: &str = "sockbench-pg-";
-pub const SERVER: &str = "sockbench-srv-";
 
 /// A kind of private directory a server family makes: what its name starts with,
 /// and how to tell that a server started in one is still running (then it is never

@@ -66,7 +66,7 @@ impl Cluster {
             )));
         }
         let account = account::server_account()?;
-        let dir = crate::leftovers::private_dir(crate::leftovers::CLUSTER)?;
+        let dir = crate::leftovers::private_dir(super::family::CLUSTER.prefix)?;
         let base = dir.path().to_path_buf();
         let socket = base.join("sock").join(".s.PGSQL.65535");
         if socket.as_os_str().len() > MAX_UNIX_PATH {

@@ -39,7 +39,7 @@ pub fn quick(run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
 /// A throwaway cluster's directory (`cluster.rs`), with its data directory in
 /// `data/`.
 pub const CLUSTER: Kind = Kind {
-    prefix: crate::leftovers::CLUSTER,
+    prefix: "sockbench-pg-",
     alive: postmaster_running,
 };
 

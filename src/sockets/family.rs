@@ -21,6 +21,6 @@ pub fn quick(_run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
 /// child dies with the sockbench process that started it, so no server outlives
 /// its owner there.
 pub const SERVER: Kind = Kind {
-    prefix: crate::leftovers::SERVER,
+    prefix: "sockbench-srv-",
     alive: Kind::never_alive,
 };

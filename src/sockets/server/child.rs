@@ -34,7 +34,7 @@ impl ServerProcess {
 
     /// Starts a server listening on a fresh local address for each transport.
     pub fn start(transports: &[Transport]) -> Result<ServerProcess> {
-        let dir = crate::leftovers::private_dir(crate::leftovers::SERVER)?;
+        let dir = crate::leftovers::private_dir(crate::sockets::family::SERVER.prefix)?;
         let unique = format!("{}-{}", std::process::id(), unique_suffix());
         let asked: Vec<Endpoint> = transports
             .iter()
