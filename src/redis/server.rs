@@ -15,10 +15,10 @@
 //! password sockbench checks who answers (`listeners.rs`). The server runs in its
 //! own process group (a Ctrl-C meant for sockbench must not reach it) and gets
 //! SIGKILL if sockbench dies without cleaning up; the leftover sweep then knows its
-//! directory by [`super::DIR_PREFIX`] and [`alive`].
+//! directory by [`super::DIR_PREFIX`] and [`super::alive`].
 
 use super::account::{self, Account};
-use super::config::{self, Settings, Tls, PID_FILE, SOCKET, USER};
+use super::config::{self, Settings, Tls, SOCKET, USER};
 use super::listeners;
 use super::resp::{Client, Expect, Reply, Request};
 use crate::dir::{Dir, Owner};
@@ -41,7 +41,7 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a connection, and then a reply, may take outside the timed loops.
 const WAIT: Duration = Duration::from_secs(10);
 /// The server account's directory inside the private one, and the log beside it.
-const SERVER_DIR: &str = "srv";
+pub(super) const SERVER_DIR: &str = "srv";
 const LOG: &str = "redis.log";
 const CONFIG: &str = "redis.conf";
 
@@ -59,15 +59,6 @@ pub struct Server {
     srv: Dir,
     // Last, so the directory goes after the server has stopped.
     dir: Option<PrivateDir>,
-}
-
-/// `redis-server` on `PATH` (or in /usr/bin, /usr/local/bin), if installed.
-pub fn find_program() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/bin".into(), "/usr/local/bin".into()])
-        .map(|d| d.join("redis-server"))
-        .find(|p| p.is_file())
 }
 
 impl Server {
@@ -372,25 +363,6 @@ impl Drop for Server {
         // After the server has stopped: the directory goes, its owner file last.
         self.dir.take();
     }
-}
-
-/// True when a `redis-server` still runs from the private directory `dir` (by its
-/// pid file, which only the server account can write), for the leftover sweep.
-pub fn alive(dir: &Dir) -> bool {
-    let Ok(file) = dir
-        .open_dir(SERVER_DIR)
-        .and_then(|srv| srv.open_read(PID_FILE))
-    else {
-        return false;
-    };
-    let mut text = String::new();
-    if file.take(64).read_to_string(&mut text).is_err() {
-        return false;
-    }
-    let Ok(pid) = text.trim().parse::<u32>() else {
-        return false;
-    };
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with("redis"))
 }
 
 fn owner(account: &Option<Account>) -> Option<Owner> {

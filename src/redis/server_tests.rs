@@ -2,6 +2,8 @@
 //! none.
 
 use super::*;
+use crate::redis::config::PID_FILE;
+use crate::redis::{alive, find_program};
 use std::os::unix::fs::PermissionsExt;
 
 fn program() -> Option<PathBuf> {
