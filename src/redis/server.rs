@@ -209,21 +209,30 @@ impl Server {
     /// password it serves nobody.
     fn wait_ready(&mut self) -> Result<()> {
         let deadline = Instant::now() + READY_TIMEOUT;
+        let mut asked: Option<Client> = None;
         loop {
             crate::interrupt::check()?;
             self.check_running()?;
-            if let Ok(stream) = std::os::unix::net::UnixStream::connect(self.socket()) {
-                self.check_peer(&stream)?;
-                stream.set_read_timeout(Some(WAIT))?;
-                let mut client = Client::new(Conn::Unix(stream), 0);
-                client.send(&Request::new(&[b"PING"]))?;
-                return match client.reply()? {
-                    Reply::Error(text) if text.starts_with(b"NOAUTH") => Ok(()),
-                    other => bail!(
+            if asked.is_none() {
+                if let Ok(stream) = std::os::unix::net::UnixStream::connect(self.socket()) {
+                    self.check_peer(&stream)?;
+                    // Short waits, so Ctrl-C and the deadline are seen between them.
+                    stream.set_read_timeout(Some(Duration::from_millis(100)))?;
+                    let mut client = Client::new(Conn::Unix(stream), 0);
+                    client.send(&Request::new(&[b"PING"]))?;
+                    asked = Some(client);
+                }
+            }
+            if let Some(client) = &mut asked {
+                match client.reply() {
+                    Ok(Reply::Error(text)) if text.starts_with(b"NOAUTH") => return Ok(()),
+                    Ok(other) => bail!(
                         "the throwaway Redis server answered an unauthenticated PING with \
                          {other:?}, not NOAUTH: its ACL is not in effect"
                     ),
-                };
+                    Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                    Err(e) => return Err(e.into()),
+                }
             }
             if Instant::now() > deadline {
                 bail!(
@@ -232,7 +241,9 @@ impl Server {
                     self.log_tail()
                 );
             }
-            std::thread::sleep(Duration::from_millis(20));
+            if asked.is_none() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
     }
 
