@@ -117,6 +117,14 @@ pub fn sha256_hex(password: &str) -> String {
         .collect()
 }
 
+/// A new random password: 32 hexadecimal characters (128 bits) from OpenSSL's
+/// generator.
+pub fn random_password() -> String {
+    let mut bytes = [0u8; 16];
+    openssl::rand::rand_bytes(&mut bytes).expect("OpenSSL's random generator works");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// A path as one argument of a `redis.conf` line: in double quotes, with `\` and
 /// `"` escaped. A path that is not UTF-8 or holds a control character is refused
 /// (Redis would read it differently).
@@ -155,6 +163,9 @@ mod tests {
 
     #[test]
     fn the_file_holds_the_hash_of_the_password_not_the_password() {
+        let password = random_password();
+        assert_eq!(password.len(), 32);
+        assert_ne!(password, random_password());
         let hash = sha256_hex("hunter2");
         assert_eq!(
             hash,

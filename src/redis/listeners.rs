@@ -57,6 +57,13 @@ pub fn check_port(pid: u32, uid: u32, port: u16) -> Result<()> {
     Ok(())
 }
 
+/// Two different ports on 127.0.0.1 that were free a moment ago.
+pub fn free_ports() -> Result<(u16, u16)> {
+    let bind = || std::net::TcpListener::bind("127.0.0.1:0").context("cannot find a free port");
+    let (a, b) = (bind()?, bind()?);
+    Ok((a.local_addr()?.port(), b.local_addr()?.port()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

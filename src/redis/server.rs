@@ -98,7 +98,7 @@ impl Server {
             port: 0,
             tls_port: None,
             tls_missing: None,
-            password: random_hex(32),
+            password: config::random_password(),
             account,
             srv,
             dir: Some(dir),
@@ -138,7 +138,7 @@ impl Server {
         let mut tries = 0;
         loop {
             tries += 1;
-            let (port, tls_port) = free_ports()?;
+            let (port, tls_port) = listeners::free_ports()?;
             self.port = port;
             self.tls_port = with_tls.then_some(tls_port);
             self.write_config()?;
@@ -381,22 +381,6 @@ fn owner(account: &Option<Account>) -> Option<Owner> {
         uid: a.uid,
         gid: a.gid,
     })
-}
-
-/// Two different ports on 127.0.0.1 that were free a moment ago.
-fn free_ports() -> Result<(u16, u16)> {
-    let bind = || std::net::TcpListener::bind("127.0.0.1:0").context("cannot find a free port");
-    let (a, b) = (bind()?, bind()?);
-    Ok((a.local_addr()?.port(), b.local_addr()?.port()))
-}
-
-/// `chars` random hexadecimal characters, from OpenSSL's generator.
-fn random_hex(chars: usize) -> String {
-    let mut bytes = vec![0u8; chars.div_ceil(2)];
-    openssl::rand::rand_bytes(&mut bytes).expect("OpenSSL's random generator works");
-    let mut text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    text.truncate(chars);
-    text
 }
 
 #[cfg(test)]
