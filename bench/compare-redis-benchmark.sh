@@ -176,11 +176,16 @@ done
 echo
 echo "median over $rounds rounds: redis-benchmark requests/s, and sockbench ÷ redis-benchmark"
 echo "(target ≥ 0.95 at 1 client, ≥ 0.9 at 50):"
-for key in $(printf "%s\n" "${!rb_rates[@]}" | sort -t- -k1,1 -k2,2n -k3,3); do
-    python3 -c "
+for t in $transports; do
+    for c in $clients_list; do
+        for test in ping get; do
+            key=$t-$c-$test
+            python3 -c "
 import statistics, sys
 key, rates, ratios = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
 ratio = f'{statistics.median(map(float, ratios)):.3f}' if ratios else '- (TODO: sockbench half)'
 print(f'  {key:<14} {statistics.median(map(float, rates)):10.0f}/s   {ratio}')" \
-        "$key" "${rb_rates[$key]}" "${sb_ratios[$key]:-}"
+                "$key" "${rb_rates[$key]}" "${sb_ratios[$key]:-}"
+        done
+    done
 done

@@ -148,6 +148,9 @@ impl Server {
                 Err(e) => e,
             };
             self.stop();
+            if crate::interrupt::interrupted() {
+                return Err(error);
+            }
             let said = self.log_tail();
             if said.contains("Address already in use") && tries < 3 {
                 continue;
