@@ -108,6 +108,9 @@ fn the_password_is_in_no_command_line_and_its_files_are_the_servers_alone() {
         );
     }
     let (top, srv) = server.dirs();
+    // It works in its own directory (the Ctrl-C test below looks for it so).
+    let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap();
+    assert_eq!(cwd, srv.path());
     let mut config = String::new();
     srv.open_read(CONFIG)
         .unwrap()
@@ -250,4 +253,55 @@ fn a_build_without_tls_starts_without_it_and_says_so() {
     client
         .exchange(&Request::new(&[b"PING"]), Expect::Status("PONG"))
         .unwrap();
+}
+
+/// Set in the child process of the next test.
+const INTERRUPTED_CHILD: &str = "SOCKBENCH_TEST_REDIS_INTERRUPTED";
+
+#[test]
+fn a_ctrl_c_while_starting_leaves_no_server_and_no_directory() {
+    let Some(program) = program() else { return };
+    if std::env::var_os(INTERRUPTED_CHILD).is_some() {
+        // The child: Ctrl-C arrives, then the server is started (its process runs
+        // before the start notices the signal).
+        crate::interrupt::install();
+        // SAFETY: raise sends a signal to this process, whose handler only counts it.
+        unsafe { libc::raise(libc::SIGINT) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !crate::interrupt::interrupted() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let e = Server::start(&program)
+            .err()
+            .expect("the start is interrupted");
+        println!("start failed: {e:#}");
+        return;
+    }
+    // The parent: runs this test alone in a child process, with its own TMPDIR.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "redis::server::tests::a_ctrl_c_while_starting_leaves_no_server_and_no_directory",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(INTERRUPTED_CHILD, "1")
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("start failed: interrupted"), "{said}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    // No process runs in that TMPDIR (redis-server changes to its `dir`, and
+    // rewrites its command line).
+    let marker = tmp.path().to_string_lossy().into_owned();
+    let running = std::fs::read_dir("/proc").unwrap().flatten().any(|p| {
+        std::fs::read_link(p.path().join("cwd"))
+            .is_ok_and(|cwd| cwd.to_string_lossy().starts_with(&marker))
+    });
+    assert!(!running, "a redis-server from {marker} still runs");
 }
