@@ -17,6 +17,7 @@ pub mod leftovers;
 pub mod names;
 pub mod plan;
 pub mod postgres;
+pub mod redis;
 pub mod report;
 pub mod results;
 pub mod sockets;
