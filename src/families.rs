@@ -10,8 +10,14 @@ use crate::leftovers::Kind;
 use crate::report::experiment::{Catalog, ServerName};
 use crate::report::family::Family;
 
-/// Every family, in the order reports list their experiments and `run` measures them.
-pub static FAMILIES: &[&Family] = &[&crate::sockets::FAMILY, &crate::postgres::FAMILY];
+/// Every family, in the order reports list their experiments and `run` measures them:
+/// one line each.
+#[rustfmt::skip]
+pub static FAMILIES: &[&Family] = &[
+    &crate::sockets::FAMILY,
+    &crate::postgres::FAMILY,
+    &crate::redis::FAMILY,
+];
 
 /// Every experiment of every family, and the servers they measure.
 pub fn catalog() -> Catalog {

@@ -1,25 +1,136 @@
-//! The Redis family, its parts that do not depend on the result model: a throwaway
-//! `redis-server` (`server.rs`, with its configuration in `config.rs`, its account
-//! in `account.rs`, the checks of who answers in `listeners.rs`, and finding the
-//! program in `program.rs`) and a minimal RESP client for the timed loops
-//! (`resp.rs`).
-//!
-//! The experiments, their description and the family's entry in `families.rs`
-//! come with the generic result model; until then nothing outside this folder uses
-//! it but `lib.rs`.
+//! The Redis family: a throwaway `redis-server` (`server.rs`, its configuration in
+//! `config.rs`, its account in `account.rs`, the checks of who answers in
+//! `listeners.rs`, finding the program in `program.rs`) or the user's (`url.rs`),
+//! reached over unix, tcp and tls (`target.rs`) by a minimal RESP client for the
+//! timed loops (`resp.rs`), and its experiments: round trips of PING, GET and
+//! pipelined GETs (`roundtrip.rs`), a connection per command (`connect.rs`) and
+//! many clients at once (`concurrent.rs`). `describe.rs` says how each is reported,
+//! `suite.rs` runs them through the harness, `family.rs` is what the registry
+//! composes (the quick plan for `run`, the leftover sweep, hiding passwords).
 
 pub mod account;
+pub mod args;
+mod concurrent;
 pub mod config;
+mod connect;
+pub mod describe;
+pub mod family;
+pub mod keys;
 mod listeners;
+pub mod plan;
 pub mod program;
 pub mod resp;
+mod roundtrip;
 pub mod server;
+pub mod suite;
+pub mod target;
+pub mod url;
 
 pub use program::{find_program, version};
 pub use server::Server;
 
+use crate::cpu::Meter;
+use crate::report::experiment::Experiment;
+use crate::report::family::Family;
+use crate::results::{Params, Trial};
+use crate::transport::Transport;
+use anyhow::{Context, Result};
+use clap::{Args, FromArgMatches};
+use keys::*;
+use plan::RedisPlan;
+use roundtrip::Work;
 use server::SERVER_DIR;
 use std::io::Read;
+use target::Target;
+
+/// The family as `families.rs` registers it.
+pub static FAMILY: Family = Family {
+    name: "redis",
+    transports: &[Transport::Unix, Transport::Tcp, Transport::Tls],
+    server: Some("Redis"),
+    experiments: &[
+        &describe::PING,
+        &describe::GET,
+        &describe::PIPELINE,
+        &describe::CONNECT,
+        &describe::CONCURRENT,
+    ],
+    command: || {
+        let about = "Redis experiments: PING, GET by value size, pipelined GETs, a connection \
+                     per command, many clients; on a throwaway redis-server or yours (--url)";
+        let command = args::RedisArgs::augment_args(clap::Command::new("redis"));
+        crate::plan::Measuring::with_defaults(command).about(about)
+    },
+    plan: |matches| {
+        let args = args::RedisArgs::from_arg_matches(matches)?;
+        Ok(Box::new(RedisPlan::from_args(&args)?))
+    },
+    quick: Some(family::quick),
+    leftovers: &[family::SERVER],
+    redaction: Some(family::REDACTION),
+};
+
+crate::named! {
+    /// One Redis experiment.
+    pub enum RedisExperiment as "experiment" {
+        /// PING round trips on one connection.
+        Ping = "ping",
+        /// GET round trips on one connection, by value size.
+        Get = "get",
+        /// GETs sent -P at a time, their replies read together.
+        Pipeline = "pipeline",
+        /// Connect, AUTH, PING, close.
+        Connect = "connect",
+        /// Many clients doing GETs at once.
+        Concurrent = "concurrent",
+    }
+}
+
+impl RedisExperiment {
+    /// How the experiment describes itself (also listed, in report order, in
+    /// [`FAMILY`]).
+    pub fn describe(self) -> &'static Experiment {
+        match self {
+            RedisExperiment::Ping => &describe::PING,
+            RedisExperiment::Get => &describe::GET,
+            RedisExperiment::Pipeline => &describe::PIPELINE,
+            RedisExperiment::Connect => &describe::CONNECT,
+            RedisExperiment::Concurrent => &describe::CONCURRENT,
+        }
+    }
+
+    /// Runs one trial of this experiment with `params` against `target`.
+    pub fn run(
+        self,
+        target: &Target,
+        params: &Params,
+        plan: &RedisPlan,
+        meter: &mut Meter,
+    ) -> Result<Trial> {
+        let budget = &plan.budget;
+        let param = |value: Option<u64>| value.context("experiment parameter missing");
+        match self {
+            RedisExperiment::Ping => {
+                roundtrip::trial(target, &Work::ping(), None, budget.round_trips, meter)
+            }
+            RedisExperiment::Get => {
+                let size = param(params.get(SIZE))?;
+                let work = Work::get(size, 1);
+                roundtrip::trial(target, &work, Some(size), budget.round_trips, meter)
+            }
+            RedisExperiment::Pipeline => {
+                let size = concurrent::VALUE_SIZE;
+                let work = Work::get(size, param(params.get(DEPTH))?);
+                roundtrip::trial(target, &work, Some(size), budget.round_trips, meter)
+            }
+            RedisExperiment::Connect => connect::trial(target, budget.connect, meter),
+            RedisExperiment::Concurrent => {
+                let clients = param(params.get(CLIENTS))? as usize;
+                concurrent::trial(target, clients, budget.concurrent, meter)
+            }
+        }
+    }
+}
 
 /// The prefix of a throwaway server's private directory, for the leftover sweep
 /// (with [`alive`], which tells whether its server still runs).
@@ -42,4 +153,17 @@ pub fn alive(dir: &crate::dir::Dir) -> bool {
         return false;
     };
     std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with("redis"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_experiment_is_described_by_its_own_entry_in_the_family() {
+        for e in RedisExperiment::ALL {
+            assert_eq!(e.describe().id, format!("redis.{e}"));
+            assert!(FAMILY.experiments.contains(&e.describe()), "{e}");
+        }
+    }
 }

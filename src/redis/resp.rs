@@ -136,6 +136,14 @@ impl Client {
         &self.conn
     }
 
+    /// Puts `conn` in place of the client's connection, keeping the buffer (for a
+    /// timed loop of new connections: no allocation), and returns the old one.
+    pub fn swap(&mut self, conn: Conn) -> Conn {
+        self.start = 0;
+        self.end = 0;
+        std::mem::replace(&mut self.conn, conn)
+    }
+
     /// Authenticates as an ACL user (`AUTH user password`). Not for a timed loop.
     pub fn auth(&mut self, user: &str, password: &str) -> io::Result<()> {
         let request = Request::new(&[b"AUTH", user.as_bytes(), password.as_bytes()]);

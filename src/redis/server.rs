@@ -309,6 +309,15 @@ impl Server {
         (USER, &self.password)
     }
 
+    /// Who must hold the other end of its Unix socket: the server process, as the
+    /// server account.
+    pub fn holder(&self) -> Result<super::target::Holder> {
+        Ok(super::target::Holder {
+            pid: self.pid().context("redis-server is not running")?,
+            uid: account::uid_of(self.account.as_ref()),
+        })
+    }
+
     /// The process ID of the server, while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)

@@ -45,7 +45,9 @@ fn unsettled(records: &[ResultRecord], pairs: &[&Pair]) -> Option<String> {
     );
     if let Some(n) = reachable {
         // The commands of the families measured, which take --trials.
-        let families = distinct(records, |r| r.experiment.split('.').next().map(str::to_string));
+        let families = distinct(records, |r| {
+            r.experiment.split('.').next().map(str::to_string)
+        });
         let commands: Vec<String> = families
             .into_iter()
             .flatten()

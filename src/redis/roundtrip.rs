@@ -1,0 +1,141 @@
+//! `ping`, `get` and `pipeline`: one connection, one request (or a pipeline of
+//! them) answered again and again: the round trip an application pays per command
+//! to a local Redis.
+
+use super::keys::*;
+use super::resp::{Client, Expect, Request};
+use super::target::Target;
+use crate::cpu::Meter;
+use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
+use crate::results::{Metrics, Trial};
+use crate::stats::{median, Percentiles};
+use anyhow::{Context, Result};
+use std::io;
+use std::time::{Duration, Instant};
+
+/// Untimed requests first: at most this many, for at most [`WARMUP_TIME`] (the
+/// server is warm from the trials before; the connection and the caches are not).
+const WARMUP_REQUESTS: usize = 500;
+const WARMUP_TIME: Duration = Duration::from_millis(20);
+/// How long the key a GET reads lives on the server, so that none stays behind on a
+/// user's server: ten minutes.
+const KEY_LIFETIME_MS: &str = "600000";
+
+/// What one request is: its command, how many it pipelines, its expected reply.
+pub struct Work {
+    pub request: Request,
+    pub expect: Expect,
+    /// The largest reply, for the client's buffer.
+    pub reply_bytes: usize,
+}
+
+impl Work {
+    /// `PING`.
+    pub fn ping() -> Work {
+        Work {
+            request: Request::new(&[b"PING"]),
+            expect: Expect::Status("PONG"),
+            reply_bytes: 0,
+        }
+    }
+
+    /// `GET` of a value of `size` bytes, `depth` at a time.
+    pub fn get(size: u64, depth: u64) -> Work {
+        let size = size as usize;
+        Work {
+            request: Request::pipelined(&[b"GET", key(size).as_bytes()], depth as usize),
+            expect: Expect::Bulk(size),
+            reply_bytes: (size + 32) * depth as usize,
+        }
+    }
+}
+
+/// The key a GET of `size` bytes reads.
+fn key(size: usize) -> String {
+    format!("sockbench:value:{size}")
+}
+
+/// Sets the value a GET of `size` bytes reads (untimed), living ten minutes.
+pub fn set_value(client: &mut Client, size: u64) -> Result<()> {
+    let value = vec![b'x'; size as usize];
+    let set = Request::new(&[
+        b"SET",
+        key(size as usize).as_bytes(),
+        &value,
+        b"PX",
+        KEY_LIFETIME_MS.as_bytes(),
+    ]);
+    client
+        .exchange(&set, Expect::Status("OK"))
+        .context("cannot SET the value GET reads")
+}
+
+/// One trial of `work` on one connection for `budget`.
+pub fn trial(
+    target: &Target,
+    work: &Work,
+    size: Option<u64>,
+    budget: Duration,
+    meter: &mut Meter,
+) -> Result<Trial> {
+    let mut client = target.open(work.reply_bytes)?;
+    if let Some(size) = size {
+        set_value(&mut client, size)?;
+    }
+    let failed = |e: io::Error| anyhow::Error::new(e).context(target.endpoint.to_string());
+    let end = Instant::now() + WARMUP_TIME;
+    for _ in 0..WARMUP_REQUESTS {
+        client
+            .exchange(&work.request, work.expect)
+            .map_err(failed)?;
+        if Instant::now() >= end {
+            break;
+        }
+    }
+    let mut samples = sample_buffer(sample_capacity(budget));
+    meter.start();
+    let elapsed_ns = timed(&mut client, work, &mut samples, budget).map_err(failed)?;
+    let commands = samples.len() as u64 * work.request.commands() as u64;
+    meter.stop(commands);
+    let depth = work.request.commands() as f64;
+    let per_command = (!samples.is_empty()).then(|| {
+        let times: Vec<f64> = samples.iter().map(|&s| s as f64 / depth).collect();
+        median(&times)
+    });
+    let mut metrics = Metrics::default()
+        .with(RTT_NS, Percentiles::of(&mut samples))
+        .with(OPS_PER_S, rate(commands, elapsed_ns));
+    if work.request.commands() > 1 {
+        metrics.set(PER_COMMAND_NS, per_command);
+    }
+    Ok(Trial {
+        metrics,
+        count: commands,
+        elapsed_ns,
+        ..Trial::default()
+    })
+}
+
+/// Requests until `samples` is full or `budget` has passed; one sample per request
+/// (all its replies read), in nanoseconds. Returns the loop's wall time.
+fn timed(
+    client: &mut Client,
+    work: &Work,
+    samples: &mut Vec<u64>,
+    budget: Duration,
+) -> io::Result<u64> {
+    let capacity = samples.capacity();
+    let start = Instant::now();
+    let deadline = start + budget;
+    let mut prev = start;
+    while samples.len() < capacity {
+        client.exchange(&work.request, work.expect)?;
+        let now = Instant::now();
+        samples.push(nanos(now - prev));
+        prev = now;
+        if now >= deadline {
+            break;
+        }
+    }
+    Ok(nanos(prev - start))
+}

@@ -1,0 +1,210 @@
+//! The Redis suite: starts a throwaway `redis-server` (or takes the user's), then
+//! runs each experiment through the harness, every case on every transport once per
+//! round, the transport that goes first rotating from round to round.
+
+use super::plan::{RedisPlan, Source};
+use super::resp::{Reply, Request};
+use super::target::Target;
+use super::{RedisExperiment, Server};
+use crate::cpu::affinity::Placement;
+use crate::cpu::Meter;
+use crate::error::usage;
+use crate::harness::aggregate::{rank, record};
+use crate::harness::{self, Case, Progress, Runner, Schedule, Sink};
+use crate::report::family::Plan;
+use crate::results::{Params, ResultRecord, Server as ServerFacts, Trial};
+use crate::transport::TlsInfo;
+use anyhow::Result;
+
+impl Plan for RedisPlan {
+    fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
+        measure(self, progress, sink)
+    }
+
+    fn experiments(&self) -> usize {
+        self.experiments.len()
+    }
+}
+
+/// Runs every experiment of the plan, handing each to `sink` as it finishes; the
+/// throwaway server stops and its directory goes whichever way it ends.
+pub fn measure(plan: &RedisPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
+    let (server, targets) = reach(plan, progress)?;
+    let facts: Vec<ServerFacts> = targets
+        .iter()
+        .map(|t| facts(t, server.as_ref().map(|s| s.1.as_str())))
+        .collect();
+    let tls: Vec<Option<TlsInfo>> = targets
+        .iter()
+        .map(Target::tls_info)
+        .collect::<Result<_>>()?;
+    let server_pid = server.as_ref().and_then(|(s, _)| s.pid());
+    for &experiment in &plan.experiments {
+        let mut runner = ExperimentRunner {
+            plan,
+            experiment,
+            cases: harness::placed(plan.cases(experiment), &plan.placements, |p| p),
+            targets: &targets,
+            server: server_pid,
+        };
+        let records = run(&mut runner, &tls, progress).map(|mut records| {
+            for r in &mut records {
+                let at = targets.iter().position(|t| t.label == r.transport);
+                r.server = at.map(|i| facts[i].clone());
+            }
+            records
+        });
+        sink.keep(records)?;
+    }
+    Ok(())
+}
+
+/// The throwaway server with its version, or none, and the targets to measure.
+fn reach(
+    plan: &RedisPlan,
+    progress: &dyn Progress,
+) -> Result<(Option<(Server, String)>, Vec<Target>)> {
+    match &plan.source {
+        Source::Urls(urls) => {
+            if plan.placements.iter().any(|&p| p != Placement::Free) {
+                return Err(usage(
+                    "--placement same or split pins the server, which sockbench cannot find \
+                     for a --url; use --placement free, or leave out --url so that sockbench \
+                     starts its own",
+                ));
+            }
+            progress.note(
+                "redis: measuring your server; its CPU cannot be told apart from outside load, \
+                 so outside load is not recorded",
+            );
+            let targets = urls.iter().map(Target::user).collect::<Result<Vec<_>>>()?;
+            Ok((None, targets))
+        }
+        Source::Throwaway(transports) => {
+            let program = super::find_program().ok_or_else(|| {
+                usage(
+                    "redis-server was not found; install it (Debian/Ubuntu: apt-get install \
+                     redis-server), or measure your own server with --url",
+                )
+            })?;
+            let version = super::version(&program).unwrap_or_else(|_| "unknown".into());
+            progress.note("redis: starting a throwaway redis-server");
+            let server = Server::start(&program)?;
+            let (user, password) = server.credentials();
+            let holder = server.holder()?;
+            let mut targets = Vec::new();
+            for &t in transports {
+                match server.endpoint(t) {
+                    Some(endpoint) => {
+                        targets.push(Target::throwaway(endpoint, user, password, holder)?)
+                    }
+                    None => progress.note(&format!(
+                        "redis: {t} skipped: {}",
+                        server
+                            .tls_missing()
+                            .unwrap_or("the server does not listen there")
+                    )),
+                }
+            }
+            Ok((Some((server, version)), targets))
+        }
+    }
+}
+
+/// What the record says of the server behind `target`.
+fn facts(target: &Target, throwaway_version: Option<&str>) -> ServerFacts {
+    let version = match throwaway_version {
+        Some(v) => v.to_string(),
+        None => reported_version(target).unwrap_or_else(|| "unknown".into()),
+    };
+    ServerFacts {
+        kind: "redis".into(),
+        version,
+        throwaway: target.throwaway,
+        details: serde_json::Map::new(),
+    }
+}
+
+/// The version a user's server reports in `INFO server`, if it lets the user ask.
+fn reported_version(target: &Target) -> Option<String> {
+    let mut client = target.open(64 << 10).ok()?;
+    client.send(&Request::new(&[b"INFO", b"server"])).ok()?;
+    let Ok(Reply::Bulk(text)) = client.reply() else {
+        return None;
+    };
+    let text = String::from_utf8_lossy(text);
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_string())
+    };
+    field("valkey_version:")
+        .map(|v| format!("Valkey {v}"))
+        .or_else(|| field("redis_version:"))
+}
+
+/// One experiment's trials, as the harness runs them.
+struct ExperimentRunner<'a> {
+    plan: &'a RedisPlan,
+    experiment: RedisExperiment,
+    cases: Vec<Params>,
+    targets: &'a [Target],
+    /// The throwaway server's process, counted and placed as the server.
+    server: Option<u32>,
+}
+
+impl Runner for ExperimentRunner<'_> {
+    fn target_label(&self, target: usize) -> String {
+        self.targets[target].label.clone()
+    }
+
+    fn server_pid(&self) -> Option<u32> {
+        self.server
+    }
+
+    fn outside_load_known(&self) -> bool {
+        self.server.is_some()
+    }
+
+    fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
+        let (target, params) = (&self.targets[target], &self.cases[case]);
+        self.experiment.run(target, params, self.plan, meter)
+    }
+}
+
+/// Runs every round of one experiment and builds its records.
+fn run(
+    runner: &mut ExperimentRunner,
+    tls: &[Option<TlsInfo>],
+    progress: &dyn Progress,
+) -> Result<Vec<ResultRecord>> {
+    let experiment = runner.experiment.describe();
+    let all: Vec<usize> = (0..runner.targets.len()).collect();
+    let cases = runner
+        .cases
+        .iter()
+        .map(|params| Case::new(experiment.case_label(params), all.clone(), params))
+        .collect();
+    let schedule = Schedule::new(
+        experiment.id,
+        cases,
+        runner.plan.rounds,
+        experiment.headline,
+    );
+    let grid = harness::run(&schedule, runner, progress)?;
+    let mut records = Vec::new();
+    for (params, per_target) in runner.cases.iter().zip(grid) {
+        for ((target, trials), tls) in runner.targets.iter().zip(per_target).zip(tls) {
+            records.push(record(
+                experiment.id,
+                &experiment.headline,
+                params,
+                &target.label,
+                trials,
+                tls.clone(),
+            ));
+        }
+    }
+    rank(&mut records, &experiment.headline);
+    Ok(records)
+}
