@@ -56,7 +56,8 @@ pub struct RedisArgs {
     /// Measure your Redis server instead of a throwaway one: [NAME=]URL, with URL
     /// redis://[USER:PASSWORD@]HOST[:PORT][/DB], rediss://… (TLS; the certificate is
     /// not verified) or unix://[USER:PASSWORD@]/path/to/redis.sock[?db=N]; HOST must be
-    /// this machine (127.0.0.1, ::1, localhost). Repeatable, one per transport or name.
+    /// this machine (127.0.0.1, ::1, localhost). Without a password in the URL, the one
+    /// in REDISCLI_AUTH is used, as redis-cli does. Repeatable, one per transport or name.
     #[arg(long = "url", value_name = "[NAME=]URL")]
     pub urls: Vec<String>,
 }

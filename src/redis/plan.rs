@@ -224,7 +224,6 @@ mod tests {
                 "a=redis://127.0.0.1:2",
             ],
             &["--url", "redis://192.0.2.1"],
-            &["--experiments", ""],
         ] {
             let e = plan(bad).expect_err(&format!("{bad:?} should be refused"));
             assert_eq!(e.to_string().lines().count(), 1, "{bad:?}: {e}");

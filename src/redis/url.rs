@@ -1,7 +1,9 @@
 //! `--url [NAME=]URL`: a Redis server the user runs, as Redis clients write it:
 //! `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`, `rediss://…` (TLS), or
 //! `unix://[[USER]:PASSWORD@]/PATH/TO/SOCKET[?db=DB]`. Only this machine is
-//! measured: the host must be a loopback address or `localhost`.
+//! measured: the host must be a loopback address or `localhost`. As with redis-cli,
+//! a URL without a password takes the one in `REDISCLI_AUTH`, which keeps it off
+//! the command line (where other local accounts can read it).
 
 use crate::error::usage;
 use crate::transport::{Address, Endpoint, Transport};
@@ -25,8 +27,22 @@ pub struct UserUrl {
     pub db: Option<u64>,
 }
 
-/// Parses one `--url` value.
+/// The variable redis-cli reads a password from.
+pub const PASSWORD_VARIABLE: &str = "REDISCLI_AUTH";
+
+/// Parses one `--url` value; a URL without a password takes `REDISCLI_AUTH`'s.
 pub fn parse(text: &str) -> Result<UserUrl> {
+    let mut url = parse_text(text)?;
+    if url.password.is_none() {
+        url.password = std::env::var(PASSWORD_VARIABLE)
+            .ok()
+            .filter(|p| !p.is_empty());
+    }
+    Ok(url)
+}
+
+/// Parses one `--url` value as it is written.
+fn parse_text(text: &str) -> Result<UserUrl> {
     let (name, url) = match text.split_once('=') {
         Some((name, rest)) if !name.contains("://") && !name.is_empty() => (Some(name), rest),
         _ => (None, text),
@@ -35,7 +51,7 @@ pub fn parse(text: &str) -> Result<UserUrl> {
         usage(format!(
             "--url {}: {why}; write redis://[USER:PASSWORD@]127.0.0.1[:PORT][/DB], rediss://… \
              for TLS, or unix://[USER:PASSWORD@]/path/to/redis.sock",
-            super::family::redact_url(url)
+            without_userinfo(url)
         ))
     };
     let (scheme, rest) = url.split_once("://").ok_or_else(|| refuse("no scheme"))?;
@@ -94,6 +110,22 @@ pub fn parse(text: &str) -> Result<UserUrl> {
         password,
         db,
     })
+}
+
+/// `url` with whatever stands before its host hidden (a password, in any scheme),
+/// for an error message about it.
+fn without_userinfo(url: &str) -> String {
+    let shown = match url.split_once("://") {
+        Some((scheme, rest)) => match rest.rsplit_once('@') {
+            Some((_, host)) => format!("{scheme}://***@{host}"),
+            None => url.to_string(),
+        },
+        None => match url.rsplit_once('@') {
+            Some((_, host)) => format!("***@{host}"),
+            None => url.to_string(),
+        },
+    };
+    crate::units::shown(&shown).to_string()
 }
 
 /// `HOST[:PORT]` on this machine: `127.x.y.z`, `[::1]`, `localhost`.
@@ -162,20 +194,20 @@ mod tests {
 
     #[test]
     fn urls_as_redis_clients_write_them() {
-        let u = parse("redis://127.0.0.1:6380/2").unwrap();
+        let u = parse_text("redis://127.0.0.1:6380/2").unwrap();
         assert_eq!((u.label.as_str(), u.db), ("tcp", Some(2)));
         assert_eq!(u.endpoint.to_string(), "tcp:127.0.0.1:6380");
-        let u = parse("cache=rediss://app:p%40ss@localhost").unwrap();
+        let u = parse_text("cache=rediss://app:p%40ss@localhost").unwrap();
         assert_eq!(u.label, "cache");
         assert_eq!(u.endpoint.transport, Transport::Tls);
         assert_eq!(
             (u.user.as_deref(), u.password.as_deref()),
             (Some("app"), Some("p@ss"))
         );
-        let u = parse("redis://:secret@[::1]").unwrap();
+        let u = parse_text("redis://:secret@[::1]").unwrap();
         assert_eq!(u.endpoint.transport, Transport::Tcp6);
         assert_eq!((u.user, u.password.as_deref()), (None, Some("secret")));
-        let u = parse("unix://:pw@/run/redis/redis.sock?db=1").unwrap();
+        let u = parse_text("unix://:pw@/run/redis/redis.sock?db=1").unwrap();
         assert_eq!(
             u.endpoint.address,
             Address::Path("/run/redis/redis.sock".into())
@@ -194,11 +226,11 @@ mod tests {
             "redis://:hunter2@127.0.0.1/x",
             "127.0.0.1:6379",
         ] {
-            let e = parse(bad).unwrap_err().to_string();
+            let e = parse_text(bad).unwrap_err().to_string();
             assert!(!e.contains("hunter2"), "{e}");
             assert!(e.starts_with("--url "), "{e}");
         }
-        let e = parse("redis://10.0.0.5").unwrap_err().to_string();
+        let e = parse_text("redis://10.0.0.5").unwrap_err().to_string();
         assert!(e.contains("not on this machine"), "{e}");
     }
 }
