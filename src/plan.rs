@@ -179,3 +179,45 @@ impl Measuring {
         command.mut_arg("trials", |a| a.help(rounds_help()))
     }
 }
+
+/// Runs every round of one experiment of a family whose cases all run on every
+/// target (`labels`, in the runner's order, with the TLS each negotiated) and builds
+/// its records, ranked and paired.
+pub fn measure_experiment(
+    experiment: &crate::report::experiment::Experiment,
+    cases: &[crate::results::Params],
+    labels: &[&str],
+    tls: &[Option<crate::transport::TlsInfo>],
+    rounds: Rounds,
+    runner: &mut dyn crate::harness::Runner,
+    progress: &dyn crate::harness::Progress,
+) -> Result<Vec<crate::results::ResultRecord>> {
+    use crate::harness::aggregate::{rank, record};
+    use crate::harness::{Case, Schedule};
+    let all: Vec<usize> = (0..labels.len()).collect();
+    let schedule = Schedule::new(
+        experiment.id,
+        cases
+            .iter()
+            .map(|params| Case::new(experiment.case_label(params), all.clone(), params))
+            .collect(),
+        rounds,
+        experiment.headline,
+    );
+    let grid = crate::harness::run(&schedule, runner, progress)?;
+    let mut records = Vec::new();
+    for (params, per_target) in cases.iter().zip(grid) {
+        for ((label, trials), tls) in labels.iter().zip(per_target).zip(tls) {
+            records.push(record(
+                experiment.id,
+                &experiment.headline,
+                params,
+                label,
+                trials,
+                tls.clone(),
+            ));
+        }
+    }
+    rank(&mut records, &experiment.headline);
+    Ok(records)
+}

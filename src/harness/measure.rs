@@ -45,3 +45,76 @@ pub fn rate(count: u64, elapsed_ns: u64) -> f64 {
         count as f64 * 1e9 / elapsed_ns as f64
     }
 }
+
+/// The timed loop itself: `op` again and again until `samples` (from
+/// [`sample_buffer`]) is full or `budget` has passed, one sample per operation in
+/// nanoseconds, the clock read once per operation. Returns the loop's wall time, or
+/// the first error `op` gives. `op` is inlined: nothing but it and the clock runs.
+#[inline]
+pub fn timed<E>(
+    samples: &mut Vec<u64>,
+    budget: Duration,
+    mut op: impl FnMut() -> Result<(), E>,
+) -> Result<u64, E> {
+    let capacity = samples.capacity();
+    let start = std::time::Instant::now();
+    let deadline = start + budget;
+    let mut prev = start;
+    while samples.len() < capacity {
+        op()?;
+        let now = std::time::Instant::now();
+        samples.push(nanos(now - prev));
+        prev = now;
+        if now >= deadline {
+            break;
+        }
+    }
+    Ok(nanos(prev - start))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timed_loop_stops_at_its_capacity_its_deadline_or_an_error() {
+        let mut samples = sample_buffer(1_000);
+        let mut n = 0;
+        timed(
+            &mut samples,
+            Duration::from_secs(60),
+            || -> Result<(), ()> {
+                n += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!((samples.len(), n), (1_000, 1_000));
+        let mut samples = sample_buffer(1_000_000);
+        let elapsed = timed(
+            &mut samples,
+            Duration::from_millis(20),
+            || -> Result<(), ()> {
+                std::thread::sleep(Duration::from_millis(1));
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert!(
+            samples.len() < 100 && elapsed >= 20_000_000,
+            "{}",
+            samples.len()
+        );
+        let mut samples = sample_buffer(1_000);
+        let mut left = 3;
+        let e = timed(&mut samples, Duration::from_secs(60), || {
+            left -= 1;
+            if left == 0 {
+                Err("gone")
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!((e, samples.len()), (Err("gone"), 2));
+    }
+}

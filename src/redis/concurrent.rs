@@ -10,13 +10,13 @@ use super::resp::Client;
 use super::roundtrip::{set_value, Work};
 use super::target::Target;
 use crate::cpu::Meter;
-use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
+use crate::harness::measure::{rate, sample_buffer, sample_capacity, timed};
 use crate::harness::threads::on_threads;
 use crate::results::{Metrics, Trial};
 use crate::stats::Percentiles;
 use anyhow::{Context, Result};
 use std::sync::Barrier;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The value size every client GETs.
 pub const VALUE_SIZE: u64 = 64;
@@ -80,22 +80,12 @@ fn client(
     let mut samples = sample_buffer(capacity);
     barrier.wait();
     let mut client = prepared?;
-    let start = Instant::now();
-    let deadline = start + budget;
-    let mut prev = start;
-    while samples.len() < capacity {
-        client
-            .exchange(&work.request, work.expect)
-            .with_context(|| target.endpoint.to_string())?;
-        let now = Instant::now();
-        samples.push(nanos(now - prev));
-        prev = now;
-        if now >= deadline {
-            break;
-        }
-    }
+    let elapsed_ns = timed(&mut samples, budget, || {
+        client.exchange(&work.request, work.expect)
+    })
+    .with_context(|| target.endpoint.to_string())?;
     Ok(ClientRun {
         samples,
-        elapsed_ns: nanos(prev - start),
+        elapsed_ns,
     })
 }

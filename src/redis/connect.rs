@@ -6,12 +6,12 @@ use super::keys::*;
 use super::resp::{Client, Expect, Request};
 use super::target::Target;
 use crate::cpu::Meter;
-use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
+use crate::harness::measure::{rate, sample_buffer, sample_capacity, timed};
 use crate::results::{Metrics, Trial};
 use crate::stats::Percentiles;
 use anyhow::Result;
 use std::io;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Untimed connections first.
 const WARMUP_CONNECTIONS: usize = 20;
@@ -27,7 +27,8 @@ pub fn trial(target: &Target, budget: Duration, meter: &mut Meter) -> Result<Tri
     }
     let mut samples = sample_buffer(sample_capacity(budget));
     meter.start();
-    let elapsed_ns = timed(target, &mut client, &ping, &mut samples, budget).map_err(failed)?;
+    let elapsed_ns =
+        timed(&mut samples, budget, || once(target, &mut client, &ping)).map_err(failed)?;
     let count = samples.len() as u64;
     meter.stop(count);
     Ok(Trial {
@@ -46,27 +47,4 @@ fn once(target: &Target, client: &mut Client, ping: &Request) -> io::Result<()> 
     drop(client.swap(target.connect()?));
     target.log_in(client)?;
     client.exchange(ping, Expect::Status("PONG"))
-}
-
-fn timed(
-    target: &Target,
-    client: &mut Client,
-    ping: &Request,
-    samples: &mut Vec<u64>,
-    budget: Duration,
-) -> io::Result<u64> {
-    let capacity = samples.capacity();
-    let start = Instant::now();
-    let deadline = start + budget;
-    let mut prev = start;
-    while samples.len() < capacity {
-        once(target, client, ping)?;
-        let now = Instant::now();
-        samples.push(nanos(now - prev));
-        prev = now;
-        if now >= deadline {
-            break;
-        }
-    }
-    Ok(nanos(prev - start))
 }

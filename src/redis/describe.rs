@@ -127,7 +127,20 @@ pub static CONNECT: Experiment = Experiment {
     cases: &[],
     table: connect,
     charts: &[],
-    verdict: None,
+    verdict: Some(VerdictLine {
+        rank: 24,
+        case: Pick::Only,
+        what: |_| "connect, AUTH, PING, close".into(),
+        metric: CONNECTIONS,
+        work: Work {
+            heading: "New connections to Redis",
+            op: "connection",
+            ops: "connections",
+            kind: WorkKind::Connections,
+            typical: &[10.0, 100.0, 1_000.0],
+            pool_against: Some(&GET),
+        },
+    }),
 };
 
 pub static CONCURRENT: Experiment = Experiment {

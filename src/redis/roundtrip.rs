@@ -6,7 +6,7 @@ use super::keys::*;
 use super::resp::{Client, Expect, Request};
 use super::target::Target;
 use crate::cpu::Meter;
-use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
+use crate::harness::measure::{rate, sample_buffer, sample_capacity, timed};
 use crate::results::{Metrics, Trial};
 use crate::stats::{median, Percentiles};
 use anyhow::{Context, Result};
@@ -94,7 +94,10 @@ pub fn trial(
     }
     let mut samples = sample_buffer(sample_capacity(budget));
     meter.start();
-    let elapsed_ns = timed(&mut client, work, &mut samples, budget).map_err(failed)?;
+    let elapsed_ns = timed(&mut samples, budget, || {
+        client.exchange(&work.request, work.expect)
+    })
+    .map_err(failed)?;
     let commands = samples.len() as u64 * work.request.commands() as u64;
     meter.stop(commands);
     let depth = work.request.commands() as f64;
@@ -114,28 +117,4 @@ pub fn trial(
         elapsed_ns,
         ..Trial::default()
     })
-}
-
-/// Requests until `samples` is full or `budget` has passed; one sample per request
-/// (all its replies read), in nanoseconds. Returns the loop's wall time.
-fn timed(
-    client: &mut Client,
-    work: &Work,
-    samples: &mut Vec<u64>,
-    budget: Duration,
-) -> io::Result<u64> {
-    let capacity = samples.capacity();
-    let start = Instant::now();
-    let deadline = start + budget;
-    let mut prev = start;
-    while samples.len() < capacity {
-        client.exchange(&work.request, work.expect)?;
-        let now = Instant::now();
-        samples.push(nanos(now - prev));
-        prev = now;
-        if now >= deadline {
-            break;
-        }
-    }
-    Ok(nanos(prev - start))
 }

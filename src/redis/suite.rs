@@ -9,10 +9,10 @@ use super::{RedisExperiment, Server};
 use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::error::usage;
-use crate::harness::aggregate::{rank, record};
-use crate::harness::{self, Case, Progress, Runner, Schedule, Sink};
+use crate::harness::{self, Progress, Runner, Sink};
+use crate::plan::measure_experiment;
 use crate::report::family::Plan;
-use crate::results::{Params, ResultRecord, Server as ServerFacts, Trial};
+use crate::results::{Params, Server as ServerFacts, Trial};
 use crate::transport::TlsInfo;
 use anyhow::Result;
 
@@ -47,7 +47,19 @@ pub fn measure(plan: &RedisPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
             targets: &targets,
             server: server_pid,
         };
-        let records = run(&mut runner, &tls, progress).map(|mut records| {
+        let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
+        let cases = runner.cases.clone();
+        let described = experiment.describe();
+        let records = measure_experiment(
+            described,
+            &cases,
+            &labels,
+            &tls,
+            plan.rounds,
+            &mut runner,
+            progress,
+        );
+        let records = records.map(|mut records| {
             for r in &mut records {
                 let at = targets.iter().position(|t| t.label == r.transport);
                 r.server = at.map(|i| facts[i].clone());
@@ -170,41 +182,4 @@ impl Runner for ExperimentRunner<'_> {
         let (target, params) = (&self.targets[target], &self.cases[case]);
         self.experiment.run(target, params, self.plan, meter)
     }
-}
-
-/// Runs every round of one experiment and builds its records.
-fn run(
-    runner: &mut ExperimentRunner,
-    tls: &[Option<TlsInfo>],
-    progress: &dyn Progress,
-) -> Result<Vec<ResultRecord>> {
-    let experiment = runner.experiment.describe();
-    let all: Vec<usize> = (0..runner.targets.len()).collect();
-    let cases = runner
-        .cases
-        .iter()
-        .map(|params| Case::new(experiment.case_label(params), all.clone(), params))
-        .collect();
-    let schedule = Schedule::new(
-        experiment.id,
-        cases,
-        runner.plan.rounds,
-        experiment.headline,
-    );
-    let grid = harness::run(&schedule, runner, progress)?;
-    let mut records = Vec::new();
-    for (params, per_target) in runner.cases.iter().zip(grid) {
-        for ((target, trials), tls) in runner.targets.iter().zip(per_target).zip(tls) {
-            records.push(record(
-                experiment.id,
-                &experiment.headline,
-                params,
-                &target.label,
-                trials,
-                tls.clone(),
-            ));
-        }
-    }
-    rank(&mut records, &experiment.headline);
-    Ok(records)
 }

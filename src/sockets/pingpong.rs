@@ -4,7 +4,7 @@
 use super::keys::*;
 use super::{ready_for_timing, Target};
 use crate::cpu::Meter;
-use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
+use crate::harness::measure::{rate, sample_buffer, sample_capacity, timed};
 use crate::results::{Metrics, Trial};
 use crate::sockets::server::protocol::Request;
 use crate::stats::Percentiles;
@@ -72,19 +72,8 @@ pub(super) fn timed_round_trips(
     samples: &mut Vec<u64>,
     budget: Duration,
 ) -> io::Result<u64> {
-    let capacity = samples.capacity();
-    let start = Instant::now();
-    let deadline = start + budget;
-    let mut prev = start;
-    while samples.len() < capacity {
+    timed(samples, budget, || {
         conn.write_all(buf)?;
-        conn.read_exact(buf)?;
-        let now = Instant::now();
-        samples.push(nanos(now - prev));
-        prev = now;
-        if now >= deadline {
-            break;
-        }
-    }
-    Ok(nanos(prev - start))
+        conn.read_exact(buf)
+    })
 }

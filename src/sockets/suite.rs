@@ -10,12 +10,11 @@ use super::{first_contact, watchdog, Target, Workload};
 use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::error::usage;
-use crate::harness::aggregate::{rank, record};
-use crate::harness::{self, Case, Progress, Runner, Schedule, Sink};
+use crate::harness::{self, Progress, Runner, Sink};
+use crate::plan::measure_experiment;
 use crate::report::experiment::Plan;
-use crate::results::{Params, ResultRecord, Trial};
+use crate::results::{Params, Trial};
 use crate::transport::Endpoint;
-use crate::transport::TlsInfo;
 use anyhow::Result;
 
 impl Plan for SocketsPlan {
@@ -67,7 +66,17 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
             child: server.as_ref().map(ServerProcess::pid),
             load_known,
         };
-        let records = run(&mut runner, &tls, progress);
+        let labels: Vec<&str> = targets.iter().map(|t| t.transport.name()).collect();
+        let cases = runner.cases.clone();
+        let records = measure_experiment(
+            workload.describe(),
+            &cases,
+            &labels,
+            &tls,
+            plan.rounds,
+            &mut runner,
+            progress,
+        );
         sink.keep(records)?;
     }
     Ok(())
@@ -141,41 +150,4 @@ impl Runner for WorkloadRunner<'_> {
             (trial, None) => trial,
         }
     }
-}
-
-/// Runs every round of one workload and builds its records.
-fn run(
-    runner: &mut WorkloadRunner,
-    tls: &[Option<TlsInfo>],
-    progress: &dyn Progress,
-) -> Result<Vec<ResultRecord>> {
-    let experiment = runner.workload.describe();
-    let all: Vec<usize> = (0..runner.targets.len()).collect();
-    let cases = runner
-        .cases
-        .iter()
-        .map(|params| Case::new(experiment.case_label(params), all.clone(), params))
-        .collect();
-    let schedule = Schedule::new(
-        experiment.id,
-        cases,
-        runner.plan.rounds,
-        experiment.headline,
-    );
-    let grid = harness::run(&schedule, runner, progress)?;
-    let mut records = Vec::new();
-    for (params, per_target) in runner.cases.iter().zip(grid) {
-        for ((target, trials), tls) in runner.targets.iter().zip(per_target).zip(tls) {
-            records.push(record(
-                experiment.id,
-                &experiment.headline,
-                params,
-                target.transport.name(),
-                trials,
-                tls.clone(),
-            ));
-        }
-    }
-    rank(&mut records, &experiment.headline);
-    Ok(records)
 }

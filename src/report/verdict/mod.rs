@@ -324,7 +324,9 @@ pub fn sentences(lines: &[Line]) -> Vec<String> {
 pub fn text(lines: &[Line]) -> String {
     let sentences = sentences(lines);
     if sentences.is_empty() {
-        return "Verdict: nothing to compare (fewer than two transports measured).\n".into();
+        return "Verdict: none (fewer than two transports measured, or only experiments \
+                that have no verdict line: their tables above say what they measured).\n"
+            .into();
     }
     let mut text = String::from("Verdict, on this machine:\n");
     for s in sentences {
