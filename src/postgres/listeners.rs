@@ -51,15 +51,9 @@ pub fn check(
         measured.push(IpAddr::V6(Ipv6Addr::LOCALHOST));
     }
     // Listeners on other addresses never get sockbench's connections.
-    let listeners: Vec<_> = peers::tcp_listeners(port)
-        .context("cannot read /proc/net/tcp")?
-        .into_iter()
-        .filter(|l| l.addr.is_unspecified() || l.addr.is_loopback())
-        .collect();
-    if let Some(other) = listeners
-        .iter()
-        .find(|l| l.uid != uid || !peers::holds(pid, l.inode))
-    {
+    let (listeners, foreign) =
+        peers::loopback_listeners(port, pid, uid).context("cannot read /proc/net/tcp")?;
+    if let Some(other) = foreign {
         bail!(
             "another program (uid {}) listens on {} port {port} besides sockbench's PostgreSQL \
              server: another local account bound it first; nothing was sent to it. Stop that \

@@ -33,15 +33,9 @@ pub fn check_peer(peer: Peer, pid: u32, uid: u32) -> Result<()> {
 /// 127.0.0.1.
 pub fn check_port(pid: u32, uid: u32, port: u16) -> Result<()> {
     // Listeners on other addresses never get sockbench's connections.
-    let listeners: Vec<_> = peers::tcp_listeners(port)
-        .context("cannot read /proc/net/tcp")?
-        .into_iter()
-        .filter(|l| l.addr.is_unspecified() || l.addr.is_loopback())
-        .collect();
-    if let Some(other) = listeners
-        .iter()
-        .find(|l| l.uid != uid || !peers::holds(pid, l.inode))
-    {
+    let (listeners, foreign) =
+        peers::loopback_listeners(port, pid, uid).context("cannot read /proc/net/tcp")?;
+    if let Some(other) = foreign {
         bail!(
             "another program (uid {}) listens on {} port {port} besides sockbench's \
              redis-server: another local account bound it first; nothing was sent to it. Stop \

@@ -4,6 +4,7 @@
 //! Everything is read from `/proc`, `/sys` and `/etc/os-release`; a fact that cannot
 //! be read is recorded as absent rather than guessed.
 
+pub mod account;
 mod machine;
 pub use machine::available_memory_bytes;
 mod network;

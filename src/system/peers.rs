@@ -119,6 +119,25 @@ fn parse_address(hex: &str) -> Option<IpAddr> {
     }
 }
 
+/// The listeners on `port` that a connection to loopback can reach (on a loopback
+/// address or on every address), and the first of them that is not process `pid`
+/// running as `uid`: a server's port must be its own before a password goes there.
+pub fn loopback_listeners(
+    port: u16,
+    pid: u32,
+    uid: u32,
+) -> io::Result<(Vec<TcpListener>, Option<TcpListener>)> {
+    let listeners: Vec<TcpListener> = tcp_listeners(port)?
+        .into_iter()
+        .filter(|l| l.addr.is_unspecified() || l.addr.is_loopback())
+        .collect();
+    let foreign = listeners
+        .iter()
+        .find(|l| l.uid != uid || !holds(pid, l.inode))
+        .cloned();
+    Ok((listeners, foreign))
+}
+
 /// True when process `pid` has the socket `inode` open.
 pub fn holds(pid: u32, inode: u64) -> bool {
     let wanted = format!("socket:[{inode}]");
