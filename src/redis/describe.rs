@@ -5,23 +5,13 @@
 
 use super::keys::*;
 use crate::report::block::Block;
-use crate::report::columns::{certainty_notes, distinct, having, legend, Columns};
+use crate::report::columns::{certainty_notes, distinct, having, legend_with_tls, Columns, TAILS};
 use crate::report::experiment::{
     CaseParam, Chart, Experiment, Form, Pick, VerdictLine, Work, WorkKind,
 };
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
-use crate::stats::Percentiles;
 use crate::units::format_size;
-
-/// Reads one latency figure.
-type LatencyOf = fn(&Percentiles) -> f64;
-
-const TAILS: [(&str, LatencyOf); 3] = [
-    ("  p50", |p| p.p50),
-    ("  p99", |p| p.p99),
-    ("  p99.9", |p| p.p999),
-];
 
 /// The case parameters, as labels show them.
 const BY_SIZE: CaseParam = CaseParam::new(SIZE.name, Form::Size, "{} values");
@@ -232,19 +222,11 @@ fn concurrent(records: &[ResultRecord]) -> Block {
 
 /// The block of `experiment` with the rows laid out and the footnotes.
 fn finish(experiment: &'static Experiment, table: Columns, records: &[ResultRecord]) -> Block {
-    let mut shared = Vec::new();
-    if let Some(tls) = records.iter().find_map(|r| r.tls.as_ref()) {
-        shared.push(format!(
-            "tls: {} {}, {} certificate",
-            tls.version, tls.cipher, tls.certificate
-        ));
-    }
-    shared.extend(legend(records));
     Block {
         header: table.header("measurement"),
         rows: table.rows,
         notes: certainty_notes(records),
-        legend: shared,
+        legend: legend_with_tls(records),
         ..Block::experiment(experiment, records)
     }
 }

@@ -6,23 +6,13 @@
 
 use super::keys::*;
 use crate::report::block::Block;
-use crate::report::columns::{certainty_notes, distinct, having, legend, Columns};
+use crate::report::columns::{certainty_notes, distinct, having, legend_with_tls, Columns, TAILS};
 use crate::report::experiment::{
     CaseParam, Chart, Experiment, Form, Pick, VerdictLine, Work, WorkKind,
 };
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
-use crate::stats::Percentiles;
 use crate::units::format_size;
-
-/// Reads one latency figure.
-type LatencyOf = fn(&Percentiles) -> f64;
-
-const TAILS: [(&str, LatencyOf); 3] = [
-    ("  p50", |p| p.p50),
-    ("  p99", |p| p.p99),
-    ("  p99.9", |p| p.p999),
-];
 
 /// The case parameters, as labels show them.
 const BY_SIZE: CaseParam = CaseParam::new(SIZE.name, Form::Size, "{}");
@@ -262,23 +252,9 @@ fn finish(experiment: &'static Experiment, table: Columns, records: &[ResultReco
         header: table.header("measurement"),
         rows: table.rows,
         notes: notes(records),
-        legend: legend_notes(records),
+        legend: legend_with_tls(records),
         ..Block::experiment(experiment, records)
     }
-}
-
-/// The notes every table of the run shares: the TLS negotiated, how to read the
-/// figures.
-fn legend_notes(records: &[ResultRecord]) -> Vec<String> {
-    let mut notes = Vec::new();
-    if let Some(tls) = records.iter().find_map(|r| r.tls.as_ref()) {
-        notes.push(format!(
-            "tls: {} {}, {} certificate",
-            tls.version, tls.cipher, tls.certificate
-        ));
-    }
-    notes.extend(legend(records));
-    notes
 }
 
 /// The notes of this table alone.

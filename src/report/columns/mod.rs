@@ -15,12 +15,22 @@
 mod cost;
 mod notes;
 
-pub use notes::{certainty_notes, legend, shared_cpu, NOISY_NOTE, VERSUS_NOTE};
+pub use notes::{certainty_notes, legend, legend_with_tls, shared_cpu, NOISY_NOTE, VERSUS_NOTE};
 
 use super::block::{Cell, Row, Value};
 use super::format::{figure, versus};
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
+
+/// Reads one latency figure of a record's percentiles.
+pub type LatencyOf = fn(&crate::stats::Percentiles) -> f64;
+
+/// The tail rows most tables show under a latency: its median and tails.
+pub const TAILS: [(&str, LatencyOf); 3] = [
+    ("  p50", |p| p.p50),
+    ("  p99", |p| p.p99),
+    ("  p99.9", |p| p.p999),
+];
 
 /// Rows being built over a fixed set of transport columns.
 pub struct Columns {

@@ -79,6 +79,20 @@ pub const VERSUS_NOTE: &str = "vs unix (or the first transport), 95% CI: time pe
 /// The note every table carries when a range was wide.
 pub const NOISY_NOTE: &str = "~ marks a range over trials wider than 10% of the median: noisy";
 
+/// The legend of a family that negotiated TLS: the version and cipher first, then
+/// [`legend`].
+pub fn legend_with_tls(records: &[ResultRecord]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(tls) = records.iter().find_map(|r| r.tls.as_ref()) {
+        notes.push(format!(
+            "tls: {} {}, {} certificate",
+            tls.version, tls.cipher, tls.certificate
+        ));
+    }
+    notes.extend(legend(records));
+    notes
+}
+
 /// How to read the figures every experiment's table shares: noisy ranges, what
 /// the intervals are, where CPU per operation comes from. Shown once per document.
 pub fn legend(records: &[ResultRecord]) -> Vec<String> {
