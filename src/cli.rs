@@ -28,15 +28,16 @@ pub const VERSION: &str = concat!(
     long_about = "Measures how much a Unix domain socket saves over loopback TCP and TLS \
                   on this machine: for opening connections, for small round trips, for \
                   bulk transfer and under many clients.\n\n\
-                  With no command, runs `sockbench run`: the quick sockets suite and the \
-                  quick PostgreSQL suite, a verdict, and a result file under \
-                  sockbench-results/.",
+                  With no command, runs `sockbench run`: the quick sockets suite, then the \
+                  quick PostgreSQL and Redis suites where their servers are installed, a \
+                  verdict, and a result file under sockbench-results/.",
     after_help = "Examples:\n  \
                   sockbench\n  \
                   sockbench report sockbench-results/*.json --format html --output report.html\n  \
                   sockbench compare laptop.json server.json --format markdown\n  \
                   sockbench sockets --quick\n  \
                   sockbench postgres --quick --json pg.json\n  \
+                  sockbench redis --quick\n  \
                   sockbench sockets --transports unix,tcp --workloads pingpong --sizes 1,64,1MiB\n  \
                   sockbench serve --listen unix:/tmp/sb.sock --listen tcp:127.0.0.1:7000"
 )]

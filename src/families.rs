@@ -39,22 +39,37 @@ pub fn leftover_kinds() -> Vec<Kind> {
         .collect()
 }
 
-/// The command line as the result file may keep it: every argument as each
-/// family's redaction shows it.
+/// The command line as the result file may keep it: every argument as the
+/// redaction of the family whose command it is shows it (every family's for `run`
+/// and the other commands).
 pub fn redact_arguments(argv: Vec<String>) -> Vec<String> {
+    let redactions = redactions(&argv);
     argv.into_iter()
-        .map(|arg| redactions().fold(arg, |arg, r| (r.argument)(&arg)))
+        .map(|arg| redactions.iter().fold(arg, |arg, r| (r.argument)(&arg)))
         .collect()
 }
 
 /// An error message as it may be printed: no secret of the command line (`argv`)
-/// in it, by every family's redaction.
+/// in it, by the redaction of the family whose command it is (every family's for
+/// the other commands).
 pub fn redact_message(text: &str, argv: &[String]) -> String {
-    redactions().fold(text.to_string(), |text, r| (r.message)(&text, argv))
+    redactions(argv)
+        .iter()
+        .fold(text.to_string(), |text, r| (r.message)(&text, argv))
 }
 
-fn redactions() -> impl Iterator<Item = crate::report::family::Redaction> {
-    FAMILIES.iter().filter_map(|f| f.redaction)
+/// The redactions that apply to `argv` (with or without the program's name
+/// first): the named family's only, so that one family's URL is shown as that
+/// family hides it rather than as another's caution hides it whole.
+fn redactions(argv: &[String]) -> Vec<crate::report::family::Redaction> {
+    let named = argv
+        .iter()
+        .take(2)
+        .find_map(|a| FAMILIES.iter().find(|f| f.name == a));
+    match named {
+        Some(family) => family.redaction.into_iter().collect(),
+        None => FAMILIES.iter().filter_map(|f| f.redaction).collect(),
+    }
 }
 
 #[cfg(test)]
@@ -100,6 +115,16 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_family_command_is_hidden_by_its_own_redaction() {
+        let url = "--url=tcp=redis://:hunter2@127.0.0.1:6379";
+        let saved = redact_arguments(vec!["redis".into(), url.into()]);
+        assert_eq!(saved[1], "--url=tcp=redis://:***@127.0.0.1:6379");
+        // Where the command names no family, every redaction applies.
+        let saved = redact_arguments(vec!["report".into(), url.into()]);
+        assert!(!saved[1].contains("hunter2"), "{saved:?}");
     }
 
     #[test]

@@ -69,17 +69,22 @@ pub fn redact_url(text: &str) -> String {
     out
 }
 
-/// An error message with the password of every Redis URL of `argv` hidden, and of
-/// any URL the message quotes.
+/// An error message with the password of every Redis URL of `argv` hidden where
+/// the message quotes it (the messages sockbench writes about a URL hide it
+/// themselves).
 fn message(text: &str, argv: &[String]) -> String {
     let mut shown = text.to_string();
     for arg in argv {
         let redacted = redact_url(arg);
         if redacted != *arg {
             shown = shown.replace(arg.as_str(), &redacted);
+            // `--url=URL` and `NAME=URL` quote only the URL.
+            for part in arg.split('=').filter(|p| p.contains("://")) {
+                shown = shown.replace(part, &redact_url(part));
+            }
         }
     }
-    redact_url(&shown)
+    shown
 }
 
 #[cfg(test)]

@@ -152,7 +152,16 @@ pub fn alive(dir: &crate::dir::Dir) -> bool {
     let Ok(pid) = text.trim().parse::<u32>() else {
         return false;
     };
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with("redis"))
+    // `/proc/PID/stat`: `PID (comm) STATE …`; a zombie (`Z`) or a dead task (`X`)
+    // no longer runs, though its entry is still there.
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let Some((comm, rest)) = stat.rsplit_once(") ") else {
+        return false;
+    };
+    let running = !matches!(rest.chars().next(), Some('Z' | 'X') | None);
+    running && comm.contains("(redis")
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ impl Plan for RedisPlan {
 /// Runs every experiment of the plan, handing each to `sink` as it finishes; the
 /// throwaway server stops and its directory goes whichever way it ends.
 pub fn measure(plan: &RedisPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
-    let (server, targets) = reach(plan, progress)?;
+    let Reached { server, targets } = reach(plan, progress)?;
     let facts: Vec<ServerFacts> = targets
         .iter()
         .map(|t| facts(t, server.as_ref().map(|s| s.1.as_str())))
@@ -71,11 +71,15 @@ pub fn measure(plan: &RedisPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
     Ok(())
 }
 
-/// The throwaway server with its version, or none, and the targets to measure.
-fn reach(
-    plan: &RedisPlan,
-    progress: &dyn Progress,
-) -> Result<(Option<(Server, String)>, Vec<Target>)> {
+/// The servers a run reaches.
+struct Reached {
+    /// The throwaway server with its version, or none for the user's.
+    server: Option<(Server, String)>,
+    targets: Vec<Target>,
+}
+
+/// Starts the throwaway server, or takes the user's, and the targets to measure.
+fn reach(plan: &RedisPlan, progress: &dyn Progress) -> Result<Reached> {
     match &plan.source {
         Source::Urls(urls) => {
             if plan.placements.iter().any(|&p| p != Placement::Free) {
@@ -90,7 +94,10 @@ fn reach(
                  so outside load is not recorded",
             );
             let targets = urls.iter().map(Target::user).collect::<Result<Vec<_>>>()?;
-            Ok((None, targets))
+            Ok(Reached {
+                server: None,
+                targets,
+            })
         }
         Source::Throwaway(transports) => {
             let program = super::find_program().ok_or_else(|| {
@@ -118,7 +125,10 @@ fn reach(
                     )),
                 }
             }
-            Ok((Some((server, version)), targets))
+            Ok(Reached {
+                server: Some((server, version)),
+                targets,
+            })
         }
     }
 }

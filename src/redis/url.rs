@@ -103,6 +103,16 @@ fn parse_text(text: &str) -> Result<UserUrl> {
             )))
         }
     };
+    // A name that is a transport's must be the transport the URL reaches: the
+    // reference and the verdict go by it.
+    if let Some(named) = name.and_then(|n| n.parse::<Transport>().ok()) {
+        if named != transport {
+            return Err(refuse(&format!(
+                "{named} names a transport, and this URL reaches {transport}; name it \
+                 {transport} or give it a name of its own"
+            )));
+        }
+    }
     Ok(UserUrl {
         label: name.unwrap_or(transport.name()).to_string(),
         endpoint: Endpoint { transport, address },
@@ -232,5 +242,10 @@ mod tests {
         }
         let e = parse_text("redis://10.0.0.5").unwrap_err().to_string();
         assert!(e.contains("not on this machine"), "{e}");
+        let e = parse_text("unix=redis://127.0.0.1")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("this URL reaches tcp"), "{e}");
+        assert!(parse_text("tls=rediss://127.0.0.1").is_ok());
     }
 }

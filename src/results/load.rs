@@ -412,3 +412,68 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+    use crate::results::metric::{Better, Metric};
+
+    const ANY: Metric = Metric::new("rtt_ns.p50", Unit::Time, Better::Lower);
+    /// The figures of the fixtures that may be below zero.
+    const SIGNED: &[Metric] = &[
+        Metric::new("intercept_ns", Unit::Time, Better::Lower).signed(),
+        Metric::new("auth_ns", Unit::Time, Better::Lower).signed(),
+        Metric::new("handshake_ns", Unit::Time, Better::Lower).signed(),
+        Metric::new("r2", Unit::Count, Better::Higher).signed(),
+    ];
+
+    /// Every parameter, figure and trial of a committed older file survives the
+    /// generic model unchanged, and PostgreSQL's password storage moves into its
+    /// record's `server`.
+    #[test]
+    fn older_files_keep_every_parameter_and_figure() {
+        for (name, format) in [
+            ("run.json", 2),
+            ("sockets.json", 2),
+            ("sweep.json", 2),
+            ("placed.json", 3),
+        ] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures")
+                .join(name);
+            let raw: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            assert_eq!(raw["schema_version"], format, "{name}");
+            let file = load(&path, |_| {
+                Some(Declared {
+                    headline: ANY,
+                    figures: SIGNED,
+                })
+            })
+            .unwrap();
+            let back = serde_json::to_value(&file).unwrap();
+            let before = raw["results"].as_array().unwrap();
+            let mut after: Vec<&Value> = back["results"].as_array().unwrap().iter().collect();
+            assert_eq!(before.len(), after.len(), "{name}");
+            for r in before {
+                // Format 2's upgrade may reorder experiments: find the same record.
+                let same = |a: &&Value| {
+                    a["experiment"] == r["experiment"]
+                        && a["transport"] == r["transport"]
+                        && a["params"] == r["params"]
+                };
+                let i = after
+                    .iter()
+                    .position(same)
+                    .unwrap_or_else(|| panic!("{name}: {r}"));
+                let a = after.remove(i);
+                assert_eq!(a["metrics"], r["metrics"], "{name}");
+                assert_eq!(a["trials"], r["trials"], "{name}");
+                if let Some(stored) = r.get("password_storage") {
+                    assert_eq!(&a["server"]["password_storage"], stored, "{name}");
+                    assert!(a.get("password_storage").is_none());
+                }
+            }
+        }
+    }
+}
