@@ -84,13 +84,15 @@ pub fn children_named(parent: u32, name: &str) -> Vec<Process> {
 }
 
 /// The throwaway `redis-server` that sockbench `parent` runs: its child of that
-/// name, but not the short-lived `redis-server --version` it asks the version of.
+/// name, but not the short-lived `redis-server --version` it asks the version of
+/// (nor a process exiting, whose command line reads empty).
 pub fn throwaway_servers(parent: u32) -> Vec<Process> {
     children_named(parent, "redis-server")
         .into_iter()
         .filter(|p| {
-            std::fs::read(format!("/proc/{}/cmdline", p.pid))
-                .is_ok_and(|c| !c.split(|&b| b == 0).any(|arg| arg == b"--version"))
+            std::fs::read(format!("/proc/{}/cmdline", p.pid)).is_ok_and(|c| {
+                !c.is_empty() && !c.split(|&b| b == 0).any(|arg| arg == b"--version")
+            })
         })
         .collect()
 }
