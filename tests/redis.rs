@@ -1,11 +1,13 @@
 //! `sockbench redis` against a real `redis-server`: the quick suite on a throwaway
 //! server gives every experiment on unix, tcp and tls in a file that matches the
 //! schema and holds no password; Ctrl-C and a server killed half-way keep what
-//! finished and leave no server or directory behind; `--url` measures a server the
-//! user runs, with its password from REDISCLI_AUTH or the URL and never shown; bad
-//! input is one line. Without `redis-server` installed the tests say so and return
-//! (CI installs it). That another account can run no command on the throwaway server
-//! is tested beside the server (`src/redis/server_tests.rs`), not here.
+//! finished and leave no server or directory behind; a sockbench killed outright
+//! takes its server with it, and the next run sweeps the directory it left; `--url`
+//! measures a server the user runs, with its password from REDISCLI_AUTH or the URL
+//! and never shown; bad input is one line. Without `redis-server` installed the
+//! tests say so and return (CI installs it). That another account can run no
+//! command on the throwaway server is tested beside the server
+//! (`src/redis/server_tests.rs`), not here.
 //!
 //! The runs are heavy (a server, fifty clients) and some are timed against the
 //! JSON file filling up, so the tests of this file take turns ([`one_at_a_time`]).
@@ -17,7 +19,7 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const TRANSPORTS: [&str; 3] = ["unix", "tcp", "tls"];
 const EXPERIMENTS: [&str; 5] = [
@@ -325,6 +327,60 @@ fn a_server_killed_mid_run_is_one_line_and_the_finished_experiments_are_kept() {
     let kept = assert_kept_a_complete_prefix(&file);
     assert_eq!(kept, ["redis.ping"], "only what finished before the kill");
     done.assert_nothing_left(&scratch);
+    assert_eq!(leftovers(&scratch), Vec::<std::path::PathBuf>::new());
+}
+
+#[test]
+fn after_sigkill_the_server_dies_and_the_next_run_removes_its_directory() {
+    let Some(_) = redis_installed("after_sigkill_the_server_dies") else {
+        return;
+    };
+    let _turn = one_at_a_time();
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let mut run = Watched::start(&scratch, &["redis", "--quick"], &[]);
+    assert!(
+        run.until(QUICK_RUN, |w| !w.servers.is_empty() && !w.dirs.is_empty()),
+        "sockbench ended before its server started"
+    );
+    run.signal(libc::SIGKILL);
+    let killed = run.finish(Duration::from_secs(10));
+    // The server is tied to sockbench's life: it gets SIGKILL too.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while killed.servers.iter().any(Process::running) {
+        assert!(Instant::now() < deadline, "{:?}", killed.servers);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(killed.dirs.len(), 1, "{:?}", killed.dirs);
+    assert!(
+        killed.dirs[0].exists(),
+        "a killed run cannot remove its directory"
+    );
+    // NOTE: the sweep takes a server that is a zombie, not yet reaped by whoever
+    // inherited it, for alive (`redis::alive` reads only /proc/PID/comm), and keeps
+    // its directory: wait until it is gone for good.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while killed.servers.iter().any(Process::exists) {
+        let zombies = &killed.servers;
+        assert!(Instant::now() < deadline, "never reaped: {zombies:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let next = Watched::start(
+        &scratch,
+        &[
+            "redis",
+            "--quick",
+            "--experiments",
+            "ping",
+            "--transports",
+            "unix",
+        ],
+        &[],
+    )
+    .finish(QUICK_RUN);
+    assert!(next.status.success(), "{}", next.stderr);
+    assert!(!killed.dirs[0].exists(), "the next run did not sweep it");
+    next.assert_nothing_left(&scratch);
     assert_eq!(leftovers(&scratch), Vec::<std::path::PathBuf>::new());
 }
 

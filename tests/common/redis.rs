@@ -49,20 +49,18 @@ pub struct Process {
     start: u64,
 }
 
-/// `(comm, ppid, start time)` of a running process, from `/proc/PID/stat` (the
-/// name stands in parentheses and may hold spaces: the fields follow the last `)`).
-fn stat(pid: u32) -> Option<(String, u32, u64)> {
+/// `(comm, state, ppid, start time)` of a process, from `/proc/PID/stat` (the name
+/// stands in parentheses and may hold spaces: the fields follow the last `)`).
+fn stat(pid: u32) -> Option<(String, char, u32, u64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let comm = text[open + 1..close].to_string();
-    let fields: Vec<&str> = text[close + 1..].split_whitespace().collect();
     // fields[0] is the state (field 3 of stat), so field N is fields[N - 3].
-    if fields.first() == Some(&"Z") {
-        return None;
-    }
+    let fields: Vec<&str> = text[close + 1..].split_whitespace().collect();
     Some((
         comm,
+        fields.first()?.chars().next()?,
         fields.get(1)?.parse().ok()?,
         fields.get(19)?.parse().ok()?,
     ))
@@ -77,8 +75,8 @@ pub fn children_named(parent: u32, name: &str) -> Vec<Process> {
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter_map(|pid| {
-            let (comm, ppid, start) = stat(pid)?;
-            (ppid == parent && comm == name).then_some(Process { pid, start })
+            let (comm, state, ppid, start) = stat(pid)?;
+            (ppid == parent && comm == name && state != 'Z').then_some(Process { pid, start })
         })
         .collect()
 }
@@ -100,7 +98,12 @@ pub fn throwaway_servers(parent: u32) -> Vec<Process> {
 impl Process {
     /// True while this very process runs (not a zombie, not a newer one on its PID).
     pub fn running(&self) -> bool {
-        stat(self.pid).is_some_and(|(_, _, start)| start == self.start)
+        stat(self.pid).is_some_and(|(_, state, _, start)| state != 'Z' && start == self.start)
+    }
+
+    /// True until this very process is reaped (a zombie still exists).
+    pub fn exists(&self) -> bool {
+        stat(self.pid).is_some_and(|(_, _, _, start)| start == self.start)
     }
 }
 
