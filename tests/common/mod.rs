@@ -5,6 +5,7 @@
 
 pub mod fixtures;
 pub mod pgbouncer;
+pub mod redis;
 pub mod user_server;
 
 use assert_cmd::cargo::CommandCargoExt;
