@@ -115,7 +115,7 @@ fn tls_cost_row(table: &mut Columns, columns: &Cells) {
     let Some(tcp) = columns
         .iter()
         .flatten()
-        .find(|r| r.transport == "tcp" && r.tls.is_none())
+        .find(|r| r.transport.parse() == Ok(crate::transport::Transport::Tcp) && r.tls.is_none())
     else {
         return;
     };
@@ -150,7 +150,7 @@ pub(super) fn auth_rows(table: &mut Columns, method: &str, columns: &Cells, trus
         |r| r.metrics.get(CONNECT_NS).map(|p| p.p50),
     );
     table.certainty(columns);
-    if method == "trust" {
+    if method.parse() == Ok(crate::postgres::hba::AuthMethod::Trust) {
         return; // the baseline: its cost over itself says nothing
     }
     table.cells(&format!("{method}: cost over trust"), columns, |r| {

@@ -4,8 +4,9 @@
 //! ran, comparisons not settled).
 
 use super::distinct;
+use crate::cpu::affinity::Placement;
 use crate::cpu::Cost;
-use crate::results::params::PLACEMENT;
+use crate::report::experiment::placement;
 use crate::results::ResultRecord;
 
 /// Where the CPU figures came from, and what the server side covers.
@@ -58,7 +59,7 @@ fn where_note(records: &[ResultRecord]) -> Option<String> {
 pub fn shared_cpu(records: &[ResultRecord]) -> Option<(usize, usize)> {
     let free: Vec<bool> = records
         .iter()
-        .filter(|r| r.params.get(PLACEMENT).is_none_or(|p| p == "free"))
+        .filter(|r| placement(&r.params).is_none_or(|p| p == Placement::Free))
         .flat_map(|r| &r.trials)
         .filter_map(|t| {
             let cost = t.metrics.cpu.as_ref()?;

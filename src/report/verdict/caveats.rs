@@ -2,10 +2,11 @@
 //! scheduler put client and server, and servers that are the user's own.
 
 use super::pair::{Outcome, Pair};
+use crate::cpu::affinity::Placement;
 use crate::cpu::load::RETRIES;
 use crate::report::columns::{distinct, shared_cpu};
+use crate::report::experiment::placement;
 use crate::report::format::capitalised;
-use crate::results::params::PLACEMENT;
 use crate::results::ResultRecord;
 
 /// Rounds beyond which more of them is not the way to settle a comparison.
@@ -91,7 +92,7 @@ fn busy(records: &[ResultRecord]) -> Option<String> {
 /// placement changes the answer.
 fn placed(records: &[ResultRecord]) -> Option<String> {
     // Placement chosen on the command line (other than free) is said per line.
-    let chosen = |r: &ResultRecord| r.params.get(PLACEMENT).is_some_and(|p| p != "free");
+    let chosen = |r: &ResultRecord| placement(&r.params).is_some_and(|p| p != Placement::Free);
     if records.iter().any(chosen) {
         return None;
     }
