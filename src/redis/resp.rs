@@ -155,6 +155,12 @@ impl Client {
     #[inline]
     pub fn exchange(&mut self, request: &Request, expect: Expect) -> io::Result<()> {
         self.send(request)?;
+        self.receive(request, expect)
+    }
+
+    /// Reads the replies of `request`, sent before, each checked against `expect`.
+    #[inline]
+    pub fn receive(&mut self, request: &Request, expect: Expect) -> io::Result<()> {
         for _ in 0..request.commands {
             let mut pending = 1usize;
             let mut top = true;

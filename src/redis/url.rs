@@ -33,7 +33,9 @@ pub const PASSWORD_VARIABLE: &str = "REDISCLI_AUTH";
 /// Parses one `--url` value; a URL without a password takes `REDISCLI_AUTH`'s.
 pub fn parse(text: &str) -> Result<UserUrl> {
     let mut url = parse_text(text)?;
-    if url.password.is_none() {
+    // `redis://user:@host` names a user and no password (`redis://secret@host` is a
+    // password, as redis-cli reads it).
+    if url.password.as_deref().is_none_or(str::is_empty) {
         url.password = std::env::var(PASSWORD_VARIABLE)
             .ok()
             .filter(|p| !p.is_empty());

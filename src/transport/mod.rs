@@ -11,6 +11,7 @@
 
 mod conn;
 mod endpoint;
+pub mod poller;
 mod tcp;
 mod tls;
 mod unix;

@@ -11,7 +11,6 @@
 pub mod child;
 mod opening;
 pub mod owner;
-mod poller;
 pub mod protocol;
 mod session;
 

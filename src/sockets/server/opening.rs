@@ -11,9 +11,9 @@
 //! one more is the price of never waiting on one (counted with `strace -c`). Once a header is complete the connection leaves the loop,
 //! blocking again, for a session thread of its own.
 
-use super::poller::{Poller, ANY_CHANGE, INPUT, READABLE};
 use super::protocol::{Request, GREETING, HEADER_LEN};
 use super::{session, HANDSHAKE_TIMEOUT};
+use crate::transport::poller::{Poller, ANY_CHANGE, INPUT, READABLE};
 use crate::transport::{Accepted, Conn, Listener};
 use std::collections::HashMap;
 use std::io::{self, Read, Write};

@@ -1,4 +1,5 @@
-//! A minimal safe wrapper over Linux `epoll`, for the server's accept stage.
+//! A minimal safe wrapper over Linux `epoll`: for sockbench's server's accept stage,
+//! and for clients that drive many connections from one thread.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -35,6 +36,47 @@ impl Poller {
     /// Watches `fd` for `interest`; its events carry `fd` as their token.
     pub fn add(&self, fd: RawFd, interest: u32) -> io::Result<()> {
         self.control(libc::EPOLL_CTL_ADD, fd, interest)
+    }
+
+    /// Watches `fd` for `interest`; its events carry `token` (e.g. an index).
+    pub fn add_token(&self, fd: RawFd, interest: u32, token: u64) -> io::Result<()> {
+        let mut event = libc::epoll_event {
+            events: interest,
+            u64: token,
+        };
+        // SAFETY: `event` outlives the call; the kernel checks both descriptors.
+        let rc =
+            unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut event) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout` and returns the tokens of what is ready, read from the
+    /// buffer made in [`Poller::new`]: nothing is allocated (for a timed loop). An
+    /// interrupted wait returns nothing.
+    pub fn ready(&mut self, timeout: Duration) -> io::Result<impl Iterator<Item = u64> + '_> {
+        let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: the buffer holds `len` events and outlives the call.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.epoll.as_raw_fd(),
+                self.events.as_mut_ptr(),
+                self.events.len() as libc::c_int,
+                ms,
+            )
+        };
+        let n = if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+            0
+        } else {
+            n as usize
+        };
+        Ok(self.events[..n].iter().map(|e| e.u64))
     }
 
     /// Stops watching `fd` (needed before handing it on without closing it).
