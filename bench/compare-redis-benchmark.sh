@@ -27,10 +27,11 @@
 # number, default none) pins server and clients to one CPU.
 #
 # What to expect on these 2-vCPU VMs (measured 2026-11-24, other builds running):
-# unpinned, one client's rate is bimodal for both clients, ~35-65k/s when it runs
-# on the server's CPU and ~5-20k/s when not (a cross-CPU wake-up per reply), and a
-# run keeps its mode (no migrations), so a 1-client ratio says where the scheduler
-# put each client more than what each client costs. PIN_CPU=0 takes placement out:
+# unpinned, one client's GETs over unix run at ~60-65k/s on the server's CPU,
+# ~45-50k/s on the other one, and ~9-20k/s when a compiler shares its CPU (the
+# same modes for redis-benchmark when pinned there); a trial keeps its mode (no
+# migrations), so a 1-client ratio says where the scheduler put each client more
+# than what each client costs. PIN_CPU=0 takes placement out:
 # then sockbench's loop (about 10 µs of client CPU and 2 syscalls per GET over
 # unix, against redis-benchmark's 15 µs and 9) is the faster one. At 50 clients
 # the shapes differ: redis-benchmark is one event loop (0.15 context switches per
