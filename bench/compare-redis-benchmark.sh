@@ -34,9 +34,7 @@
 # than what each client costs. PIN_CPU=0 takes placement out:
 # then sockbench's loop (about 10 µs of client CPU and 2 syscalls per GET over
 # unix, against redis-benchmark's 15 µs and 9) is the faster one. At 50 clients
-# the shapes differ: redis-benchmark is one event loop (0.15 context switches per
-# GET), sockbench 50 blocking threads (1-2 per GET); unpinned the threads use both
-# CPUs, pinned to one they pay for the switches.
+# both are one event loop (epoll) driving every connection from one thread.
 #
 # sockbench runs --trials TRIALS_ONE (default 3) rounds at one client and
 # TRIALS_MANY (default 2) at more, so that one sockbench run lasts about as long
