@@ -48,8 +48,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Everything in 1½ to 3 minutes: the quick sockets and PostgreSQL suites, a
-    /// verdict, and a result file (the default command).
+    /// Everything in about 2 minutes: the quick sockets, PostgreSQL and Redis suites,
+    /// a verdict, and a result file (the default command).
     Run(RunArgs),
     /// Run the sockbench server alone, e.g. for a client on another host.
     Serve(ServeArgs),
@@ -71,10 +71,12 @@ pub enum Command {
 #[command(after_help = "Examples:\n  \
     sockbench run\n  \
     sockbench run --json laptop.json --quiet\n\n\
-    Runs `sockets --quick` (connect, pingpong, stream over unix, tcp and tls) and, when \
+    Runs `sockets --quick` (connect, pingpong, stream over unix, tcp and tls); when \
     PostgreSQL's binaries are found, `postgres --quick` on a throwaway cluster (query, \
-    connect, auth, rows, concurrent). It takes about 1½ minutes on a quiet 2-core machine \
-    (90 s measured) and up to 3 when other work shares the cores (164 s measured). One line per case prints as \
+    connect, auth, rows, concurrent); and when redis-server is found, `redis --quick` on \
+    a throwaway server (ping, get, pipeline, connect, concurrent). It takes under 2 \
+    minutes on a quiet 2-core machine (104 s measured) and up to 4 when other work \
+    shares the cores (222 s measured). One line per case prints as \
     each experiment finishes (the full tables with --tables, or later with `sockbench \
     report FILE`), the verdict at the end. The result file is rewritten after every \
     experiment, so an interrupted run keeps what finished, and prints the verdict of \
