@@ -100,9 +100,9 @@ print(a.getsockname()[1], b.getsockname()[1])')"
 socket=$srv/redis.sock
 # NOTE: the same settings as src/redis/config.rs; change both together. One
 # difference: the ACL rule sockbench gives its user `sockbench` is given here to
-# the user `default`, because `--url` cannot name a user and take the password
-# from REDISCLI_AUTH (`redis://sockbench:@…` means an empty password), and
-# `AUTH PASSWORD` logs in as `default`. Which user a command runs as costs nothing.
+# the user `default`, so that redis-benchmark's `-a PASSWORD` and sockbench's
+# REDISCLI_AUTH both log in with `AUTH PASSWORD`. Which user a command runs as
+# costs nothing.
 (umask 077 && cat >"$srv/redis.conf") <<CONF
 daemonize no
 logfile ""

@@ -27,9 +27,10 @@ const RTT: Metric = Metric::new("rtt_ns.p50", Unit::Time, Better::Lower);
 const PER_COMMAND: Metric = Metric::new("per_command_ns", Unit::Time, Better::Lower);
 const OPS: Metric = Metric::new("ops_per_s", Unit::Rate, Better::Higher);
 const CONNECTIONS: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher);
+const CONNECTION_TIME: Metric = Metric::new("latency_ns.p50", Unit::Time, Better::Lower);
 
 /// Every figure the experiments record.
-const FIGURES: &[Metric] = &[RTT, PER_COMMAND, OPS, CONNECTIONS];
+const FIGURES: &[Metric] = &[RTT, PER_COMMAND, OPS, CONNECTIONS, CONNECTION_TIME];
 
 pub static PING: Experiment = Experiment {
     id: "redis.ping",

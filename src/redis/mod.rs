@@ -115,12 +115,12 @@ impl RedisExperiment {
             }
             RedisExperiment::Get => {
                 let size = param(params.get(SIZE))?;
-                let work = Work::get(size, 1);
+                let work = Work::get(size);
                 roundtrip::trial(target, &work, Some(size), budget.round_trips, meter)
             }
             RedisExperiment::Pipeline => {
                 let size = concurrent::VALUE_SIZE;
-                let work = Work::get(size, param(params.get(DEPTH))?);
+                let work = Work::pipeline(size, param(params.get(DEPTH))?, true);
                 roundtrip::trial(target, &work, Some(size), budget.round_trips, meter)
             }
             RedisExperiment::Connect => connect::trial(target, budget.connect, meter),
@@ -136,13 +136,18 @@ impl RedisExperiment {
 /// (with [`alive`], which tells whether its server still runs).
 pub const DIR_PREFIX: &str = "sockbench-redis-";
 
-/// True when a `redis-server` still runs from the private directory `dir` (by its
-/// pid file, which only the server account can write), for the leftover sweep.
+/// True when a `redis-server` still runs from the private directory `dir`, for the
+/// leftover sweep: by its pid file, naming a running `redis` process of the account
+/// that owns the server's directory (so a reused process ID of another account's
+/// server does not keep the directory for ever).
 pub fn alive(dir: &crate::dir::Dir) -> bool {
-    let Ok(file) = dir
-        .open_dir(SERVER_DIR)
-        .and_then(|srv| srv.open_read(config::PID_FILE))
-    else {
+    let Ok(srv) = dir.open_dir(SERVER_DIR) else {
+        return false;
+    };
+    let Ok(owner) = srv.entry().map(|e| e.uid) else {
+        return false;
+    };
+    let Ok(file) = srv.open_read(config::PID_FILE) else {
         return false;
     };
     let mut text = String::new();
@@ -152,16 +157,24 @@ pub fn alive(dir: &crate::dir::Dir) -> bool {
     let Ok(pid) = text.trim().parse::<u32>() else {
         return false;
     };
-    // `/proc/PID/stat`: `PID (comm) STATE …`; a zombie (`Z`) or a dead task (`X`)
-    // no longer runs, though its entry is still there.
+    running(pid, Some(owner))
+}
+
+/// True when process `pid` is a running (not exited, not a zombie) `redis`
+/// process, of the account `uid` when given.
+pub fn running(pid: u32, uid: Option<u32>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // `/proc/PID/stat`: `PID (comm) STATE …`.
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
     };
     let Some((comm, rest)) = stat.rsplit_once(") ") else {
         return false;
     };
-    let running = !matches!(rest.chars().next(), Some('Z' | 'X') | None);
-    running && comm.contains("(redis")
+    let live = !matches!(rest.chars().next(), Some('Z' | 'X') | None);
+    let ours = uid
+        .is_none_or(|uid| std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == uid));
+    live && ours && comm.contains("(redis")
 }
 
 #[cfg(test)]

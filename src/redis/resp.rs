@@ -136,6 +136,11 @@ impl Client {
         &self.conn
     }
 
+    /// True when every byte read has been parsed into a reply.
+    pub fn drained(&self) -> bool {
+        self.start == self.end
+    }
+
     /// Puts `conn` in place of the client's connection, keeping the buffer (for a
     /// timed loop of new connections: no allocation), and returns the old one.
     pub fn swap(&mut self, conn: Conn) -> Conn {

@@ -27,6 +27,9 @@ pub struct Work {
     pub expect: Expect,
     /// The largest reply, for the client's buffer.
     pub reply_bytes: usize,
+    /// The pipeline experiment (at any depth, 1 included): its headline is the time
+    /// per command.
+    pub pipelined: bool,
 }
 
 impl Work {
@@ -36,16 +39,24 @@ impl Work {
             request: Request::new(&[b"PING"]),
             expect: Expect::Status("PONG"),
             reply_bytes: 0,
+            pipelined: false,
         }
     }
 
-    /// `GET` of a value of `size` bytes, `depth` at a time.
-    pub fn get(size: u64, depth: u64) -> Work {
+    /// `GET` of a value of `size` bytes, one at a time.
+    pub fn get(size: u64) -> Work {
+        Work::pipeline(size, 1, false)
+    }
+
+    /// `GET`s of a value of `size` bytes, `depth` at a time, as the pipeline
+    /// experiment (`pipelined`) or not.
+    pub fn pipeline(size: u64, depth: u64, pipelined: bool) -> Work {
         let size = size as usize;
         Work {
             request: Request::pipelined(&[b"GET", key(size).as_bytes()], depth as usize),
             expect: Expect::Bulk(size),
             reply_bytes: (size + 32) * depth as usize,
+            pipelined,
         }
     }
 }
@@ -108,7 +119,7 @@ pub fn trial(
     let mut metrics = Metrics::default()
         .with(RTT_NS, Percentiles::of(&mut samples))
         .with(OPS_PER_S, rate(commands, elapsed_ns));
-    if work.request.commands() > 1 {
+    if work.pipelined {
         metrics.set(PER_COMMAND_NS, per_command);
     }
     Ok(Trial {

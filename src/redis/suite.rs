@@ -190,6 +190,14 @@ impl Runner for ExperimentRunner<'_> {
 
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
         let (target, params) = (&self.targets[target], &self.cases[case]);
+        // A port of a server that is gone may be someone else's by now: nothing,
+        // the password least, goes there.
+        if let Some(pid) = self.server.filter(|&pid| !super::running(pid, None)) {
+            anyhow::bail!(
+                "the throwaway redis-server (process {pid}) is no longer running (it exited or \
+                 was killed); nothing more was sent to its ports"
+            );
+        }
         self.experiment.run(target, params, self.plan, meter)
     }
 }

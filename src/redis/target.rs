@@ -10,9 +10,10 @@ use anyhow::{Context, Result};
 use std::io;
 use std::time::Duration;
 
-/// How long a connection, and then a reply, may take. The timed loops keep the
-/// receive timeout too, so a server that stops answering (stopped, not killed)
-/// ends a trial within it; its kernel timer is part of every transport's figure.
+/// How long a connection, a TLS handshake, a write and a reply may each take. The
+/// timed loops keep these timeouts too, so a server that stops answering (stopped,
+/// not killed) ends a trial within them, and Ctrl-C is seen then at the latest;
+/// their kernel timer is part of every transport's figure alike.
 pub const WAIT: Duration = Duration::from_secs(10);
 
 /// The process and account that must hold the other end of a Unix socket.
@@ -82,7 +83,7 @@ impl Target {
     /// A new connection, its socket's holder checked (the throwaway server's
     /// socket): nothing is sent before. Made to be timed: no allocation.
     pub fn connect(&self) -> io::Result<Conn> {
-        self.check(self.connector.connect()?)
+        self.check(self.connector.connect_bounded(WAIT)?)
     }
 
     /// Logs in on `client`'s connection and selects the URL's database. Made to be
@@ -102,7 +103,11 @@ impl Target {
         let conn = self
             .connector
             .connect_within(WAIT)
-            .and_then(|c| self.check(c))
+            .and_then(|c| {
+                c.set_read_timeout(Some(WAIT))?;
+                c.set_write_timeout(Some(WAIT))?;
+                self.check(c)
+            })
             .with_context(|| format!("cannot connect to Redis at {}", self.endpoint))?;
         let mut client = Client::new(conn, reply_bytes);
         self.log_in(&mut client)
@@ -110,8 +115,7 @@ impl Target {
         Ok(client)
     }
 
-    /// `conn`, once its holder is the throwaway server (on its socket), with the
-    /// receive timeout set.
+    /// `conn`, once its holder is the throwaway server (on its socket).
     fn check(&self, conn: Conn) -> io::Result<Conn> {
         if let (Some(holder), Conn::Unix(stream)) = (self.holder, &conn) {
             let peer = peers::unix_peer(stream)?;
@@ -126,7 +130,6 @@ impl Target {
                 ));
             }
         }
-        conn.set_read_timeout(Some(WAIT))?;
         Ok(conn)
     }
 

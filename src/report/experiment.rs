@@ -320,3 +320,62 @@ impl Catalog {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::block::Block;
+    use crate::results::metric::{Better, Unit};
+    use crate::results::params::Key;
+
+    const SIZE: Key<u64> = Key::new("size");
+    const SCRIPT: Key<String> = Key::new("script");
+    const DURATION: Key<u64> = Key::new("duration_ms");
+    const CLIENTS: Key<u64> = Key::new("clients");
+    const BY_SIZE: CaseParam = CaseParam::new(SIZE.name, Form::Size, "{} values");
+    const BY_CLIENTS: CaseParam = CaseParam::new(CLIENTS.name, Form::Number, "{} clients")
+        .one("1 client")
+        .short(Some("{} cl."));
+    const TIME: Metric = Metric::new("rtt_ns.p50", Unit::Time, Better::Lower);
+
+    static FAKE: Experiment = Experiment {
+        id: "fake.get",
+        title: "a fake",
+        chart_title: "a fake",
+        headline: TIME,
+        figures: &[TIME],
+        cases: &[BY_SIZE, BY_CLIENTS],
+        budgets: &[DURATION.name],
+        table: |_| Block::facts("", Vec::new(), Vec::new()),
+        charts: &[],
+        verdict: None,
+    };
+
+    #[test]
+    fn a_case_is_every_parameter_but_the_budgets() {
+        let a = Params::default().with(SIZE, 64).with(DURATION, 150);
+        let longer = Params::default().with(SIZE, 64).with(DURATION, 500);
+        assert_eq!(
+            FAKE.case_of(&a),
+            FAKE.case_of(&longer),
+            "a budget does not split cases"
+        );
+        // A parameter nobody listed still tells cases apart.
+        let scripted = a.clone().with(SCRIPT, "mine.sql".to_string());
+        assert_ne!(FAKE.case_of(&a), FAKE.case_of(&scripted));
+    }
+
+    #[test]
+    fn case_parameters_are_labelled_as_declared() {
+        let p = Params::default().with(SIZE, 4096).with(CLIENTS, 1);
+        assert_eq!(FAKE.case_label(&p), "4 KiB values, 1 client");
+        assert_eq!(
+            BY_CLIENTS
+                .short_label(&p.clone().with(CLIENTS, 10))
+                .as_deref(),
+            Some("10 cl.")
+        );
+        assert_eq!(BY_SIZE.number(&p), Some(4096));
+        assert_eq!(FAKE.case_label(&Params::default()), "");
+    }
+}

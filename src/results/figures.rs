@@ -24,6 +24,19 @@ pub enum Figure {
     List(Vec<f64>),
 }
 
+impl Figure {
+    /// True when every number in it is finite (JSON has no NaN or infinity).
+    fn finite(&self) -> bool {
+        match self {
+            Figure::Count(_) => true,
+            Figure::Number(x) => x.is_finite(),
+            Figure::Percentiles(p) => [p.mean, p.p50, p.p99, p.p999].iter().all(|x| x.is_finite()),
+            Figure::Parts(parts) => parts.values().all(|x| x.is_finite()),
+            Figure::List(list) => list.iter().all(|x| x.is_finite()),
+        }
+    }
+}
+
 /// Figures of one trial, or their medians over trials.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
@@ -132,10 +145,11 @@ impl Metrics {
         self.figures.get(key.name).and_then(T::from_figure)
     }
 
-    /// Sets `key` (`None` removes it).
+    /// Sets `key` (`None`, or a value that is not a finite number, removes it: the
+    /// file could not hold it).
     pub fn set<T: Kind>(&mut self, key: Key<T>, value: impl Into<Option<T>>) {
-        match value.into() {
-            Some(v) => self.figures.insert(key.name.to_string(), v.into_figure()),
+        match value.into().map(T::into_figure).filter(Figure::finite) {
+            Some(f) => self.figures.insert(key.name.to_string(), f),
             None => self.figures.remove(key.name),
         };
     }
@@ -292,6 +306,10 @@ mod tests {
         assert_eq!(m.number("phases_ns.auth"), Some(3.0));
         assert_eq!(m.number("latency_ns.p99"), Some(6.0));
         assert_eq!(m.number("bytes_per_s"), None);
+        let nan = Metrics::default()
+            .with(RATE, f64::NAN)
+            .with(LATENCY, p(f64::INFINITY));
+        assert_eq!(nan, Metrics::default(), "a file cannot hold NaN: left out");
     }
 
     #[test]

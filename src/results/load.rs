@@ -220,7 +220,12 @@ fn check_values(value: &Value, path: &str, declared: Option<&Declared>) -> Resul
                 .try_for_each(|(i, v)| check_values(v, &format!("{path}[{i}]"), declared))
         }
         Value::Object(fields) => {
-            for (low, high) in [("min", "max"), ("low", "high")] {
+            for (low, high) in [
+                ("min", "max"),
+                ("low", "high"),
+                ("p50", "p99"),
+                ("p99", "p999"),
+            ] {
                 let bound = |k| fields.get(k).and_then(Value::as_f64);
                 if let (Some(l), Some(h)) = (bound(low), bound(high)) {
                     if l > h {

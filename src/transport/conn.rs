@@ -32,6 +32,14 @@ impl Conn {
         }
     }
 
+    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            Conn::Unix(s) => s.set_write_timeout(timeout),
+            Conn::Tcp(s) => s.set_write_timeout(timeout),
+            Conn::Tls(s) => s.get_ref().set_write_timeout(timeout),
+        }
+    }
+
     /// Switches between blocking and non-blocking reads and writes.
     pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         match self {
@@ -145,6 +153,28 @@ impl Connector {
             }
             Connector::Tcp(addr) => tcp::connect_timeout(addr, wait).map(Conn::Tcp),
             unix => unix.connect(),
+        }
+    }
+}
+
+impl Connector {
+    /// Opens one connection whose reads and writes, the TLS handshake's included,
+    /// give up after `wait` (`WouldBlock`/`TimedOut`), and stay so bounded: for
+    /// timed loops of new connections, where a server that stops answering must end
+    /// the trial (two more system calls per connection than [`Connector::connect`]).
+    #[inline]
+    pub fn connect_bounded(&self, wait: Duration) -> io::Result<Conn> {
+        let bound = |conn: Conn| -> io::Result<Conn> {
+            conn.set_read_timeout(Some(wait))?;
+            conn.set_write_timeout(Some(wait))?;
+            Ok(conn)
+        };
+        match self {
+            Connector::Unix(addr) => bound(Conn::Unix(unix::connect(addr)?)),
+            Connector::Tcp(addr) => bound(Conn::Tcp(tcp::connect(addr)?)),
+            Connector::Tls(addr, connector) => {
+                tls::connect_bounded(addr, connector, wait).map(|s| Conn::Tls(Box::new(s)))
+            }
         }
     }
 }

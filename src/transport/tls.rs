@@ -100,6 +100,22 @@ pub fn connect(addr: &SocketAddr, connector: &SslConnector) -> io::Result<SslStr
         .map_err(|e| io::Error::other(e.to_string()))
 }
 
+/// [`connect`] with every read and write, the handshake's included, bounded by
+/// `wait`, and left so (for timed loops of new connections).
+#[inline]
+pub fn connect_bounded(
+    addr: &SocketAddr,
+    connector: &SslConnector,
+    wait: std::time::Duration,
+) -> io::Result<SslStream<TcpStream>> {
+    let stream = tcp::connect(addr)?;
+    stream.set_read_timeout(Some(wait))?;
+    stream.set_write_timeout(Some(wait))?;
+    connector
+        .connect("localhost", stream)
+        .map_err(|e| io::Error::other(e.to_string()))
+}
+
 /// [`connect`] with the handshake bounded by `wait`, for a first contact with a
 /// server that may not speak TLS at all: one that stays silent makes it fail with
 /// `TimedOut` instead of waiting for ever. The bound is lifted once connected.
