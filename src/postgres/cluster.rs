@@ -23,7 +23,7 @@ use super::bindir::Binaries;
 use super::hba::{self, AuthMethod, ProbeAddr, ADMIN_ROLE, ROLE};
 use super::libpq::{Conn, ConnParams};
 use super::process::{self, Spawned};
-use crate::dir::{Dir, Owner};
+use crate::dir::Dir;
 use crate::error::usage;
 use crate::leftovers::PrivateDir;
 use crate::transport::{Kind, Place, Transport, MAX_UNIX_PATH};
@@ -66,37 +66,16 @@ impl Cluster {
             )));
         }
         let account = account::server_account()?;
-        let dir = crate::leftovers::private_dir(super::family::CLUSTER.prefix)?;
+        // The server account gets its own `data` and `sock` inside.
+        let dir = crate::system::account::server_dir(
+            account.as_ref(),
+            super::family::CLUSTER.prefix,
+            "PostgreSQL",
+            "sock/.s.PGSQL.65535",
+            MAX_UNIX_PATH,
+        )?;
         let base = dir.path().to_path_buf();
-        let socket = base.join("sock").join(".s.PGSQL.65535");
-        if socket.as_os_str().len() > MAX_UNIX_PATH {
-            return Err(usage(format!(
-                "the temporary directory {} is too long for the server's Unix socket path \
-                 ({} bytes, at most {MAX_UNIX_PATH}); set TMPDIR to a shorter directory \
-                 such as /tmp",
-                std::env::temp_dir().display(),
-                socket.as_os_str().len()
-            )));
-        }
-        // The directory stays sockbench's own (so no other account can rename it, or
-        // anything at its top, in a sticky TMPDIR); the server account gets its own
-        // `data` and `sock` inside, and passes through to them.
-        let passable = if account.is_some() { 0o711 } else { 0o700 };
-        dir.dir().set_mode(passable)?;
-        if let Some(a) = &account {
-            if !account::can_reach(a, &base) {
-                return Err(usage(format!(
-                    "PostgreSQL runs as the '{}' account, which cannot reach {}; set TMPDIR to \
-                     a directory every user can pass through (e.g. /tmp)",
-                    a.name,
-                    base.display()
-                )));
-            }
-        }
-        let owner = account.as_ref().map(|a| Owner {
-            uid: a.uid,
-            gid: a.gid,
-        });
+        let owner = account.as_ref().map(Account::owner);
         let data = dir.dir().make_dir("data", 0o700, owner)?;
         dir.dir().make_dir("sock", 0o700, owner)?;
         let mut cluster = Cluster {
@@ -163,10 +142,7 @@ impl Cluster {
     /// through the directory's descriptor, replacing whatever is at `name` (a link
     /// the server account planted there included) rather than writing through it.
     fn write_private(&self, name: &str, contents: &[u8]) -> Result<()> {
-        let owner = self.account.as_ref().map(|a| Owner {
-            uid: a.uid,
-            gid: a.gid,
-        });
+        let owner = self.account.as_ref().map(Account::owner);
         self.data
             .replace_file(name, contents, 0o600, owner)
             .with_context(|| format!("cannot write {}", self.data.join(name).display()))

@@ -8,7 +8,7 @@ use super::target::Target;
 use crate::cpu::Meter;
 use crate::harness::measure::{rate, sample_buffer, sample_capacity, timed};
 use crate::results::{Metrics, Trial};
-use crate::stats::{median, Percentiles};
+use crate::stats::Percentiles;
 use anyhow::{Context, Result};
 use std::io;
 use std::time::{Duration, Instant};
@@ -111,16 +111,14 @@ pub fn trial(
     .map_err(failed)?;
     let commands = samples.len() as u64 * work.request.commands() as u64;
     meter.stop(commands);
-    let depth = work.request.commands() as f64;
-    let per_command = (!samples.is_empty()).then(|| {
-        let times: Vec<f64> = samples.iter().map(|&s| s as f64 / depth).collect();
-        median(&times)
-    });
+    let rtt = Percentiles::of(&mut samples);
     let mut metrics = Metrics::default()
-        .with(RTT_NS, Percentiles::of(&mut samples))
+        .with(RTT_NS, rtt)
         .with(OPS_PER_S, rate(commands, elapsed_ns));
     if work.pipelined {
-        metrics.set(PER_COMMAND_NS, per_command);
+        // The pipeline's median round trip, shared by its commands.
+        let depth = work.request.commands() as f64;
+        metrics.set(PER_COMMAND_NS, rtt.map(|p| p.p50 / depth));
     }
     Ok(Trial {
         metrics,

@@ -21,8 +21,7 @@ use super::account::{self, Account};
 use super::config::{self, Settings, Tls, SOCKET, USER};
 use super::listeners;
 use super::resp::{Client, Expect, Reply, Request};
-use crate::dir::{Dir, Owner};
-use crate::error::usage;
+use crate::dir::Dir;
 use crate::leftovers::PrivateDir;
 use crate::system::peers;
 use crate::transport::{Address, Conn, Connector, Endpoint, TlsVersion, Transport, MAX_UNIX_PATH};
@@ -65,33 +64,17 @@ impl Server {
     /// Starts `program` (a `redis-server`) and waits until it answers.
     pub fn start(program: &Path) -> Result<Server> {
         let account = account::server_account()?;
-        let dir = crate::leftovers::private_dir(super::DIR_PREFIX)?;
-        let base = dir.path().to_path_buf();
-        let socket = base.join(SERVER_DIR).join(SOCKET);
-        if socket.as_os_str().len() > MAX_UNIX_PATH {
-            return Err(usage(format!(
-                "the temporary directory {} is too long for the Redis server's Unix socket \
-                 path ({} bytes, at most {MAX_UNIX_PATH}); set TMPDIR to a shorter directory \
-                 such as /tmp",
-                std::env::temp_dir().display(),
-                socket.as_os_str().len()
-            )));
-        }
-        // The directory stays sockbench's own; the server account passes through to
-        // its own `srv` inside.
-        let passable = if account.is_some() { 0o711 } else { 0o700 };
-        dir.dir().set_mode(passable)?;
-        if let Some(a) = &account {
-            if !account::can_reach(a, &base) {
-                return Err(usage(format!(
-                    "redis-server runs as the '{}' account, which cannot reach {}; set TMPDIR \
-                     to a directory every user can pass through (e.g. /tmp)",
-                    a.name,
-                    base.display()
-                )));
-            }
-        }
-        let srv = dir.dir().make_dir(SERVER_DIR, 0o700, owner(&account))?;
+        let socket = format!("{SERVER_DIR}/{SOCKET}");
+        let dir = crate::system::account::server_dir(
+            account.as_ref(),
+            super::DIR_PREFIX,
+            "redis-server",
+            &socket,
+            MAX_UNIX_PATH,
+        )?;
+        let srv = dir
+            .dir()
+            .make_dir(SERVER_DIR, 0o700, account.as_ref().map(Account::owner))?;
         let mut server = Server {
             child: None,
             program: program.to_path_buf(),
@@ -126,7 +109,12 @@ impl Server {
     /// account planted there included) rather than writing through it.
     fn write_private(&self, name: &str, contents: &[u8]) -> Result<()> {
         self.srv
-            .replace_file(name, contents, 0o600, owner(&self.account))
+            .replace_file(
+                name,
+                contents,
+                0o600,
+                self.account.as_ref().map(Account::owner),
+            )
             .with_context(|| format!("cannot write {}", self.srv.join(name).display()))
     }
 
@@ -389,13 +377,6 @@ impl Drop for Server {
         // After the server has stopped: the directory goes, its owner file last.
         self.dir.take();
     }
-}
-
-fn owner(account: &Option<Account>) -> Option<Owner> {
-    account.as_ref().map(|a| Owner {
-        uid: a.uid,
-        gid: a.gid,
-    })
 }
 
 #[cfg(test)]

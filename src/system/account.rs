@@ -6,7 +6,9 @@
 //! `redis`, then `nobody`); otherwise as the current user. The server's files then
 //! belong to that account, and every directory above them must let it through.
 
+use crate::dir::Owner;
 use crate::error::usage;
+use crate::leftovers::PrivateDir;
 use anyhow::Result;
 use std::ffi::{CStr, CString};
 use std::os::unix::fs::MetadataExt;
@@ -39,6 +41,53 @@ pub fn server_account(candidates: &[&str], program: &str) -> Result<Option<Accou
                 candidates.first().unwrap_or(&"sockbench")
             ))
         })
+}
+
+impl Account {
+    /// The account as the owner of a file or directory made for it.
+    pub fn owner(&self) -> Owner {
+        Owner {
+            uid: self.uid,
+            gid: self.gid,
+        }
+    }
+}
+
+/// A private directory (`leftovers::private_dir(prefix)`) for a server that runs as
+/// `account`. It stays sockbench's own, so no other account can rename it or
+/// anything at its top in a sticky TMPDIR; it is 0711 so that the account passes
+/// through to what it is given inside (0700 when there is no account). Refused in
+/// one line when `socket`, a path inside it, would be longer than `max_socket`
+/// bytes, or when the account cannot reach it; `program` names the server.
+pub fn server_dir(
+    account: Option<&Account>,
+    prefix: &str,
+    program: &str,
+    socket: &str,
+    max_socket: usize,
+) -> Result<PrivateDir> {
+    let dir = crate::leftovers::private_dir(prefix)?;
+    let base = dir.path();
+    let socket = base.join(socket);
+    if socket.as_os_str().len() > max_socket {
+        return Err(usage(format!(
+            "the temporary directory {} is too long for {program}'s Unix socket path ({} \
+             bytes, at most {max_socket}); set TMPDIR to a shorter directory such as /tmp",
+            std::env::temp_dir().display(),
+            socket.as_os_str().len()
+        )));
+    }
+    dir.dir()
+        .set_mode(if account.is_some() { 0o711 } else { 0o700 })?;
+    if let Some(a) = account.filter(|a| !can_reach(a, base)) {
+        return Err(usage(format!(
+            "{program} runs as the '{}' account, which cannot reach {}; set TMPDIR to a \
+             directory every user can pass through (e.g. /tmp)",
+            a.name,
+            base.display()
+        )));
+    }
+    Ok(dir)
 }
 
 /// The user ID a server runs as: the account's, or sockbench's own.
