@@ -21,6 +21,7 @@ pub mod affinity;
 pub mod counters;
 pub mod load;
 pub mod proc;
+pub mod why;
 
 use counters::{Task, TaskCounters};
 use serde::{Deserialize, Serialize};
@@ -115,6 +116,10 @@ pub struct Cost {
     /// last ran on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_cpus: Vec<u32>,
+    /// The kernel's account of the loop (events per operation, CPU by layer):
+    /// counting trials only, where tracepoints and sampling are permitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<why::Why>,
 }
 
 /// One side's counters: kernel counters, or only times from /proc.
@@ -249,6 +254,7 @@ impl Meter {
             server,
             client_cpu,
             server_cpus: ended.server_cpus,
+            why: None,
         });
     }
 

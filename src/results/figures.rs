@@ -269,6 +269,7 @@ fn median_cost(trials: &[Metrics]) -> Option<Cost> {
         server: (!servers.is_empty()).then(|| Counts::median_of(&servers)),
         client_cpu: None,
         server_cpus: Vec::new(),
+        why: None,
     })
 }
 
