@@ -56,6 +56,7 @@ fn trials(values: &[f64], cpu: f64) -> Vec<Trial> {
                     server: None,
                     client_cpu: None,
                     server_cpus: Vec::new(),
+                    why: None,
                 });
                 m
             },
