@@ -78,13 +78,15 @@ pub struct Account {
     /// is absent.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub events: BTreeMap<String, f64>,
-    /// CPU time per operation by [`Layer`] name, ns: each layer's share of the
-    /// side's `cpu-clock` samples times the side's CPU time per operation.
+    /// `cpu-clock` samples by [`Layer`] name, as counted in the counting trial;
+    /// samples inside perf's own functions (the cost of counting) are left out.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub layer_samples: BTreeMap<String, u64>,
+    /// CPU time per operation by [`Layer`] name, ns: each layer's share of
+    /// `layer_samples` times the side's CPU time per operation in the measured
+    /// rounds (filled in when the trials become a record).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub layers: BTreeMap<String, f64>,
-    /// The `cpu-clock` samples behind `layers`.
-    #[serde(default)]
-    pub samples: u64,
 }
 
 impl Account {
