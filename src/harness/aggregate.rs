@@ -28,11 +28,19 @@ pub fn record(
     } else {
         Spread::of(&values)
     };
+    let metrics = Metrics::median_of(&per_trial);
+    let counters = counting.into_iter().find_map(|t| t.metrics.cpu).map(|mut c| {
+        if let Some(mut why) = c.why.take() {
+            why.scale_layers(metrics.cpu.as_ref(), &c);
+            c.why = Some(why);
+        }
+        c
+    });
     ResultRecord {
         experiment: experiment.to_string(),
         transport: transport.to_string(),
         params: params.clone(),
-        metrics: Metrics::median_of(&per_trial),
+        metrics,
         headline: Headline {
             metric: headline.name.to_string(),
             higher_is_better: headline.higher_is_better(),
@@ -44,7 +52,7 @@ pub fn record(
             settled: false,
         },
         vs_fastest: 0.0,
-        counters: counting.into_iter().find_map(|t| t.metrics.cpu),
+        counters,
         tls,
         server: None,
         trials,

@@ -9,6 +9,8 @@
 //! Both run only in the counting trial, next to the CPU counters, for the client
 //! and for the server with every thread and process it starts.
 
+mod scale;
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
