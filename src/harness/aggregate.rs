@@ -29,13 +29,16 @@ pub fn record(
         Spread::of(&values)
     };
     let metrics = Metrics::median_of(&per_trial);
-    let counters = counting.into_iter().find_map(|t| t.metrics.cpu).map(|mut c| {
-        if let Some(mut why) = c.why.take() {
-            why.scale_layers(metrics.cpu.as_ref(), &c);
-            c.why = Some(why);
-        }
-        c
-    });
+    let counters = counting
+        .into_iter()
+        .find_map(|t| t.metrics.cpu)
+        .map(|mut c| {
+            if let Some(mut why) = c.why.take() {
+                why.scale_layers(metrics.cpu.as_ref(), &c);
+                c.why = Some(why);
+            }
+            c
+        });
     ResultRecord {
         experiment: experiment.to_string(),
         transport: transport.to_string(),

@@ -73,7 +73,10 @@ mod tests {
             server: Some(sampled(&[("unix", 5), ("copy", 15)])),
             tracepoints: Vec::new(),
         };
-        why.scale_layers(Some(&cost(8000.0, Some(4000.0))), &cost(9000.0, Some(5000.0)));
+        why.scale_layers(
+            Some(&cost(8000.0, Some(4000.0))),
+            &cost(9000.0, Some(5000.0)),
+        );
         assert_eq!(why.client.layers["tcp"], 6000.0);
         assert_eq!(why.client.layers["user"], 2000.0);
         let server = why.server.as_ref().unwrap();

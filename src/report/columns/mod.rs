@@ -8,12 +8,14 @@
 //! no other percentage is set beside a figure (an earlier percentage against the
 //! fastest column disagreed with it).
 //!
-//! The rows of CPU per operation are laid out in `cost.rs`; the notes on how to
+//! The rows of CPU per operation are laid out in `cost.rs`, the kernel's account
+//! of why (events per operation, CPU by layer) in `why.rs`; the notes on how to
 //! read a table and how sure it is, where CPU figures come from among them, are in
 //! `notes.rs`, re-exported here.
 
 mod cost;
 mod notes;
+pub mod why;
 
 pub use notes::{certainty_notes, legend, legend_with_tls, shared_cpu, NOISY_NOTE, VERSUS_NOTE};
 
@@ -155,6 +157,7 @@ impl Columns {
     pub fn certainty(&mut self, cells: &[Option<&ResultRecord>]) {
         self.versus(cells);
         self.cost(cells);
+        self.why(cells);
     }
 }
 

@@ -1,0 +1,159 @@
+//! The "why" rows under a table's CPU rows: what the kernel did per operation,
+//! client and server together, from the counting trial's tracepoints (packets
+//! through a network device, system calls, network softirqs, wakeups, TCP
+//! segments), and the layers where most of each transport's CPU time went.
+
+use super::Columns;
+use crate::cpu::why::{Event, Layer, Why};
+use crate::report::block::{Cell, Row, Value};
+use crate::results::metric::Unit;
+use crate::results::ResultRecord;
+
+/// The event rows: label and the events summed into them.
+const EVENT_ROWS: [(&str, &[Event]); 4] = [
+    ("  why: packets/op", &[Event::PacketsSent]),
+    ("  why: syscalls/op", &[Event::Syscalls]),
+    (
+        "  why: net softirqs/op",
+        &[Event::NetRxSoftirqs, Event::NetTxSoftirqs],
+    ),
+    ("  why: wakeups/op", &[Event::Wakeups]),
+];
+
+/// How many layers the layer row names per column.
+const TOP_LAYERS: usize = 2;
+
+impl Columns {
+    /// The kernel's account per operation, client plus server: one row per kind of
+    /// event, TCP segments with data and without where TCP ran, then the largest
+    /// layers of CPU time with their share. Rows nobody measured are left out.
+    pub fn why(&mut self, cells: &[Option<&ResultRecord>]) {
+        let whys: Vec<Option<&Why>> = cells
+            .iter()
+            .map(|c| c.and_then(|r| r.counters.as_ref()?.why.as_ref()))
+            .collect();
+        for (label, events) in EVENT_ROWS {
+            self.why_row(label, &whys, |w| {
+                let n = events.iter().map(|&e| w.total(e)).sum::<Option<f64>>()?;
+                Some(per_op_cell(n))
+            });
+        }
+        self.why_row("  why: TCP segments/op, data / ACK", &whys, |w| {
+            let (data, acks) = (
+                w.total(Event::TcpDataSegments)?,
+                w.total(Event::TcpPureAcks)?,
+            );
+            (data + acks > 0.0).then(|| Cell::text(format!("{} / {}", per_op(data), per_op(acks))))
+        });
+        self.why_row("  why: most CPU in", &whys, |w| {
+            let layers = top_layers(w, TOP_LAYERS);
+            let text: Vec<String> = layers
+                .iter()
+                .map(|(layer, share)| format!("{layer} {:.0}%", 100.0 * share))
+                .collect();
+            (!text.is_empty()).then(|| Cell::text(text.join(", ")))
+        });
+    }
+
+    /// A row of one cell per column, left out when no column has one.
+    fn why_row(&mut self, label: &str, whys: &[Option<&Why>], cell: impl Fn(&Why) -> Option<Cell>) {
+        let row: Vec<Option<Cell>> = whys.iter().map(|w| w.and_then(&cell)).collect();
+        if row.iter().all(Option::is_none) {
+            return;
+        }
+        let row = row.into_iter().map(|c| c.unwrap_or_else(Cell::missing));
+        self.rows.push(Row::new(label, row.collect()));
+    }
+}
+
+/// A count per operation: `0`, `0.04`, `2.00`, `13.0`, `250`.
+pub fn per_op(n: f64) -> String {
+    match n {
+        n if n == 0.0 => "0".into(),
+        n if n < 10.0 => format!("{n:.2}"),
+        n if n < 100.0 => format!("{n:.1}"),
+        n => format!("{n:.0}"),
+    }
+}
+
+fn per_op_cell(n: f64) -> Cell {
+    Cell::with(
+        per_op(n),
+        Value::Figure {
+            value: n,
+            unit: Unit::Count,
+        },
+    )
+}
+
+/// CPU time per operation by layer, client plus server, largest first.
+pub fn layer_times(why: &Why) -> Vec<(Layer, f64)> {
+    let mut all: Vec<(Layer, f64)> = Layer::ALL
+        .iter()
+        .filter_map(|&layer| {
+            let client = why.client.layer(layer);
+            let server = why.server.as_ref().and_then(|s| s.layer(layer));
+            let ns = match (client, server) {
+                (None, None) => return None,
+                (c, s) => c.unwrap_or(0.0) + s.unwrap_or(0.0),
+            };
+            Some((layer, ns))
+        })
+        .collect();
+    all.sort_by(|a, b| b.1.total_cmp(&a.1));
+    all
+}
+
+/// The `n` layers with the most CPU time, with their share of all of it.
+fn top_layers(why: &Why, n: usize) -> Vec<(Layer, f64)> {
+    let all = layer_times(why);
+    let total: f64 = all.iter().map(|(_, ns)| ns).sum();
+    if total <= 0.0 {
+        return Vec::new();
+    }
+    all.into_iter()
+        .take(n)
+        .map(|(layer, ns)| (layer, ns / total))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::why::Account;
+
+    pub fn account(events: &[(Event, f64)], layers: &[(Layer, f64)]) -> Account {
+        Account {
+            events: events.iter().map(|(e, n)| (e.name().into(), *n)).collect(),
+            layer_samples: Default::default(),
+            layers: layers.iter().map(|(l, n)| (l.name().into(), *n)).collect(),
+        }
+    }
+
+    #[test]
+    fn layers_add_client_and_server_and_come_largest_first() {
+        let why = Why {
+            client: account(&[], &[(Layer::Tcp, 300.0), (Layer::User, 100.0)]),
+            server: Some(account(&[], &[(Layer::Tcp, 100.0), (Layer::Copy, 500.0)])),
+            tracepoints: Vec::new(),
+        };
+        assert_eq!(
+            layer_times(&why),
+            vec![
+                (Layer::Copy, 500.0),
+                (Layer::Tcp, 400.0),
+                (Layer::User, 100.0)
+            ]
+        );
+        assert_eq!(top_layers(&why, 1), vec![(Layer::Copy, 0.5)]);
+    }
+
+    #[test]
+    fn counts_per_operation_keep_two_figures_where_they_matter() {
+        assert_eq!(per_op(0.0), "0");
+        assert_eq!(per_op(0.043), "0.04");
+        assert_eq!(per_op(2.0), "2.00");
+        assert_eq!(per_op(13.04), "13.0");
+        assert_eq!(per_op(250.4), "250");
+    }
+}
