@@ -11,6 +11,7 @@
 mod caveats;
 mod pair;
 mod short;
+mod why;
 mod words;
 
 pub use pair::{Outcome, Pair, SAME};
@@ -151,7 +152,11 @@ fn picked_line(
         None => format!("{} ({case_words})", v.work.heading),
     };
     let reference_ns = words::per_op_ns(&v.metric, pairs.first().map_or(0.0, |p| p.base_cost));
-    let sentence = words::sentence(&what, &v.work, &v.metric, &pairs);
+    let mut sentence = words::sentence(&what, &v.work, &v.metric, &pairs);
+    if let Some(why) = explain_largest(&rs, tcp, base, &pairs, v.work.op) {
+        sentence.push(' ');
+        sentence.push_str(&why);
+    }
     Some(Line {
         what,
         work: Some(v.work),
@@ -227,6 +232,34 @@ fn cases_line(
         experiment: Some(experiment),
         reference_ns: 0.0,
     })
+}
+
+/// Why the largest settled difference of a line is there, from the kernel's
+/// account of the two records (see [`why::explain`]).
+fn explain_largest(
+    records: &[&ResultRecord],
+    tcp: Option<&ResultRecord>,
+    base: &ResultRecord,
+    pairs: &[Pair],
+    op: &str,
+) -> Option<String> {
+    let largest = pairs
+        .iter()
+        .filter(|p| p.outcome == Outcome::Differs)
+        .max_by(|a, b| distance(a).total_cmp(&distance(b)))?;
+    let find = |label: &str| records.iter().copied().find(|r| r.transport == label);
+    let (cheap, dear) = if largest.estimate() >= 1.0 {
+        (&largest.base, &largest.other)
+    } else {
+        (&largest.other, &largest.base)
+    };
+    let cheap = find(cheap).or(tcp).unwrap_or(base);
+    why::explain(op, cheap, find(dear)?)
+}
+
+/// How far a pair's estimate is from no difference, either way.
+fn distance(p: &Pair) -> f64 {
+    p.estimate().ln().abs()
 }
 
 /// The transport a record's label names, for sockbench's own labels.
