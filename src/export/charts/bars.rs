@@ -9,7 +9,7 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
 /// The case and transport of a bar: `64 B tcp`, `10 cl. unix`, `md5 tls`.
-fn case(experiment: &Experiment, r: &ResultRecord) -> String {
+pub(super) fn case(experiment: &Experiment, r: &ResultRecord) -> String {
     experiment
         .cases
         .iter()

@@ -8,12 +8,15 @@
 //! - pingpong: round trip against message size, a line per transport;
 //! - query and rows: total time of every timed batch against N, with the fitted
 //!   line through them;
-//! - concurrent: throughput against the number of clients.
+//! - concurrent: throughput against the number of clients;
+//! - every experiment with the kernel's account: where one operation's CPU time
+//!   goes, a bar per transport stacked by layer (`layers`).
 //!
 //! A transport has one colour on the whole page: callers pass [`colours`] of
 //! every record the page shows.
 
 mod bars;
+mod layers;
 mod lines;
 mod ratios;
 
@@ -97,6 +100,7 @@ pub fn for_experiment(
             }),
         }
     }
+    charts.extend(layers::layers(experiment, records));
     charts
 }
 
