@@ -96,3 +96,29 @@ mod tests {
         assert!(why.server.unwrap().layers.is_empty());
     }
 }
+
+#[cfg(test)]
+mod schema {
+    use crate::cpu::why::{Event, Layer};
+
+    /// The names a `$defs/account` property of the result schema allows.
+    fn allowed(property: &str) -> Vec<String> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json");
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        schema["$defs"]["account"]["properties"][property]["propertyNames"]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_schema_names_every_event_and_layer() {
+        assert_eq!(allowed("events"), Event::ALL.map(|e| e.name().to_string()));
+        for property in ["layers", "layer_samples"] {
+            assert_eq!(allowed(property), Layer::ALL.map(|l| l.name().to_string()));
+        }
+    }
+}
