@@ -197,6 +197,20 @@ pub fn figures(experiment: &Experiment, r: &ResultRecord) -> Vec<Figure> {
                 out.extend(plain(format!("counters.{side}.{name}"), "count", value));
             }
         }
+        if let Some(why) = &counted.why {
+            for (side, account) in [
+                ("client", Some(&why.client)),
+                ("server", why.server.as_ref()),
+            ] {
+                let Some(a) = account else { continue };
+                for (event, n) in &a.events {
+                    out.extend(plain(format!("why.{side}.{event}"), "count", Some(*n)));
+                }
+                for (layer, ns) in &a.layers {
+                    out.extend(plain(format!("why.{side}.layer.{layer}"), "ns", Some(*ns)));
+                }
+            }
+        }
     }
     out
 }
