@@ -107,8 +107,22 @@ pub fn legend(records: &[ResultRecord]) -> Vec<String> {
     if records.iter().any(|r| r.metrics.cpu.is_some()) {
         notes.push(cost_note(records));
     }
+    if records
+        .iter()
+        .any(|r| r.counters.as_ref().is_some_and(|c| c.why.is_some()))
+    {
+        notes.push(WHY_NOTE.into());
+    }
     notes
 }
+
+/// How to read the "why" rows.
+pub const WHY_NOTE: &str = "why: what the kernel did per operation, client and server \
+     together, counted from its tracepoints in the counting trial: packets handed to a \
+     network device (the loopback device here; a Unix socket uses none), system calls, \
+     network softirqs (NET_RX and NET_TX), wakeups, and for TCP the segments received \
+     with data and without (pure ACKs); most CPU in: the layers that held the largest \
+     shares of the CPU time, from cpu-clock samples with kernel call chains";
 
 /// The notes on how sure this table's figures are: trials under outside load,
 /// where unpinned client and server ran, and which comparisons are not settled.
