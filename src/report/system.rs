@@ -23,6 +23,26 @@ fn quiet(load: Option<Load>) -> String {
     )
 }
 
+/// What the kernel's account of the counting trials could use: `11 tracepoints,
+/// call chains sampled`, or that there was none.
+fn kernel_account(file: &ResultFile) -> String {
+    let whys: Vec<&crate::cpu::why::Why> = file
+        .results
+        .iter()
+        .filter_map(|r| r.counters.as_ref()?.why.as_ref())
+        .collect();
+    let Some(tracepoints) = whys.iter().map(|w| w.tracepoints.len()).max() else {
+        return "none (not permitted, or not recorded)".into();
+    };
+    let sampled = whys.iter().any(|w| !w.client.layer_samples.is_empty());
+    let chains = if sampled {
+        "call chains sampled"
+    } else {
+        "no call chains"
+    };
+    format!("{tracepoints} tracepoints, {chains}")
+}
+
 pub fn facts(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)> {
     let s = &file.system;
     let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
@@ -36,6 +56,7 @@ pub fn facts(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)
                 .clone()
                 .unwrap_or_else(|| "not recorded".into()),
         ),
+        ("kernel account", kernel_account(file)),
         ("logical cores", s.logical_cores.to_string()),
         (
             "memory",
