@@ -38,7 +38,7 @@ impl Columns {
                 Some(per_op_cell(n))
             });
         }
-        self.why_row("  why: TCP segments/op, data / ACK", &whys, |w| {
+        self.why_row("  why: TCP data/ACK per op", &whys, |w| {
             let (data, acks) = (
                 w.total(Event::TcpDataSegments)?,
                 w.total(Event::TcpPureAcks)?,

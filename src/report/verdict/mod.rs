@@ -153,7 +153,7 @@ fn picked_line(
     };
     let reference_ns = words::per_op_ns(&v.metric, pairs.first().map_or(0.0, |p| p.base_cost));
     let mut sentence = words::sentence(&what, &v.work, &v.metric, &pairs);
-    if let Some(why) = explain_largest(&rs, tcp, base, &pairs, v.work.op) {
+    if let Some(why) = explain(&rs, &pairs, v.work.op) {
         sentence.push(' ');
         sentence.push_str(&why);
     }
@@ -234,32 +234,27 @@ fn cases_line(
     })
 }
 
-/// Why the largest settled difference of a line is there, from the kernel's
-/// account of the two records (see [`why::explain`]).
-fn explain_largest(
-    records: &[&ResultRecord],
-    tcp: Option<&ResultRecord>,
-    base: &ResultRecord,
-    pairs: &[Pair],
-    op: &str,
-) -> Option<String> {
-    let largest = pairs
-        .iter()
-        .filter(|p| p.outcome == Outcome::Differs)
-        .max_by(|a, b| distance(a).total_cmp(&distance(b)))?;
+/// Why the line's settled differences are there, from the kernel's account of the
+/// records (see [`why::explain`]): the reference against tcp (or the first other
+/// plain transport), then TLS against tcp.
+fn explain(records: &[&ResultRecord], pairs: &[Pair], op: &str) -> Option<String> {
     let find = |label: &str| records.iter().copied().find(|r| r.transport == label);
-    let (cheap, dear) = if largest.estimate() >= 1.0 {
-        (&largest.base, &largest.other)
-    } else {
-        (&largest.other, &largest.base)
-    };
-    let cheap = find(cheap).or(tcp).unwrap_or(base);
-    why::explain(op, cheap, find(dear)?)
-}
-
-/// How far a pair's estimate is from no difference, either way.
-fn distance(p: &Pair) -> f64 {
-    p.estimate().ln().abs()
+    let main = words::main_pair(pairs);
+    let tls = pairs.iter().find(|p| words::is_tls(p));
+    let said: Vec<String> = [main, tls]
+        .into_iter()
+        .flatten()
+        .filter(|p| p.outcome == Outcome::Differs)
+        .filter_map(|p| {
+            let (cheap, dear) = if p.estimate() >= 1.0 {
+                (&p.base, &p.other)
+            } else {
+                (&p.other, &p.base)
+            };
+            why::explain(op, find(cheap)?, find(dear)?)
+        })
+        .collect();
+    (!said.is_empty()).then(|| format!("Why: {}.", said.join("; ")))
 }
 
 /// The transport a record's label names, for sockbench's own labels.

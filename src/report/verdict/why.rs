@@ -36,7 +36,7 @@ pub fn explain(op: &str, base: &ResultRecord, other: &ResultRecord) -> Option<St
         .into_iter()
         .flatten()
         .collect();
-    (!parts.is_empty()).then(|| format!("Why: per {op}, {other} {}.", parts.join(" and ")))
+    (!parts.is_empty()).then(|| format!("per {op}, {other} {}", parts.join(" and ")))
 }
 
 fn account(r: &ResultRecord) -> Option<&Why> {
@@ -207,8 +207,8 @@ mod tests {
         let text = explain("round trip", &unix, &tcp).unwrap();
         assert_eq!(
             text,
-            "Why: per round trip, tcp makes 2.00 packets more (unix: 0) and spends 1.00 µs \
-             more CPU time, 100% of the growth in TCP, the loopback device and IP."
+            "per round trip, tcp makes 2.00 packets more (unix: 0) and spends 1.00 µs \
+             more CPU time, 100% of the growth in TCP, the loopback device and IP"
         );
     }
 
