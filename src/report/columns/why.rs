@@ -125,8 +125,8 @@ mod tests {
     pub fn account(events: &[(Event, f64)], layers: &[(Layer, f64)]) -> Account {
         Account {
             events: events.iter().map(|(e, n)| (e.name().into(), *n)).collect(),
-            layer_samples: Default::default(),
             layers: layers.iter().map(|(l, n)| (l.name().into(), *n)).collect(),
+            ..Account::default()
         }
     }
 

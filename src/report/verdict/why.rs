@@ -156,8 +156,8 @@ mod tests {
     fn record(transport: &str, events: &[(Event, f64)], layers: &[(Layer, f64)]) -> ResultRecord {
         let account = Account {
             events: events.iter().map(|(e, n)| (e.name().into(), *n)).collect(),
-            layer_samples: Default::default(),
             layers: layers.iter().map(|(l, n)| (l.name().into(), *n)).collect(),
+            ..Account::default()
         };
         let mut r = crate::harness::aggregate::record(
             "sockets.pingpong",
