@@ -9,6 +9,13 @@
 //! Both run only in the counting trial, next to the CPU counters, for the client
 //! and for the server with every thread and process it starts.
 
+pub mod collect;
+pub mod events;
+pub mod kallsyms;
+pub mod layers;
+pub mod sampler;
+pub mod tracepoints;
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -87,6 +94,17 @@ pub struct Account {
     /// rounds (filled in when the trials become a record).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub layers: BTreeMap<String, f64>,
+    /// `cpu-clock` samples left out of `layer_samples` because their call chain
+    /// was in perf's own functions (the tracepoint counters' cost).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub samples_left_out: u64,
+    /// Samples the kernel could not write, its buffers being full.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub samples_lost: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Account {
@@ -125,3 +143,6 @@ impl Why {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
