@@ -13,7 +13,6 @@ use super::kallsyms::Kallsyms;
 use super::layers::{self, Class};
 use super::Layer;
 use crate::cpu::counters::Task;
-use perf_event::data::Record as Parsed;
 use perf_event::events::Software;
 use perf_event::{Builder, Counter, SampleFlag, Sampler as Buffer};
 use std::collections::{BTreeMap, HashMap};
@@ -33,6 +32,9 @@ const CONTEXT_MAX: u64 = (-4095i64) as u64;
 /// `PERF_RECORD_MISC_CPUMODE_MASK` and `PERF_RECORD_MISC_USER`.
 const CPUMODE_MASK: u16 = 7;
 const MISC_USER: u16 = 2;
+/// `PERF_RECORD_LOST` (`u64 id; u64 lost`) and `PERF_RECORD_SAMPLE`.
+const RECORD_LOST: u32 = 2;
+const RECORD_SAMPLE: u32 = 9;
 
 /// One side's samplers: one buffer per CPU, and the events of the other tasks
 /// writing into it.
@@ -117,21 +119,24 @@ impl Sampler {
         let root = self.root;
         for buffer in &mut self.buffers {
             while let Some(record) = buffer.next_record() {
-                let user = record.misc() & CPUMODE_MASK == MISC_USER;
-                match record.parse_record() {
-                    Ok(Parsed::Sample(s)) => {
-                        let class = if user {
-                            let pid = s.pid().unwrap_or(root);
-                            let ranges = maps.entry(pid).or_insert_with(|| {
-                                crypto_ranges(pid)
-                                    .unwrap_or_else(|| crypto_ranges(root).unwrap_or_default())
+                let bytes = record.to_contiguous();
+                match record.ty() {
+                    RECORD_SAMPLE => {
+                        let Some(sample) = Sample::parse(&bytes) else {
+                            continue;
+                        };
+                        let class = if record.misc() & CPUMODE_MASK == MISC_USER {
+                            let ranges = maps.entry(sample.pid).or_insert_with(|| {
+                                crypto_ranges(sample.pid)
+                                    .or_else(|| crypto_ranges(root))
+                                    .unwrap_or_default()
                             });
-                            let ip = s.ip().unwrap_or(0);
+                            let ip = sample.ip;
                             let tls = ranges.iter().any(|&(lo, hi)| (lo..hi).contains(&ip));
                             Class::In(if tls { Layer::Tls } else { Layer::User })
                         } else {
-                            let chain = s.callchain().unwrap_or(&[]);
-                            let frames = chain
+                            let frames = sample
+                                .chain
                                 .iter()
                                 .filter(|&&a| a < CONTEXT_MAX)
                                 .filter_map(|&a| kallsyms.name(a));
@@ -142,13 +147,43 @@ impl Sampler {
                             Class::Perf => drained.left_out += 1,
                         }
                     }
-                    Ok(Parsed::Lost(l)) => drained.lost += l.lost,
+                    RECORD_LOST => drained.lost += u64_at(&bytes, 8).unwrap_or(0),
                     _ => {}
                 }
             }
         }
         drained
     }
+}
+
+/// A `PERF_RECORD_SAMPLE` of [`build`]'s layout (`PERF_SAMPLE_IP | TID |
+/// CALLCHAIN`): `u64 ip; u32 pid, tid; u64 nr; u64 ips[nr]`, header left out.
+/// (perf-event-data 0.1 fails on the empty chain of a user-space sample, so the
+/// three fields are read here.)
+#[derive(Debug, PartialEq)]
+pub struct Sample {
+    pub ip: u64,
+    pub pid: u32,
+    pub chain: Vec<u64>,
+}
+
+impl Sample {
+    pub fn parse(bytes: &[u8]) -> Option<Sample> {
+        let ip = u64_at(bytes, 0)?;
+        let pid = u32::from_ne_bytes(bytes.get(8..12)?.try_into().ok()?);
+        let nr = usize::try_from(u64_at(bytes, 16)?).ok()?;
+        let chain = (0..nr)
+            .map(|i| u64_at(bytes, 24 + 8 * i))
+            .collect::<Option<Vec<u64>>>()?;
+        Some(Sample { ip, pid, chain })
+    }
+}
+
+/// The native-endian `u64` at `offset` of `bytes`.
+fn u64_at(bytes: &[u8], offset: usize) -> Option<u64> {
+    Some(u64::from_ne_bytes(
+        bytes.get(offset..offset + 8)?.try_into().ok()?,
+    ))
 }
 
 /// A disabled `cpu-clock` sampling event of `task` on `cpu`, inherited.

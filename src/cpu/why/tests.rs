@@ -106,6 +106,7 @@ fn a_unix_socket_sends_no_packets_and_tcp_more_than_one_per_round_trip() {
     );
     assert!(tcp.client.layer_samples.contains_key("tcp"));
     assert!(!unix.client.layer_samples.contains_key("tcp"));
+    assert!(unix.client.layer_samples.contains_key("user"));
 }
 
 #[test]
@@ -153,4 +154,27 @@ fn the_layer_table_classifies_chains_from_the_leaf() {
         class("perf_tp_event perf_trace_sched_waking try_to_wake_up"),
         Class::Perf
     );
+}
+
+#[test]
+fn samples_cpu_lists_and_crypto_mappings_are_read() {
+    use super::sampler::{crypto_ranges_in, parse_cpu_list, Sample};
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(&0xffff_ffff_8100_0010u64.to_ne_bytes());
+    bytes.extend_from_slice(&42u32.to_ne_bytes());
+    bytes.extend_from_slice(&43u32.to_ne_bytes());
+    bytes.extend_from_slice(&2u64.to_ne_bytes());
+    bytes.extend_from_slice(&(-128i64 as u64).to_ne_bytes());
+    bytes.extend_from_slice(&0xffff_ffff_8100_0010u64.to_ne_bytes());
+    let sample = Sample::parse(&bytes).unwrap();
+    assert_eq!((sample.pid, sample.chain.len()), (42, 2));
+    assert_eq!(Sample::parse(&bytes[..30]), None);
+    assert_eq!(parse_cpu_list("0-2,5\n"), [0, 1, 2, 5]);
+    let maps = "\
+7f00-7f10 r-xp 00000000 08:01 12 /usr/lib/x86_64-linux-gnu/libssl.so.3
+7f20-7f30 r-xp 00000000 08:01 13 /usr/lib/x86_64-linux-gnu/libk5crypto.so.3
+7f40-7f50 r-xp 00000000 08:01 14 /usr/lib/x86_64-linux-gnu/libcrypto.so.3
+7f60-7f70 rw-p 00000000 00:00 0
+";
+    assert_eq!(crypto_ranges_in(maps), [(0x7f00, 0x7f10), (0x7f40, 0x7f50)]);
 }
