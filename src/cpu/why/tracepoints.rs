@@ -19,6 +19,10 @@ pub struct Chosen {
     pub filter: Option<&'static str>,
 }
 
+/// A tracepoint (`category:name`) and the filter that selects an event's
+/// instances of it.
+pub type Candidate = (&'static str, Option<&'static str>);
+
 /// For each event, its tracepoints (`category:name`, filter), best first.
 ///
 /// - wakeups: `sched_waking` fires on the waker's CPU, in the waker's context;
@@ -27,7 +31,7 @@ pub struct Chosen {
 /// - softirqs: `irq:softirq_entry` with `vec` 3 (NET_RX) or 2 (NET_TX).
 /// - TCP: `tcp:tcp_probe` fires for every segment TCP receives on an established
 ///   connection; `data_len` tells data from pure ACKs.
-pub const CANDIDATES: &[(Event, &[(&str, Option<&str>)])] = &[
+pub const CANDIDATES: &[(Event, &[Candidate])] = &[
     (Event::Syscalls, &[("raw_syscalls:sys_enter", None)]),
     (Event::PacketsSent, &[("net:net_dev_xmit", None)]),
     (
