@@ -27,7 +27,9 @@ crate::named! {
         Syscalls = "syscalls",
         /// Packets handed to a network device: `net:net_dev_xmit`.
         PacketsSent = "packets_sent",
-        /// Packets a device passed up the stack: `net:netif_receive_skb`.
+        /// Packets a device passed up the stack: `net:netif_receive_skb`. On
+        /// loopback the receive softirq runs in the sender's context (raised by
+        /// its `send`), so a packet counts as received on the side that sent it.
         PacketsReceived = "packets_received",
         /// `irq:softirq_entry` for NET_RX.
         NetRxSoftirqs = "net_rx_softirqs",
