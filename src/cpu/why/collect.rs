@@ -179,8 +179,9 @@ fn read(all: &mut [EventCounters]) -> Vec<(Event, u64)> {
 }
 
 /// One line on stderr, once per run, saying what of the kernel's account is missing
-/// and why.
-fn note(why: &str) {
+/// and why. Also for the harness, which runs no counting trial at all when no
+/// counters are permitted (then no [`Collector`] is ever opened to say so).
+pub fn note(why: &str) {
     static NOTED: AtomicBool = AtomicBool::new(false);
     if !NOTED.swap(true, Ordering::Relaxed) {
         eprintln!(
