@@ -29,6 +29,8 @@ rounds=${ROUNDS:-3}
 pin="taskset -c ${PIN_CPU:-0}"
 size=64
 ms=1000
+# sockbench's sampling period, ns, so the reference is sampled alike.
+period=$(grep -oP 'PERIOD_NS: u64 = \K[0-9_]+' src/cpu/why/sampler.rs | tr -d _)
 
 command -v perf >/dev/null || { echo "perf is needed (Debian: linux-perf)" >&2; exit 1; }
 # shellcheck source=bench/lib/reference-server.sh
@@ -65,12 +67,12 @@ done <"$work/events"
 reference_run() { # ADDR
     perf stat -x, "${perf_args[@]}" -p "$server_pid" -o "$work/server.csv" &
     local counter=$!
-    perf record -q -e cpu-clock -c 100000 -g -p "$server_pid" -o "$work/server.data" \
+    perf record -q -e cpu-clock -c "$period" -g -p "$server_pid" -o "$work/server.data" \
         2>/dev/null &
     local sampler=$!
     sleep 0.3
     local out
-    out=$(perf record -q -e cpu-clock -c 100000 -g -o "$work/client.data" -- \
+    out=$(perf record -q -e cpu-clock -c "$period" -g -o "$work/client.data" -- \
         perf stat -x, "${perf_args[@]}" -o "$work/client.csv" \
         $pin bench/ref/build/ref pingpong "$1" "$size" "$ms" 2>/dev/null)
     kill -INT "$counter" "$sampler"

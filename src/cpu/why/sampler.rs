@@ -21,10 +21,14 @@ use std::os::fd::AsRawFd;
 
 /// `PERF_EVENT_IOC_SET_OUTPUT`: `_IO('$', 5)`.
 const SET_OUTPUT: libc::c_ulong = 0x2405;
-/// One `cpu-clock` sample every 100 µs of a task's CPU time: about 10 000 per
-/// CPU-second, a few per round trip of a loopback pingpong.
-pub const PERIOD_NS: u64 = 100_000;
-/// Each CPU's buffer: 4 MiB, about 20 000 samples of 200 bytes, two seconds of
+/// One `cpu-clock` sample every 50 µs of a task's CPU time: about 20 000 per
+/// CPU-second, so a counting trial of a few hundred ms of CPU gives a few
+/// thousand per side (a layer's share then within ±2 points from sampling
+/// alone). Each sample costs a few µs in an interrupt, paid in the counting
+/// trial only, whose wall time is not used. NOTE: bench/why-check.sh reads this
+/// period to sample the reference loop alike.
+pub const PERIOD_NS: u64 = 50_000;
+/// Each CPU's buffer: 4 MiB, about 20 000 samples of 200 bytes, one second of
 /// one busy CPU at [`PERIOD_NS`].
 const BUFFER_BYTES: usize = 4 << 20;
 /// Call-chain markers (`PERF_CONTEXT_KERNEL`, `…_USER`) are above this.
