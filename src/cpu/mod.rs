@@ -139,6 +139,8 @@ pub struct Meter {
     server_tasks: Vec<(i32, u64, Option<u32>)>,
     ended: Option<Ended>,
     cost: Option<Cost>,
+    /// The kernel's account (tracepoints, samples): counting trials only.
+    why: Option<why::collect::Collector>,
 }
 
 /// The closing reading, taken when the loop ended.
@@ -159,13 +161,16 @@ impl Meter {
             server_tasks: Vec::new(),
             ended: None,
             cost: None,
+            why: None,
         }
     }
 
     /// Opens the counters of the calling thread (the client, and the client
     /// threads it starts) and of process `server` with everything it starts, for
-    /// a counting trial; times only where counters are not permitted.
+    /// a counting trial; times only where counters are not permitted. The
+    /// kernel's account ([`why`]) is collected on both too, where permitted.
     pub fn counters(server: Option<u32>) -> Meter {
+        let server_pid = server;
         let client = match TaskCounters::open(Task::Me) {
             Ok(c) => Side::Counters(vec![c]),
             Err(_) => Side::Times,
@@ -180,6 +185,7 @@ impl Meter {
         Meter {
             client,
             server,
+            why: why::collect::Collector::open(server_pid),
             ..Meter::times(None)
         }
     }
@@ -196,11 +202,17 @@ impl Meter {
             .as_ref()
             .map_or_else(Vec::new, |(pid, _)| proc::tasks(*pid));
         self.started = client.map(|c| (c, server.flatten()));
+        if let Some(w) = &mut self.why {
+            w.start();
+        }
     }
 
     /// Reads them again when the loop ends, for a loop whose count of operations
     /// is known only later (see [`Meter::stop`]).
     pub fn end(&mut self) {
+        if let Some(w) = &mut self.why {
+            w.end();
+        }
         let client_cpu = affinity::current_cpu();
         let client = read(&mut self.client, None);
         let server = self
@@ -254,7 +266,7 @@ impl Meter {
             server,
             client_cpu,
             server_cpus: ended.server_cpus,
-            why: None,
+            why: self.why.as_mut().map(|w| w.finish(ops as u64)),
         });
     }
 

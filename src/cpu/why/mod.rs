@@ -9,7 +9,13 @@
 //! Both run only in the counting trial, next to the CPU counters, for the client
 //! and for the server with every thread and process it starts.
 
+pub mod collect;
+pub mod events;
+pub mod kallsyms;
+pub mod layers;
+pub mod sampler;
 mod scale;
+pub mod tracepoints;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -22,7 +28,9 @@ crate::named! {
         Syscalls = "syscalls",
         /// Packets handed to a network device: `net:net_dev_xmit`.
         PacketsSent = "packets_sent",
-        /// Packets a device passed up the stack: `net:netif_receive_skb`.
+        /// Packets a device passed up the stack: `net:netif_receive_skb`. On
+        /// loopback the receive softirq runs in the sender's context (raised by
+        /// its `send`), so a packet counts as received on the side that sent it.
         PacketsReceived = "packets_received",
         /// `irq:softirq_entry` for NET_RX.
         NetRxSoftirqs = "net_rx_softirqs",
@@ -89,6 +97,17 @@ pub struct Account {
     /// rounds (filled in when the trials become a record).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub layers: BTreeMap<String, f64>,
+    /// `cpu-clock` samples left out of `layer_samples` because their call chain
+    /// was in perf's own functions (the tracepoint counters' cost).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub samples_left_out: u64,
+    /// Samples the kernel could not write, its buffers being full.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub samples_lost: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Account {
@@ -127,3 +146,6 @@ impl Why {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

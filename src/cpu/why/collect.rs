@@ -1,0 +1,192 @@
+//! The kernel's account of one counting trial's loop, collected: the tracepoint
+//! counters and the samplers of the client (the calling thread) and of the
+//! server (every thread of its process), opened with the [`crate::cpu::Meter`],
+//! started and stopped with its counters, and turned into a [`Why`] per
+//! operation.
+
+use super::events::{self, EventCounters};
+use super::kallsyms::Kallsyms;
+use super::sampler::{Drained, Sampler};
+use super::tracepoints::{self, Chosen};
+use super::{Account, Event, Why};
+use crate::cpu::counters::Task;
+use crate::cpu::proc;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What is collected on one side.
+struct Side {
+    /// One set per task (the client: one; the server: one per thread).
+    events: Vec<EventCounters>,
+    sampler: Option<Sampler>,
+    before: Vec<(Event, u64)>,
+    after: Vec<(Event, u64)>,
+}
+
+/// The collectors of one trial.
+pub struct Collector {
+    chosen: &'static [Chosen],
+    client: Side,
+    server: Option<Side>,
+}
+
+impl Collector {
+    /// Opens the collectors of the calling thread and of process `server`'s
+    /// threads. `None`, with one line on stderr once per run, when neither
+    /// tracepoints nor sampling are permitted (the rest of the run goes on).
+    pub fn open(server: Option<u32>) -> Option<Collector> {
+        let chosen = tracepoints::chosen();
+        let kallsyms = Kallsyms::get();
+        let me = std::process::id();
+        let client = open_side(&[Task::Me], me, chosen, kallsyms.is_some());
+        let client = match client {
+            Ok(side) if !side.events.is_empty() || side.sampler.is_some() => side,
+            Ok(_) => {
+                note(
+                    "this kernel offers none of the tracepoints counted and hides its \
+                     addresses in /proc/kallsyms",
+                );
+                return None;
+            }
+            Err(e) => {
+                note(&format!("cannot count tracepoints ({e})"));
+                return None;
+            }
+        };
+        if client.sampler.is_none() {
+            note(match kallsyms {
+                None => "/proc/kallsyms hides the kernel's addresses, so no CPU by layer",
+                Some(_) => "cannot sample cpu-clock with call chains, so no CPU by layer",
+            });
+        }
+        let server = server.and_then(|pid| {
+            let tasks: Vec<Task> = proc::threads(pid).into_iter().map(Task::Id).collect();
+            open_side(&tasks, pid, chosen, kallsyms.is_some()).ok()
+        });
+        Some(Collector {
+            chosen,
+            client,
+            server,
+        })
+    }
+
+    /// Just before the loop: reads the event counts, starts sampling.
+    pub fn start(&mut self) {
+        for side in self.sides() {
+            side.before = read(&mut side.events);
+            if let Some(s) = &mut side.sampler {
+                s.start();
+            }
+        }
+    }
+
+    /// Just after the loop: stops sampling, reads the event counts.
+    pub fn end(&mut self) {
+        for side in self.sides() {
+            if let Some(s) = &mut side.sampler {
+                s.stop();
+            }
+            side.after = read(&mut side.events);
+        }
+    }
+
+    /// The account of the `ops` operations between [`Collector::start`] and
+    /// [`Collector::end`]; drains the samples.
+    pub fn finish(&mut self, ops: u64) -> Why {
+        let ops = ops.max(1) as f64;
+        let kallsyms = Kallsyms::get();
+        let mut account = |side: &mut Side| {
+            let mut a = Account::default();
+            for (event, per_op) in events::per_op(&side.before, &side.after, ops) {
+                a.events.insert(event.name().to_string(), per_op);
+            }
+            if let (Some(s), Some(k)) = (&mut side.sampler, kallsyms) {
+                let Drained {
+                    by_layer,
+                    left_out,
+                    lost,
+                } = s.drain(k);
+                for (layer, n) in by_layer {
+                    a.layer_samples.insert(layer.name().to_string(), n);
+                }
+                a.samples_left_out = left_out;
+                a.samples_lost = lost;
+            }
+            a
+        };
+        let client = account(&mut self.client);
+        let server = self.server.as_mut().map(&mut account);
+        Why {
+            client,
+            server,
+            tracepoints: tracepoints::names(self.chosen),
+        }
+    }
+
+    fn sides(&mut self) -> impl Iterator<Item = &mut Side> {
+        std::iter::once(&mut self.client).chain(self.server.as_mut())
+    }
+}
+
+/// Opens the counters and the sampler of `tasks` (process `root`); a task gone
+/// meanwhile is passed over. Sampling is skipped without `kallsyms` (nothing to
+/// name the chains with) or when not permitted; counting failing fails the side.
+fn open_side(tasks: &[Task], root: u32, chosen: &[Chosen], kallsyms: bool) -> io::Result<Side> {
+    let mut events = Vec::new();
+    let mut alive = Vec::new();
+    for &task in tasks {
+        match EventCounters::open(task, chosen) {
+            Ok(e) => {
+                events.push(e);
+                alive.push(task);
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let sampler = if kallsyms {
+        Sampler::open(&alive, root).ok()
+    } else {
+        None
+    };
+    if chosen.is_empty() {
+        events.clear();
+    }
+    Ok(Side {
+        events,
+        sampler,
+        before: Vec::new(),
+        after: Vec::new(),
+    })
+}
+
+/// Each event's count summed over the tasks; an event a task could not read is
+/// left out.
+fn read(all: &mut [EventCounters]) -> Vec<(Event, u64)> {
+    let mut sum: Vec<(Event, u64)> = Vec::new();
+    for counters in all {
+        let Ok(counts) = counters.read() else {
+            continue;
+        };
+        for (event, n) in counts {
+            match sum.iter_mut().find(|(e, _)| *e == event) {
+                Some((_, total)) => *total += n,
+                None => sum.push((event, n)),
+            }
+        }
+    }
+    sum
+}
+
+/// One line on stderr, once per run, saying what of the kernel's account is missing
+/// and why. Also for the harness, which runs no counting trial at all when no
+/// counters are permitted (then no [`Collector`] is ever opened to say so).
+pub fn note(why: &str) {
+    static NOTED: AtomicBool = AtomicBool::new(false);
+    if !NOTED.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "note: the kernel's account of operations is incomplete: {why}; run as root, or \
+             lower kernel.perf_event_paranoid, to have it"
+        );
+    }
+}

@@ -1,0 +1,150 @@
+//! Which tracepoints this kernel offers for each [`Event`], read from tracefs.
+//!
+//! Each event has a list of candidates, best first; the first whose
+//! `events/<category>/<name>/id` exists is used, with its filter (set on the
+//! counter with `PERF_EVENT_IOC_SET_FILTER`). The table is [`CANDIDATES`].
+
+use super::Event;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// A tracepoint to count for one event: `category:name`, its id, and the filter
+/// that selects the event's instances of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chosen {
+    pub event: Event,
+    /// `category:name`, as `perf stat -e` takes it.
+    pub name: String,
+    pub id: u64,
+    pub filter: Option<&'static str>,
+}
+
+/// A tracepoint (`category:name`) and the filter that selects an event's
+/// instances of it.
+pub type Candidate = (&'static str, Option<&'static str>);
+
+/// For each event, its tracepoints (`category:name`, filter), best first.
+///
+/// - wakeups: `sched_waking` fires on the waker's CPU, in the waker's context;
+///   `sched_wakeup` may fire on the target CPU from an IPI, where it would be
+///   counted on whatever task runs there.
+/// - softirqs: `irq:softirq_entry` with `vec` 3 (NET_RX) or 2 (NET_TX).
+/// - TCP: `tcp:tcp_probe` fires for every segment TCP receives on an established
+///   connection; `data_len` tells data from pure ACKs.
+pub const CANDIDATES: &[(Event, &[Candidate])] = &[
+    (Event::Syscalls, &[("raw_syscalls:sys_enter", None)]),
+    (Event::PacketsSent, &[("net:net_dev_xmit", None)]),
+    (
+        Event::PacketsReceived,
+        &[("net:netif_receive_skb", None), ("net:netif_rx", None)],
+    ),
+    (
+        Event::NetRxSoftirqs,
+        &[("irq:softirq_entry", Some("vec == 3"))],
+    ),
+    (
+        Event::NetTxSoftirqs,
+        &[("irq:softirq_entry", Some("vec == 2"))],
+    ),
+    (
+        Event::Wakeups,
+        &[("sched:sched_waking", None), ("sched:sched_wakeup", None)],
+    ),
+    (Event::SkbConsumed, &[("skb:consume_skb", None)]),
+    (Event::SkbFreed, &[("skb:kfree_skb", None)]),
+    (Event::SkbCopies, &[("skb:skb_copy_datagram_iovec", None)]),
+    (
+        Event::TcpDataSegments,
+        &[("tcp:tcp_probe", Some("data_len > 0"))],
+    ),
+    (
+        Event::TcpPureAcks,
+        &[("tcp:tcp_probe", Some("data_len == 0"))],
+    ),
+];
+
+/// The `events` directory of tracefs, where it is mounted and readable.
+fn events_dir() -> Option<PathBuf> {
+    [
+        "/sys/kernel/tracing/events",
+        "/sys/kernel/debug/tracing/events",
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .find(|p| p.join("raw_syscalls").is_dir() || p.join("sched").is_dir())
+}
+
+/// The id of tracepoint `category:name` under `events`.
+fn id(events: &Path, name: &str) -> Option<u64> {
+    let (category, event) = name.split_once(':')?;
+    let text = std::fs::read_to_string(events.join(category).join(event).join("id")).ok()?;
+    text.trim().parse().ok()
+}
+
+/// The tracepoints to count on this kernel, one per event it offers, in
+/// [`CANDIDATES`] order; read once per process.
+pub fn chosen() -> &'static [Chosen] {
+    static CHOSEN: OnceLock<Vec<Chosen>> = OnceLock::new();
+    CHOSEN.get_or_init(|| match events_dir() {
+        Some(events) => choose(&events),
+        None => Vec::new(),
+    })
+}
+
+/// The first candidate of each event that `events` holds.
+pub fn choose(events: &Path) -> Vec<Chosen> {
+    CANDIDATES
+        .iter()
+        .filter_map(|(event, candidates)| {
+            candidates.iter().find_map(|(name, filter)| {
+                Some(Chosen {
+                    event: *event,
+                    name: name.to_string(),
+                    id: id(events, name)?,
+                    filter: *filter,
+                })
+            })
+        })
+        .collect()
+}
+
+/// The tracepoints of `chosen`, each named once, for [`super::Why::tracepoints`]
+/// (`irq:softirq_entry` serves two events).
+pub fn names(chosen: &[Chosen]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for c in chosen {
+        if !names.contains(&c.name) {
+            names.push(c.name.clone());
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_has_candidates_and_the_first_present_is_chosen() {
+        for event in Event::ALL {
+            assert!(CANDIDATES.iter().any(|(e, c)| *e == event && !c.is_empty()));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for (path, id) in [("sched/sched_wakeup", 7), ("net/netif_rx", 9)] {
+            std::fs::create_dir_all(dir.path().join(path)).unwrap();
+            std::fs::write(dir.path().join(path).join("id"), format!("{id}\n")).unwrap();
+        }
+        let chosen = choose(dir.path());
+        let got: Vec<(Event, &str, u64)> = chosen
+            .iter()
+            .map(|c| (c.event, c.name.as_str(), c.id))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Event::PacketsReceived, "net:netif_rx", 9),
+                (Event::Wakeups, "sched:sched_wakeup", 7)
+            ]
+        );
+    }
+}
