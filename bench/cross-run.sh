@@ -98,4 +98,54 @@ print(f"cross-run share: {misses}/{pairs} pairs differ beyond their intervals (|
       f"{misses / max(pairs, 1):.1%} (target ≤ 10%)")
 print(f"settled share: {settled}/{total} headline ratios settled over all runs: "
       f"{settled / max(total, 1):.1%} (target ≥ 50%)")
+
+# What if each paired interval also held a between-run standard error `floor` (in
+# log space, added in quadrature: t·sqrt(s²/n + floor²))? Recomputed from each
+# record's rounds, the rounds as they ran (a run with it would stop differently).
+def read(m, path):
+    for p in path.split("."):
+        m = m.get(p) if isinstance(m, dict) else None
+    return m
+
+def paired_logs(path):
+    groups = {}
+    for r in json.load(open(path))["results"]:
+        groups.setdefault((r["experiment"], json.dumps(
+            {k: v for k, v in r["params"].items() if k not in ("duration_ms", "counts", "threads")},
+            sort_keys=True)), []).append(r)
+    out = {}
+    for g, rs in groups.items():
+        labels = [r["transport"] for r in rs]
+        ref = rs[labels.index("unix")] if "unix" in labels else rs[0]
+        def costs(r):
+            v = [read(t, r["headline"]["metric"]) for t in r["trials"]]
+            return [None if x is None or x <= 0 else (1 / x if r["headline"]["higher_is_better"] else x) for x in v]
+        for r in rs:
+            a, b = costs(ref), costs(r)
+            if r is ref or len(a) != len(b) or len(a) < 2 or None in a + b:
+                continue
+            out[g + (r["transport"],)] = [math.log(y / x) for x, y in zip(a, b)]
+    return out
+
+def with_floor(logs, floor):
+    n = len(logs)
+    m = sum(logs) / n
+    se = math.sqrt(sum((l - m) ** 2 for l in logs) / (n - 1) / n + floor ** 2)
+    return m, se, t975(n - 1) * se
+
+logs = [paired_logs(f) for f in sys.argv[1:]]
+for floor in (0.005, 0.01, 0.015):
+    miss = pairs = settled = total = 0
+    for run in logs:
+        for l in run.values():
+            h = with_floor(l, floor)[2]
+            total += 1
+            settled += math.exp(h) - 1 < 0.05 and 1 - math.exp(-h) < 0.05
+    for a, b in itertools.combinations(logs, 2):
+        for k in a.keys() & b.keys():
+            (ma, sa, _), (mb, sb, _) = with_floor(a[k], floor), with_floor(b[k], floor)
+            pairs += 1
+            miss += abs(ma - mb) / math.hypot(sa, sb) > 1.96
+    print(f"  with a between-run floor of {floor:.1%}: cross-run {miss}/{pairs} = "
+          f"{miss / max(pairs, 1):.1%}, settled {settled}/{total} = {settled / max(total, 1):.1%}")
 PY
