@@ -17,10 +17,14 @@ pub const METHOD: &str = "95% Student t interval of the mean log ratio over pair
 /// next beyond what its rounds show: a new server process, cluster and
 /// connections, the host's state. Rounds within one run cannot sample it, so
 /// [`Interval::of_paired`] adds it in quadrature. Measured by `bench/cross-run.sh`
-/// (three back-to-back `sockbench run`s on 2 shared cores): without it 12.7% of
-/// headline ratios differed between two runs beyond their intervals (|z| > 1.96,
-/// 16 of 126), with 1% 8.7%, at 1.5% 5.6% but a third fewer settled (±5% then
-/// needs the rounds' own share almost gone: 1.96 × 1.5% is already ±3%).
+/// over six back-to-back `sockbench run`s on 2 shared cores (630 pairs of runs ×
+/// ratios, recomputed from their rounds): with none, 16.0% of headline ratios
+/// differed between two runs beyond their intervals (|z| > 1.96; honest 95%
+/// intervals give about 5%), with 1% 14.1% (52% settled), with 1.5% 10.3% but
+/// only 33% settled: ±5% then leaves the rounds almost no room (t × 1.5% is
+/// already ±3.5%). 1% is what this widening buys without costing the settling;
+/// the rest of the run-to-run difference (TLS ratios moving by 10-20% between
+/// runs on this machine) is larger than any interval narrow enough to settle.
 pub const BETWEEN_RUNS: f64 = 0.01;
 
 /// An interval is settled when it is narrower than this on either side (±5%).
