@@ -14,6 +14,11 @@
 #   settled share: per run, the headline ratios whose interval is within ±5%.
 #     Target ≥ 50%.
 #   each run's wall time (target ≤ 120 s on 2 cores) and the load average before it.
+#
+# On the 2-core VM, 2026-11-24: before issue 21 part 4, 21.4% (9/42, two runs under
+# another build, load 3-9), 9 and 3 of 42 settled, 236 s and 289 s. After it (one
+# CPU per round, 6+ short rounds, 1% between-run widening), load 1.4-3.2: 12.7%
+# (16/126), 24, 22 and 17 of 42 settled (50%), 105-107 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
