@@ -50,6 +50,12 @@ pub struct Cli {
 pub enum Command {
     /// Everything in about 2 minutes: the quick sockets, PostgreSQL and Redis suites,
     /// a verdict, and a result file (the default command).
+    ///
+    /// Client and server are pinned to one CPU, a different one each round (the
+    /// result's `placement` is `same`): placed freely, a round trip on a small
+    /// machine is fast or slow by where the scheduler put the two, which differs
+    /// between the transports of one round and from run to run. To measure other
+    /// placements, run a family's command with `--quick --placement free,split`.
     Run(RunArgs),
     /// Run the sockbench server alone, e.g. for a client on another host.
     Serve(ServeArgs),

@@ -71,19 +71,22 @@ fn run_measures_both_suites_into_a_result_file_and_gives_a_verdict() {
         .as_str()
         .is_some_and(|c| !c.is_empty()));
 
+    // `run` pins client and server to one CPU (a different one each round), and
+    // every line says so.
     for line in [
         "Verdict, on this machine:",
         "  In short: ",
-        "  Short queries (SELECT 1 on a kept connection): ",
-        "  New connections (connect, SELECT 1, close): ",
-        "  Raw round trips (64 B messages, raw socket): ",
-        "  Bulk results (rows of one large SELECT): ",
+        "  Short queries (SELECT 1 on a kept connection, on one CPU): ",
+        "  New connections (connect, SELECT 1, close, on one CPU): ",
+        "  Raw round trips (64 B messages, raw socket, on one CPU): ",
+        "  Bulk results (rows of one large SELECT, on one CPU): ",
     ] {
         assert!(stdout.contains(line), "no '{line}' in:\n{stdout}");
     }
     if redis {
         assert!(
-            stdout.contains("  Commands to Redis (GET of 64 B values, one at a time): "),
+            stdout
+                .contains("  Commands to Redis (GET of 64 B values, one at a time, on one CPU): "),
             "no Redis line in:\n{stdout}"
         );
     }

@@ -83,6 +83,18 @@ pub fn current_cpu() -> Option<u32> {
     u32::try_from(cpu).ok()
 }
 
+/// `cpus` starting at its `round`-th (modulo their count) and wrapping around: the
+/// CPUs a pinned placement uses in that round, so that `same` takes each CPU in
+/// turn and `split` swaps client and server from round to round on two CPUs.
+pub fn rotated(cpus: &[usize], round: usize) -> Vec<usize> {
+    let mut cpus = cpus.to_vec();
+    if !cpus.is_empty() {
+        let n = round % cpus.len();
+        cpus.rotate_left(n);
+    }
+    cpus
+}
+
 /// The client's and the server's CPUs under `placement`, from the CPUs this
 /// process may use: `None` for free placement; an error when `split` has fewer
 /// than two CPUs to use.
@@ -112,6 +124,19 @@ mod tests {
         assert!(cpus_for(Placement::Split, &[0])
             .unwrap_err()
             .contains("two CPUs"));
+    }
+
+    #[test]
+    fn pinned_placements_move_to_the_next_cpu_every_round() {
+        assert_eq!(rotated(&[0, 1], 0), [0, 1]);
+        assert_eq!(rotated(&[0, 1], 1), [1, 0]);
+        assert_eq!(rotated(&[0, 1], 2), [0, 1]);
+        assert_eq!(rotated(&[2, 5, 7], 4), [5, 7, 2]);
+        assert!(rotated(&[], 3).is_empty());
+        let same = |r| cpus_for(Placement::Same, &rotated(&[0, 1], r));
+        assert_eq!((same(0), same(1)), (Ok(Some((0, 0))), Ok(Some((1, 1)))));
+        let split = |r| cpus_for(Placement::Split, &rotated(&[0, 1], r));
+        assert_eq!((split(0), split(1)), (Ok(Some((0, 1))), Ok(Some((1, 0)))));
     }
 
     #[test]

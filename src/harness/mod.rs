@@ -198,8 +198,9 @@ pub trait Runner {
 pub type Grid = Vec<Vec<Vec<Trial>>>;
 
 /// Runs the rounds of `schedule` and returns the measured trials: at least
-/// `rounds.min`, then more while a headline interval is wider than ±5% and the time
-/// and round limits allow.
+/// `rounds.min` of every case, then more rounds of the cases whose headline
+/// interval is still wider than ±5%, while the time and round limits allow. A
+/// settled case runs no more rounds: its time goes to those still open.
 pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress) -> Result<Grid> {
     let rounds = schedule.rounds;
     progress.begin(
@@ -211,33 +212,57 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
         .iter()
         .map(|c| vec![Vec::new(); c.targets.len()])
         .collect();
+    let all = vec![true; schedule.cases.len()];
     for round in 0..schedule.warmup_rounds {
-        run_round(schedule, runner, progress, round, None, &mut grid)?;
+        run_round(schedule, runner, progress, round, None, &all, &mut grid)?;
     }
-    let start = Instant::now();
+    // Seconds each case's rounds took so far, to foresee the next round's time.
+    let mut spent = vec![0.0; schedule.cases.len()];
+    let mut first = 0.0;
     let mut done = 0;
     while done < rounds.max {
+        let mut open = all.clone();
         if done >= rounds.min {
-            let elapsed = start.elapsed().as_secs_f64();
-            let per_round = elapsed / f64::from(done);
-            let first = per_round * f64::from(rounds.min);
-            let settled = match &schedule.settle_on {
-                Some(metric) => settle::settled(schedule, runner, metric, &grid),
-                None => true,
-            };
-            if settled || elapsed + per_round > first * rounds.time_factor {
+            if done == rounds.min {
+                first = spent.iter().sum();
+            }
+            if let Some(metric) = &schedule.settle_on {
+                open = settle::settled(schedule, runner, metric, &grid)
+                    .iter()
+                    .map(|s| !s)
+                    .collect();
+            } else {
                 break;
             }
-            progress.grow(schedule.steps_per_round());
+            let next: f64 = (0..open.len())
+                .filter(|&c| open[c])
+                .map(|c| spent[c] / grid[c][0].len().max(1) as f64)
+                .sum();
+            let elapsed: f64 = spent.iter().sum();
+            if !open.contains(&true) || elapsed + next > first * rounds.time_factor {
+                break;
+            }
+            let steps = schedule
+                .cases
+                .iter()
+                .zip(&open)
+                .filter(|(_, o)| **o)
+                .map(|(c, _)| c.targets.len() as u64)
+                .sum();
+            progress.grow(steps);
         }
-        run_round(
+        let took = run_round(
             schedule,
             runner,
             progress,
             schedule.warmup_rounds + done,
             Some(done),
+            &open,
             &mut grid,
         )?;
+        for (s, t) in spent.iter_mut().zip(took) {
+            *s += t;
+        }
         done += 1;
     }
     if schedule.counting {
@@ -267,7 +292,7 @@ fn counting_round(
                     .to_string(),
             );
             let server = runner.server_pid();
-            place(case.placement, server)?;
+            place(case.placement, server, 0)?;
             let mut meter = Meter::counters(server);
             let mut trial = runner.trial(c, target, &mut meter).with_context(|| {
                 format!(
@@ -286,15 +311,16 @@ fn counting_round(
 
 /// One trial with its CPU cost and the load of the rest of the machine; run again
 /// (up to [`RETRIES`] times) while outside load disturbs it. The last run is kept,
-/// marked when it was disturbed too.
+/// marked when it was disturbed too. `round` chooses the CPUs of a pinned placement.
 fn measured_trial(
     schedule: &Schedule,
     runner: &mut dyn Runner,
     case: usize,
     target: usize,
+    round: u32,
 ) -> Result<Trial> {
     let server = runner.server_pid();
-    place(schedule.cases[case].placement, server)?;
+    place(schedule.cases[case].placement, server, round)?;
     let mut reruns = 0;
     loop {
         let before = Snapshot::take(server);
@@ -316,9 +342,13 @@ fn measured_trial(
 
 /// Pins the calling thread (the client, and the client threads it starts) and the
 /// server process (with what it starts) as `placement` says; `free` lets both run
-/// anywhere they may.
-fn place(placement: Placement, server: Option<u32>) -> Result<()> {
-    let allowed = affinity::allowed();
+/// anywhere they may. A pinned placement moves to the next CPU every round
+/// ([`affinity::rotated`]): every target of a round sees the same CPUs, so the
+/// round's ratio compares like with like, and the rounds together sample each
+/// CPU and what else runs there, which otherwise differs from one run to the next.
+fn place(placement: Placement, server: Option<u32>, round: u32) -> Result<()> {
+    let allowed = affinity::rotated(affinity::allowed(), round as usize);
+    let allowed = &allowed[..];
     let (client, server_cpus) = match affinity::cpus_for(placement, allowed) {
         Ok(Some((c, s))) => (vec![c], vec![s]),
         Ok(None) => (allowed.to_vec(), allowed.to_vec()),
@@ -331,17 +361,24 @@ fn place(placement: Placement, server: Option<u32>) -> Result<()> {
     Ok(())
 }
 
-/// One round: every case on every one of its targets, the first target rotated by
-/// `round`. `measured` is the measured round's number, `None` for a warm-up round.
+/// One round: every case that is `open` on every one of its targets, the first
+/// target rotated by `round`. `measured` is the measured round's number, `None` for
+/// a warm-up round. Returns the seconds each case took (0 for those not run).
 fn run_round(
     schedule: &Schedule,
     runner: &mut dyn Runner,
     progress: &dyn Progress,
     round: u32,
     measured: Option<u32>,
+    open: &[bool],
     grid: &mut Grid,
-) -> Result<()> {
+) -> Result<Vec<f64>> {
+    let mut took = vec![0.0; schedule.cases.len()];
     for (c, case) in schedule.cases.iter().enumerate() {
+        if !open[c] {
+            continue;
+        }
+        let start = Instant::now();
         (schedule.stop)()?;
         runner.enter(c)?;
         let n = case.targets.len();
@@ -358,7 +395,7 @@ fn run_round(
                 };
                 progress.step(format!("{what} round {}", r + 1));
             }
-            let trial = measured_trial(schedule, runner, c, target).with_context(|| {
+            let trial = measured_trial(schedule, runner, c, target, round).with_context(|| {
                 let case = if case.label.is_empty() {
                     String::new()
                 } else {
@@ -382,6 +419,7 @@ fn run_round(
                 grid[c][slot].push(trial);
             }
         }
+        took[c] = start.elapsed().as_secs_f64();
     }
-    Ok(())
+    Ok(took)
 }

@@ -342,3 +342,70 @@ fn trials_aggregate_into_ranked_records() {
         "40–60 around 50 is wider than 10%"
     );
 }
+
+#[test]
+fn rounds_past_the_minimum_run_only_the_cases_still_open() {
+    // Case "a": tcp always half as fast as unix (settled at the minimum); case "b":
+    // a ratio that jumps every round (never settled). Calls go a, b in each round
+    // until "a" settles, then only b.
+    let mut fake = JumpingB::default();
+    let grid = run(
+        &until_settled(cases(&["a", "b"], 2), 3, 6),
+        &mut fake,
+        &Silent,
+    )
+    .unwrap();
+    assert_eq!(grid[0][0].len(), 3, "the settled case stops at the minimum");
+    assert_eq!(grid[1][0].len(), 6, "the open one runs to the maximum");
+    assert_eq!(
+        fake.calls.iter().filter(|(c, _)| *c == 0).count(),
+        6,
+        "no trial of the settled case after the minimum"
+    );
+}
+
+#[test]
+fn extra_rounds_stop_when_the_open_cases_would_pass_the_time_allowance() {
+    // Only case "b" stays open; with an allowance of nothing past the first rounds,
+    // no extra round runs even though one would be short.
+    let mut fake = JumpingB::default();
+    let schedule = Schedule {
+        rounds: Rounds {
+            min: 3,
+            max: 6,
+            time_factor: 1.0,
+        },
+        ..until_settled(cases(&["a", "b"], 2), 3, 6)
+    };
+    let grid = run(&schedule, &mut fake, &Silent).unwrap();
+    assert_eq!((grid[0][0].len(), grid[1][0].len()), (3, 3));
+}
+
+/// Case 0 measures unix 100, tcp 50 every round; case 1 alternates its tcp
+/// between 50 and 100, so its ratio never settles.
+#[derive(Default)]
+struct JumpingB {
+    calls: Vec<(usize, usize)>,
+}
+
+impl Runner for JumpingB {
+    fn target_label(&self, target: usize) -> String {
+        ["unix", "tcp"][target].to_string()
+    }
+
+    fn trial(&mut self, case: usize, target: usize, _: &mut Meter) -> Result<Trial> {
+        let b_rounds = self.calls.iter().filter(|c| **c == (1, 1)).count();
+        self.calls.push((case, target));
+        let value = match (case, target) {
+            (_, 0) => 100.0,
+            (0, _) => 50.0,
+            _ if b_rounds % 2 == 0 => 50.0,
+            _ => 100.0,
+        };
+        Ok(Trial {
+            metrics: Metrics::default().with(CONN_PER_S, value),
+            count: 1,
+            ..Trial::default()
+        })
+    }
+}

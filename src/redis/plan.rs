@@ -45,9 +45,9 @@ impl Budget {
         concurrent: Duration::from_millis(1_000),
     };
     pub const QUICK: Budget = Budget {
-        round_trips: Duration::from_millis(120),
-        connect: Duration::from_millis(200),
-        concurrent: Duration::from_millis(250),
+        round_trips: Duration::from_millis(60),
+        connect: Duration::from_millis(100),
+        concurrent: Duration::from_millis(125),
     };
 }
 

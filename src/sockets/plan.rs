@@ -244,7 +244,7 @@ mod tests {
         assert_eq!(p.sizes, vec![64, 4096, 65536]);
         assert_eq!(p.write_sizes, vec![4096, 65536]);
         assert_eq!(p.budget, Budget::FULL);
-        assert_eq!(plan(&["--quick"]).unwrap().rounds.min, 3);
+        assert_eq!(plan(&["--quick"]).unwrap().rounds.min, 6);
         assert_eq!(
             plan(&["--quick", "--trials", "7"]).unwrap().rounds,
             crate::harness::Rounds::fixed(7)

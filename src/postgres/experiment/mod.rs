@@ -97,14 +97,14 @@ impl PgBudget {
     pub fn quick() -> PgBudget {
         PgBudget {
             protocol: Protocol::Simple,
-            queries: vec![1_000, 2_000, 4_000],
-            rows: vec![100_000, 200_000, 400_000],
-            connections: 200,
-            connect_time: Duration::from_millis(600),
-            auth_connections: 50,
-            auth_time: Duration::from_millis(400),
-            concurrent_time: Duration::from_secs(2),
-            concurrent_warmup: Duration::from_millis(300),
+            queries: vec![500, 1_000, 2_000],
+            rows: vec![50_000, 100_000, 200_000],
+            connections: 100,
+            connect_time: Duration::from_millis(300),
+            auth_connections: 25,
+            auth_time: Duration::from_millis(200),
+            concurrent_time: Duration::from_secs(1),
+            concurrent_warmup: Duration::from_millis(200),
         }
     }
 }

@@ -58,7 +58,7 @@ impl Pair {
             .filter_map(|(a, b)| Some((cost(metric, &a.metrics)?, cost(metric, &b.metrics)?)))
             .collect();
         let ratios: Vec<f64> = rounds.iter().map(|(a, b)| b / a).collect();
-        let ratio = Interval::of(&ratios);
+        let ratio = Interval::of_paired(&ratios);
         let (base_cost, other_cost) = if rounds.is_empty() {
             (cost(metric, &base.metrics)?, cost(metric, &other.metrics)?)
         } else {
