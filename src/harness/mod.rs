@@ -151,13 +151,18 @@ impl<'a> Schedule<'a> {
         rounds: Rounds,
         headline: Metric,
     ) -> Schedule<'a> {
+        let counting = crate::cpu::counters::available() != crate::cpu::counters::Source::Proc;
+        if !counting {
+            // Without a counting trial, no collector is opened to say so itself.
+            crate::cpu::why::collect::note("no kernel counters are permitted");
+        }
         Schedule {
             experiment,
             cases,
             rounds,
             settle_on: Some(headline),
             warmup_rounds: 0,
-            counting: crate::cpu::counters::available() != crate::cpu::counters::Source::Proc,
+            counting,
             stop: crate::interrupt::check,
         }
     }
