@@ -69,7 +69,7 @@ impl Columns {
 /// A count per operation: `0`, `0.04`, `2.00`, `13.0`, `250`.
 pub fn per_op(n: f64) -> String {
     match n {
-        n if n == 0.0 => "0".into(),
+        0.0 => "0".into(),
         n if n < 10.0 => format!("{n:.2}"),
         n if n < 100.0 => format!("{n:.1}"),
         n => format!("{n:.0}"),
