@@ -13,12 +13,17 @@
 #     space's share is shown, not judged: sockbench's harness is not ten lines of C).
 #     The reference is counted and sampled at once, as sockbench's counting trial
 #     is, so both pay the tracepoint counters' cost (left out on both sides).
-# Measured here (2 vCPU KVM, another job running): event counts agree within 0.5%
-# except wakeups (±4% from run to run on both sides: how often the peer is already
-# awake varies); the kernel's split between scheduler, socket, unix or tcp and copy
-# swings by 10–20 points from one run to the next, for the C loop as for sockbench
-# (unix more than tcp), so the medians of 3 rounds miss the 5-point target for one
-# to three layers per run, on unix one time and on tcp the next.
+# Measured here (2 vCPU KVM, quiet, 2026-11-24, ROUNDS=9): every event count agrees
+# within 0.5% except wakeups (4-8%: how often the peer is already awake varies).
+# Layer shares do NOT meet the target: 7 of 22 kernel-layer rows are outside 5
+# points, and with 9 rounds the gap is systematic, not noise. perf's profile of the
+# C loop puts 37-40% of tcp's kernel samples in the scheduler where sockbench's
+# counting trial (its own client loop) puts 21-23%, and sockbench has more in TCP,
+# socket and syscall entry. On unix, the socket layer is 33% for the C loop against
+# 23-24% in sockbench. The event counts agree, so the two loops do the same kernel
+# work per round trip; what differs is where the time goes. Whether that is the
+# clients' loops (the C loop's plain blocking recv against sockbench's) or the
+# sampling is not settled.
 # The tracepoints and filters are read from src/cpu/why/tracepoints.rs (the first
 # candidate of each event that sockbench reports using). For ROUNDS rounds (default
 # 3), medians over rounds. Everything runs on one CPU (PIN_CPU, default 0; sockbench
