@@ -15,7 +15,7 @@
 #     is, so both pay the tracepoint counters' cost (left out on both sides).
 # Measured here (2 vCPU KVM, quiet, 2026-11-24, ROUNDS=9): every event count agrees
 # within 0.5% except wakeups (4-8%: how often the peer is already awake varies).
-# Layer shares do NOT meet the target: 7 of 22 kernel-layer rows are outside 5
+# Layer shares do NOT meet the target: 8 of 28 kernel-layer rows are outside 5
 # points, and with 9 rounds the gap is systematic, not noise. perf's profile of the
 # C loop puts 37-40% of tcp's kernel samples in the scheduler where sockbench's
 # counting trial (its own client loop) puts 21-23%, and sockbench has more in TCP,
