@@ -67,7 +67,8 @@ fn rounds_help() -> String {
          Without it: at least {} rounds, then more rounds of the cases whose headline \
          95% interval is not yet within ±{:.0}%, at most {} rounds or {}x the time of the first {} \
          (with --quick: {}, {}, {}x); then one counting trial of each with kernel counters \
-         (switches, migrations, instructions), whose time is not used. Intervals: {}",
+         (switches, migrations, instructions, and the kernel's events per operation \
+         and CPU by layer), whose time is not used. Intervals: {}",
         d.min,
         crate::stats::SETTLED * 100.0,
         d.max,

@@ -122,7 +122,7 @@ mod tests {
     use super::*;
     use crate::cpu::why::Account;
 
-    pub fn account(events: &[(Event, f64)], layers: &[(Layer, f64)]) -> Account {
+    fn account(events: &[(Event, f64)], layers: &[(Layer, f64)]) -> Account {
         Account {
             events: events.iter().map(|(e, n)| (e.name().into(), *n)).collect(),
             layers: layers.iter().map(|(l, n)| (l.name().into(), *n)).collect(),

@@ -105,11 +105,7 @@ fn tls_in_short(lines: &[&Line]) -> Option<String> {
 /// `short queries, new connections and bulk bytes`.
 fn lowercase_list(items: &[String]) -> String {
     let items: Vec<String> = items.iter().map(|s| lowercase_first(s)).collect();
-    match items.split_last() {
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-        None => String::new(),
-    }
+    super::words::listed(&items)
 }
 
 /// `Short queries (SELECT 1 …)` as `short queries (SELECT 1 …)`: only the first

@@ -4,6 +4,7 @@
 //! calls, wakeups), and in which layers its extra CPU time is. Where the layers do
 //! not explain the difference, it says so.
 
+use super::words::listed;
 use crate::cpu::why::{Event, Layer, Why};
 use crate::report::columns::why::{layer_times, per_op};
 use crate::report::format::duration_ns;
@@ -62,13 +63,7 @@ fn events(a: &Why, b: &Why, base: &str) -> Option<String> {
             had.push(per_op(x));
         }
     }
-    (!more.is_empty()).then(|| {
-        format!(
-            "makes {} more ({base}: {})",
-            and_list(&more),
-            and_list(&had)
-        )
-    })
+    (!more.is_empty()).then(|| format!("makes {} more ({base}: {})", listed(&more), listed(&had)))
 }
 
 /// `spends 1.00 µs more CPU time, 85% of the growth in TCP and IP`: the layers whose time grew most, as a share of all that grew (a layer the
@@ -115,7 +110,7 @@ fn layers(a: &Why, b: &Why) -> Option<String> {
         format!(
             "{cpu}, {:.0}% of the growth in {}",
             100.0 * share,
-            and_list(&names)
+            listed(&names)
         )
     })
 }
@@ -134,15 +129,6 @@ pub fn describe(layer: Layer) -> &'static str {
         Layer::Tls => "TLS crypto",
         Layer::User => "the rest of user space",
         Layer::OtherKernel => "the rest of the kernel",
-    }
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 

@@ -262,6 +262,15 @@ fn core_share(share: f64) -> String {
     }
 }
 
+/// `a`, `a and b`, `a, b and c`.
+pub fn listed(items: &[String]) -> String {
+    match items.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 /// A whole number with thousands separated: `10,000`.
 pub fn whole(n: f64) -> String {
     let digits = format!("{:.0}", n.max(0.0));
