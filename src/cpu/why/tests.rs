@@ -12,7 +12,14 @@ use std::io::{Read, Write};
 /// where it cannot be collected.
 fn account(ops: u64, work: impl FnOnce()) -> Option<Why> {
     let Some(mut collector) = Collector::open(None) else {
-        eprintln!("skipped: tracepoints are not permitted here (not root?)");
+        // As root, tracepoints and sampling are permitted: not opening is a failure.
+        // SAFETY: geteuid has no preconditions.
+        assert_ne!(
+            unsafe { libc::geteuid() },
+            0,
+            "the kernel's account did not open as root"
+        );
+        eprintln!("skipped: tracepoints are not permitted here (not root)");
         return None;
     };
     collector.start();
