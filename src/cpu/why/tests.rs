@@ -14,11 +14,8 @@ fn account(ops: u64, work: impl FnOnce()) -> Option<Why> {
     let Some(mut collector) = Collector::open(None) else {
         // As root, tracepoints and sampling are permitted: not opening is a failure.
         // SAFETY: geteuid has no preconditions.
-        assert_ne!(
-            unsafe { libc::geteuid() },
-            0,
-            "the kernel's account did not open as root"
-        );
+        let euid = unsafe { libc::geteuid() };
+        assert_ne!(euid, 0, "the kernel's account did not open as root");
         eprintln!("skipped: tracepoints are not permitted here (not root)");
         return None;
     };
