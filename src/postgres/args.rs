@@ -41,8 +41,10 @@ use std::path::PathBuf;
     set, and never reads any PG* variable. A URL named unix, tcp or tls must reach the \
     server that way (a tcp URL that negotiates TLS is refused: add sslmode=disable).\n\n\
     Experiments: query (N sequential SELECT 1 on one connection; time per query by \
-    least-squares fit), connect (connect + SELECT 1 + close, phase by phase, trust \
-    authentication), auth (the same per authentication method; the cost over trust), rows \
+    least-squares fit), connect (connect + SELECT 1 + close, phase by phase; role foo \
+    logs in by md5 on every transport of the throwaway cluster, as no other local account \
+    may reach it), auth (the same per authentication method; the cost over trust, which \
+    is offered only over the private Unix socket), rows \
     (SELECT * FROM generate_series(1,N), every value read; time per row by fit), \
     concurrent (clients running a script at once on a few threads, like pgbench -c -j -T; \
     transactions/s and latency percentiles; with --rate, the latency at that rate).\n\n\
@@ -76,7 +78,8 @@ pub struct PostgresArgs {
     pub connections: Option<u64>,
 
     /// Authentication methods the auth experiment compares on the throwaway cluster
-    /// [default: trust,password,md5,scram-sha-256,peer].
+    /// [default: trust,password,md5,scram-sha-256,peer; trust only over unix, and not
+    /// with unix-abstract, as any local account could connect by it elsewhere].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub auth_methods: Option<Vec<AuthMethod>>,
 

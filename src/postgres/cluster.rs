@@ -13,16 +13,20 @@
 //!
 //! Other local users can reach the loopback port and the abstract socket while it
 //! runs, so the superuser is admitted only by peer authentication on the private
-//! socket directory, for the OS account sockbench runs as (see `hba.rs`); what anyone
-//! else can reach is the unprivileged role `foo`. The postmaster runs in its own
+//! socket directory, for the OS account sockbench runs as, and the unprivileged role
+//! `foo` only by its password, by peer, or (trust) through that directory alone (see
+//! `hba.rs`): no other account reaches either. What `foo` could change that alters
+//! the measured work is read right after the cluster is made (`tamper.rs`), and
+//! every experiment is checked against that clean state. The postmaster runs in its own
 //! process group (a Ctrl-C meant for sockbench must not reach it) and gets SIGQUIT if
 //! sockbench dies without cleaning up.
 
 use super::account::{self, Account};
 use super::bindir::Binaries;
-use super::hba::{self, AuthMethod, ProbeAddr, ADMIN_ROLE, ROLE};
+use super::hba::{self, AuthMethod, ProbeAddr, ADMIN_ROLE, ROLE, STANDING};
 use super::libpq::{Conn, ConnParams};
 use super::process::{self, Spawned};
+use super::tamper::Facts;
 use crate::dir::Dir;
 use crate::error::usage;
 use crate::leftovers::PrivateDir;
@@ -44,6 +48,8 @@ pub struct Cluster {
     abstract_name: Option<String>,
     password: String,
     account: Option<Account>,
+    /// What role `foo` could change, as it was right after the cluster was made.
+    baseline: Option<Facts>,
     /// The data directory, held open: it belongs to the server account, so files
     /// root writes there are written through this descriptor, never by path.
     data: Dir,
@@ -88,6 +94,7 @@ impl Cluster {
                 .then(|| format!("sockbench-{}", random_hex(8))),
             password: random_hex(24),
             account,
+            baseline: None,
             base,
             data,
             dir: Some(dir),
@@ -100,6 +107,7 @@ impl Cluster {
             max_connections,
         )?;
         cluster.create_role()?;
+        cluster.baseline = Some(Facts::read(&cluster)?);
         Ok(cluster)
     }
 
@@ -114,6 +122,8 @@ impl Cluster {
             "--auth-host=reject".into(),
             "-E".into(),
             "UTF8".into(),
+            // The C locale, whatever the caller's (the server gets no environment).
+            "--no-locale".into(),
             "--no-sync".into(),
         ];
         process::run_to_end(
@@ -135,7 +145,7 @@ impl Cluster {
             "pg_ident.conf",
             hba::ident_conf(&account::current_user_name()).as_bytes(),
         )?;
-        self.write_private("pg_hba.conf", hba::hba_conf(AuthMethod::Trust).as_bytes())
+        self.write_private("pg_hba.conf", hba::hba_conf(STANDING).as_bytes())
     }
 
     /// Writes a file of the data directory that only the server account can read:
@@ -224,11 +234,34 @@ impl Cluster {
 
     fn create_role(&mut self) -> Result<()> {
         let admin = Conn::connect(&self.admin_params()).context("cannot reach the new server")?;
-        admin.query_value(&format!(
-            "CREATE ROLE {ROLE} LOGIN PASSWORD '{}'",
-            self.password
-        ))?;
+        admin.query_value(&format!("CREATE ROLE {ROLE} LOGIN"))?;
+        self.store_password(&admin, STANDING)?;
         admin.query_value(&format!("CREATE DATABASE {ROLE} OWNER {ROLE}"))?;
+        Ok(())
+    }
+
+    /// Stores `foo`'s password the way `method` needs it.
+    fn store_password(&self, admin: &Conn, method: AuthMethod) -> Result<()> {
+        admin.query_value(&format!(
+            "SET password_encryption = '{}'",
+            method.password_storage()
+        ))?;
+        admin.query_value(&format!("ALTER ROLE {ROLE} PASSWORD '{}'", self.password))?;
+        Ok(())
+    }
+
+    /// What role `foo` could change, as it was right after the cluster was made.
+    pub fn baseline(&self) -> Option<&Facts> {
+        self.baseline.as_ref()
+    }
+
+    /// Takes the objects `foo` owns now into the baseline (after a user's script,
+    /// which may make its own, has run).
+    pub fn accept_objects(&mut self) -> Result<()> {
+        let now = Facts::read(self)?;
+        if let Some(baseline) = &mut self.baseline {
+            baseline.take_objects(now);
+        }
         Ok(())
     }
 
@@ -288,14 +321,18 @@ impl Cluster {
 
     /// Switches every connection of role `foo` to `method`: stores the password the
     /// way the method needs, rewrites `pg_hba.conf`, reloads, and waits until the
-    /// server really asks for that method.
+    /// server really asks for that method. Trust is refused while an abstract socket
+    /// listens, which any local account can reach.
     pub fn set_auth(&mut self, method: AuthMethod) -> Result<()> {
+        if method.private_only() && self.abstract_name.is_some() {
+            bail!(
+                "{method} authentication cannot be offered while the cluster listens on an \
+                 abstract socket, which any local account can reach; measure it without \
+                 unix-abstract"
+            );
+        }
         let admin = Conn::connect(&self.admin_params())?;
-        admin.query_value(&format!(
-            "SET password_encryption = '{}'",
-            method.password_storage()
-        ))?;
-        admin.query_value(&format!("ALTER ROLE {ROLE} PASSWORD '{}'", self.password))?;
+        self.store_password(&admin, method)?;
         self.write_private("pg_hba.conf", hba::hba_conf(method).as_bytes())?;
         admin.query_value("SELECT pg_reload_conf()")?;
         let socket = self.socket_dir.join(format!(".s.PGSQL.{}", self.port));

@@ -42,6 +42,11 @@ fn auth_switch_really_switches_and_cleanup_is_complete() {
     let tcp = cluster.params(Transport::Tcp).unwrap();
     let unix = cluster.params(Transport::Unix).unwrap();
     let wrong = |p: &super::libpq::ConnParams| p.with(&[("password", "not-the-password")]);
+    // As made: md5 on every transport.
+    let e = Conn::connect(&wrong(&unix))
+        .err()
+        .expect("a wrong password refused");
+    assert!(e.is_auth_failure(), "{e}");
     for method in [
         AuthMethod::Scram,
         AuthMethod::Md5,
@@ -49,12 +54,20 @@ fn auth_switch_really_switches_and_cleanup_is_complete() {
         AuthMethod::Trust,
     ] {
         cluster.set_auth(method).unwrap();
-        Conn::connect(&tcp).unwrap_or_else(|e| panic!("{method}: right password refused: {e}"));
-        let refused = Conn::connect(&wrong(&tcp));
-        if method == AuthMethod::Trust {
-            assert!(refused.is_ok(), "trust must accept any password");
+        let right = if method == AuthMethod::Trust {
+            &unix
         } else {
-            let e = refused
+            &tcp
+        };
+        Conn::connect(right).unwrap_or_else(|e| panic!("{method}: right password refused: {e}"));
+        if method == AuthMethod::Trust {
+            Conn::connect(&wrong(&unix)).expect("trust accepts any password on the socket");
+            assert!(
+                Conn::connect(&tcp).is_err(),
+                "trust is never offered over TCP"
+            );
+        } else {
+            let e = Conn::connect(&wrong(&tcp))
                 .err()
                 .unwrap_or_else(|| panic!("{method} accepted a wrong password"));
             assert!(e.is_auth_failure(), "{method}: {e}");
@@ -81,7 +94,7 @@ fn auth_switch_really_switches_and_cleanup_is_complete() {
 
     let tls = Conn::connect(&cluster.params(Transport::Tls).unwrap());
     assert!(tls.is_err(), "still in peer mode, TCP is refused");
-    cluster.set_auth(AuthMethod::Trust).unwrap();
+    cluster.set_auth(super::hba::STANDING).unwrap();
     let tls = Conn::connect(&cluster.params(Transport::Tls).unwrap()).unwrap();
     let (version, _cipher) = tls.tls().expect("sslmode=require encrypts");
     assert!(version.starts_with("TLS"), "{version}");
@@ -120,7 +133,7 @@ fn user_urls_are_measured_and_their_passwords_never_written() {
         "--url",
         &format!("encrypted={}", url("require")),
         "--auth-url",
-        &format!("trust={}", url("require")),
+        &format!("md5={}", url("require")),
         "--experiments",
         "query,connect,auth",
         "--trials",
@@ -159,8 +172,8 @@ fn user_urls_are_measured_and_their_passwords_never_written() {
         ]
     );
     let auth = file.results.last().unwrap();
-    assert_eq!(auth.params.get(AUTH_METHOD).as_deref(), Some("trust"));
-    assert_eq!(auth.metrics.get(AUTH_NS), Some(0.0));
+    assert_eq!(auth.params.get(AUTH_METHOD).as_deref(), Some("md5"));
+    assert_eq!(auth.metrics.get(AUTH_NS), None, "no trust to take it over");
     for r in &file.results[..4] {
         let server = r.server.as_ref().unwrap();
         assert!(!server.throwaway && server.kind == "postgresql");
@@ -222,11 +235,15 @@ fn connect_per_transaction_opens_one_connection_per_transaction() {
         let result = trial(&targets[0], &load, &mut crate::cpu::Meter::times(None)).unwrap();
         let opened = result.connections.unwrap();
         let seen = sessions_reaching(&cluster, before, opened);
-        assert_eq!(
-            seen, opened,
+        // A client may be inside a handshake when the window ends: the server may
+        // have counted that session or not, so they may differ by one per client.
+        let in_flight = if per_transaction { load.clients } else { 0 };
+        assert!(
+            seen.abs_diff(opened) <= u64::from(in_flight),
             "the server saw {seen} sessions, sockbench opened {opened}"
         );
-        before += seen;
+        // Those still in flight end later, on the server's count.
+        before = sessions_reaching(&cluster, 0, before + seen + u64::from(in_flight));
         if per_transaction {
             // Every counted transaction had its own session; warm-up ones came on top.
             assert!(
@@ -247,7 +264,8 @@ fn an_auth_url_is_checked_against_what_the_server_asks() {
     let Some(binaries) = binaries_or_skip("an_auth_url_is_checked") else {
         return;
     };
-    let mut cluster = Cluster::start(&binaries, &[Transport::Tcp], 1).expect("cluster starts");
+    let mut cluster =
+        Cluster::start(&binaries, &[Transport::Unix, Transport::Tcp], 1).expect("cluster starts");
     cluster.set_auth(AuthMethod::Scram).unwrap();
     let url = format!(
         "postgres://foo:{}@127.0.0.1:{}/foo?sslmode=disable",
@@ -266,6 +284,12 @@ fn an_auth_url_is_checked_against_what_the_server_asks() {
         assert!(e.to_string().contains(says), "{named}: {e}");
     }
     cluster.set_auth(AuthMethod::Trust).unwrap();
+    let socket = format!(
+        "host={} port={} user=foo dbname=foo",
+        cluster.socket_dir().display(),
+        cluster.port()
+    );
+    let target = super::targets::user_target("unix", &socket).unwrap();
     let e = auth_is(&target, AuthMethod::Scram).expect_err("trust is no scram");
     assert!(e.to_string().contains("did not ask for a password"), "{e}");
 }

@@ -15,9 +15,18 @@ use std::time::{Duration, Instant};
 /// trust line ever names it, so another local user cannot become it.
 pub const ADMIN_ROLE: &str = "sockbench";
 /// The role and database of the experiments: not a superuser, with no way to run
-/// programs or read server files. It is all that loopback TCP and the abstract socket
-/// (which has no file permissions) admit.
+/// programs or read server files. Only sockbench reaches it: by its password on
+/// every transport, by peer authentication, or, for `trust`, through the private
+/// socket directory alone (see [`AuthMethod::private_only`]).
 pub const ROLE: &str = "foo";
+/// How role `foo` logs in outside the auth experiment, on every transport alike (so
+/// that no transport pays for a different check): `md5` with an md5-stored password,
+/// the cheapest check that needs the password (one more round trip, an MD5 on each
+/// side; a new connection took the same time as under trust, within this machine's
+/// resolution). Another local account can reach the loopback port and the abstract
+/// socket, so nothing but a secret or the socket's permissions may stand between it
+/// and the role.
+pub const STANDING: AuthMethod = AuthMethod::Md5;
 /// The pg_ident.conf map the `peer` experiment uses (OS account to `foo`).
 const PEER_MAP: &str = "sockbench";
 /// The pg_ident.conf map that admits the administrator (OS account to `sockbench`).
@@ -40,6 +49,15 @@ impl AuthMethod {
         self == AuthMethod::Peer
     }
 
+    /// Trust lets in whoever connects, so the throwaway cluster offers it only on
+    /// the Unix socket in its private directory, which no other account can open
+    /// (0700, the server account's), and only while no abstract socket listens: a
+    /// `local` line of `pg_hba.conf` admits both, and anyone can reach an abstract
+    /// socket. Loopback TCP, reachable by every local account, never trusts.
+    pub fn private_only(self) -> bool {
+        self == AuthMethod::Trust
+    }
+
     /// How the role's password is stored for this method. `md5` needs an md5 hash:
     /// with a SCRAM verifier the server silently runs SCRAM instead.
     pub fn password_storage(self) -> &'static str {
@@ -51,16 +69,18 @@ impl AuthMethod {
 }
 
 /// The whole `pg_hba.conf` for a method. Every line names its role and database: the
-/// administrator on the Unix socket by peer only, the benchmark role by `method`.
+/// administrator on the Unix socket by peer only, the benchmark role by `method` on
+/// the Unix sockets, and over TCP only by a method that needs its password (peer is
+/// invalid on host lines, and trust is never offered there).
 pub fn hba_conf(method: AuthMethod) -> String {
     let local = match method {
         AuthMethod::Peer => format!("peer map={PEER_MAP}"),
         m => m.name().to_string(),
     };
-    // Peer is invalid on host lines (the server would reject the whole file).
-    let host = match method {
-        AuthMethod::Peer => "reject",
-        m => m.name(),
+    let host = if method.local_only() || method.private_only() {
+        "reject"
+    } else {
+        method.name()
     };
     format!(
         "# Written by sockbench for a throwaway cluster.\n\
@@ -93,11 +113,10 @@ impl AuthMethod {
     pub fn expected(self) -> (Answer, Answer) {
         let both = |code| (Answer::Request(code), Answer::Request(code));
         match self {
-            AuthMethod::Trust => both(0),
             AuthMethod::Password => both(3),
             AuthMethod::Md5 => both(5),
             AuthMethod::Scram => both(10),
-            AuthMethod::Peer => (Answer::Request(0), Answer::Refused),
+            AuthMethod::Trust | AuthMethod::Peer => (Answer::Request(0), Answer::Refused),
         }
     }
 }
@@ -228,11 +247,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hba_never_uses_peer_on_host_lines() {
+    fn hba_never_uses_peer_or_trust_on_host_lines() {
         let text = hba_conf(AuthMethod::Peer);
         assert!(text.contains("local foo foo peer map=sockbench\n"));
         assert!(text.contains("host foo foo 127.0.0.1/32 reject"));
+        let text = hba_conf(AuthMethod::Trust);
+        assert!(text.contains("local foo foo trust\n"), "{text}");
+        assert!(
+            text.contains("host foo foo 127.0.0.1/32 reject\n"),
+            "{text}"
+        );
+        assert!(text.contains("host foo foo ::1/128 reject\n"), "{text}");
         assert!(hba_conf(AuthMethod::Md5).contains("host foo foo 127.0.0.1/32 md5"));
+        for method in AuthMethod::ALL {
+            let text = hba_conf(method);
+            let trusting: Vec<&str> = text
+                .lines()
+                .filter(|l| l.starts_with("host") && l.ends_with(" trust"))
+                .collect();
+            assert_eq!(trusting, Vec::<&str>::new(), "{method}");
+        }
+        assert!(!STANDING.private_only() && !STANDING.local_only());
     }
 
     #[test]

@@ -109,16 +109,22 @@ impl PostgresPlan {
         let source = if user_mode {
             user_source(args)?
         } else {
+            let transports = supported(distinct(
+                "--transports",
+                args.transports.as_deref().unwrap_or(&DEFAULT_TRANSPORTS),
+            )?)?;
+            // Without --auth-methods, trust only where the cluster can offer it.
+            let methods = match args.auth_methods.as_deref() {
+                Some(given) => distinct("--auth-methods", given)?,
+                None => AuthMethod::ALL
+                    .into_iter()
+                    .filter(|m| !m.private_only() || trust_offered(&transports))
+                    .collect(),
+            };
             PgSource::Cluster {
                 bindir: args.pg_bindir.clone(),
-                transports: supported(distinct(
-                    "--transports",
-                    args.transports.as_deref().unwrap_or(&DEFAULT_TRANSPORTS),
-                )?)?,
-                methods: distinct(
-                    "--auth-methods",
-                    args.auth_methods.as_deref().unwrap_or(&AuthMethod::ALL),
-                )?,
+                transports,
+                methods,
             }
         };
         let experiments = match (&args.experiments, &source) {
@@ -276,8 +282,15 @@ fn supported(transports: Vec<Transport>) -> Result<Vec<Transport>> {
     Ok(transports)
 }
 
+/// Whether the throwaway cluster can offer trust over `transports`: only over the
+/// Unix socket in its private directory, and only when no abstract socket, which any
+/// local account can reach, listens (see `AuthMethod::private_only`).
+fn trust_offered(transports: &[Transport]) -> bool {
+    transports.contains(&Transport::Unix) && !transports.contains(&Transport::UnixAbstract)
+}
+
 /// On the throwaway cluster, `auth` has a method that applies to some transport:
-/// `peer` needs a Unix socket.
+/// `peer` needs a Unix socket, and trust the private one without an abstract one.
 fn check_auth_applies(source: &PgSource, methods_given: bool) -> Result<()> {
     let PgSource::Cluster {
         transports,
@@ -293,6 +306,15 @@ fn check_auth_applies(source: &PgSource, methods_given: bool) -> Result<()> {
         return Err(usage(
             "peer authentication works only over a Unix socket; add unix to --transports or \
              leave peer out of --auth-methods",
+        ));
+    }
+    if methods.iter().any(|m| m.private_only()) && !trust_offered(transports) {
+        return Err(usage(
+            "trust authentication is measured only over the Unix socket in sockbench's \
+             private directory, where no other local account can connect, and not while the \
+             cluster also listens on an abstract socket, which any account can reach; measure \
+             it with --transports unix (without unix-abstract), or leave trust out of \
+             --auth-methods",
         ));
     }
     Ok(())

@@ -38,12 +38,11 @@ impl Spawned {
             .stdout(out.try_clone()?)
             .stderr(out)
             .current_dir("/");
-        // The caller's PG* variables would steer the server (PGPORT, PGDATA, …).
-        for (name, _) in std::env::vars_os() {
-            if crate::system::pg_environment::is_pg_variable(&name) {
-                command.env_remove(name);
-            }
-        }
+        // An empty environment: the caller's PG* variables would steer the server
+        // (PGPORT, PGDATA, …), and the rest of root's (tokens, keys, HOME) would be
+        // readable as the server account in /proc/PID/environ. The programs need
+        // none of it: they are named by full path, and the locale is given.
+        command.env_clear();
         if let Some(a) = account {
             command.uid(a.uid).gid(a.gid); // std drops root's supplementary groups
         }

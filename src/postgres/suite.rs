@@ -1,14 +1,16 @@
 //! Runs one PostgreSQL experiment over all its targets and rounds through the
 //! harness and builds its records, with the figures derived across experiments
 //! (handshake = connection − one query; auth cost = connection − trust's).
+//!
+//! On the throwaway cluster, every experiment is checked against the cluster's
+//! clean baseline before and after it runs (`tamper.rs`).
 
 use super::cluster::Cluster;
 use super::experiment::concurrent::{self, Load};
 use super::experiment::{connect, fitted, PgBudget, PgExperiment, PgTarget};
-use super::hba::AuthMethod;
+use super::hba::{AuthMethod, STANDING};
 use super::libpq::Protocol;
 use super::plan::ConcurrentPlan;
-use super::tamper::Facts;
 use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::harness::aggregate::{rank, record};
@@ -16,6 +18,7 @@ use crate::harness::{self, Case, Grid, Progress, Runner, Schedule};
 use crate::postgres::keys::*;
 use crate::report::experiment::Experiment;
 use crate::results::{Params, ResultRecord, Trial};
+use crate::transport::Transport;
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 
@@ -110,11 +113,8 @@ impl Suite<'_> {
             described.headline,
         );
         // A user's script may create its own objects as it runs.
-        let objects = experiment != PgExperiment::Concurrent || self.concurrent.script.is_default();
-        let before = match &self.cluster {
-            Some((cluster, _)) => Some(Facts::read(cluster, objects)?),
-            None => None,
-        };
+        let script = experiment == PgExperiment::Concurrent && !self.concurrent.script.is_default();
+        self.untouched(described.id, !script)?;
         let mut runner = PgRunner {
             experiment,
             targets,
@@ -125,16 +125,29 @@ impl Suite<'_> {
         let grid = harness::run(&schedule, &mut runner, self.progress)?;
         if experiment == PgExperiment::Auth {
             if let Some(cluster) = &mut runner.cluster {
-                cluster.set_auth(AuthMethod::Trust)?;
+                cluster.set_auth(STANDING)?;
             }
         }
         let PgRunner { targets, cases, .. } = runner;
-        if let (Some(before), Some((cluster, _))) = (&before, &self.cluster) {
-            before.unchanged(cluster, described.id)?;
+        self.untouched(described.id, !script)?;
+        if let (true, Some((cluster, _))) = (script, &mut self.cluster) {
+            cluster.accept_objects()?;
         }
         let mut records = self.records(experiment, &targets, &cases, grid);
         rank(&mut records, &described.headline);
         Ok(records)
+    }
+
+    /// On the throwaway cluster, an error unless what role `foo` could change is as
+    /// it was when the cluster was made (its objects only when `objects`).
+    fn untouched(&self, experiment: &str, objects: bool) -> Result<()> {
+        match &self.cluster {
+            Some((cluster, _)) => match cluster.baseline() {
+                Some(baseline) => baseline.unchanged(cluster, experiment, objects),
+                None => Ok(()),
+            },
+            None => Ok(()),
+        }
     }
 
     /// How `experiment` describes itself in this run: the concurrent experiment at a
@@ -150,10 +163,7 @@ impl Suite<'_> {
     /// The targets of `experiment` and its cases over them.
     fn cases(&self, experiment: PgExperiment) -> (Vec<PgTarget>, Vec<PgCase>) {
         let all: Vec<usize> = (0..self.targets.len()).collect();
-        let trust = self
-            .cluster
-            .is_some()
-            .then(|| AuthMethod::Trust.name().to_string());
+        let standing = self.cluster.is_some().then(|| STANDING.name().to_string());
         let described = self.described(experiment);
         let protocol = (self.budget.protocol != Protocol::Simple)
             .then(|| self.budget.protocol.name().to_string());
@@ -180,7 +190,7 @@ impl Suite<'_> {
                 (self.targets.clone(), vec![case(params, all)])
             }
             PgExperiment::Connect => {
-                let params = Params::default().with(AUTH_METHOD, trust);
+                let params = Params::default().with(AUTH_METHOD, standing);
                 (self.targets.clone(), vec![case(params, all)])
             }
             PgExperiment::Auth => self.auth_cases(),
@@ -208,7 +218,7 @@ impl Suite<'_> {
                             .with(THREADS, Some(u64::from(load.threads)))
                             .with(DURATION_MS, Some(load.duration.as_millis() as u64))
                             .with(CONNECT_PER_TRANSACTION, load.connect_per_transaction)
-                            .with(AUTH_METHOD, trust.clone())
+                            .with(AUTH_METHOD, standing.clone())
                             .with(PROTOCOL, protocol.clone())
                             .with(SCRIPT, plan.script_name.clone())
                             .with(RATE_PER_S, plan.rate)
@@ -247,6 +257,10 @@ impl Suite<'_> {
                     .map(|&m| {
                         let applies = (0..self.targets.len())
                             .filter(|&t| !m.local_only() || self.targets[t].unix_socket)
+                            .filter(|&t| {
+                                !m.private_only()
+                                    || self.targets[t].transport == Some(Transport::Unix)
+                            })
                             .collect();
                         case(m, applies)
                     })
@@ -288,7 +302,8 @@ impl Suite<'_> {
                     target.tls.clone(),
                 );
                 let mut server = target.server.clone();
-                if let (Some((_, _)), Some(method)) = (&self.cluster, case.method) {
+                if self.cluster.is_some() {
+                    let method = case.method.unwrap_or(STANDING);
                     server.password_storage = Some(method.password_storage().to_string());
                 }
                 r.server = Some(server.record());

@@ -13,7 +13,7 @@
 //! message translations (`PGLOCALEDIR`). Without a service name, which only a
 //! keyword or `PGSERVICE` (taken out) gives, the service file is never read, so they
 //! are inert for the throwaway cluster; a user's `--url` that names a service still
-//! finds its file. Programs sockbench starts get no `PG*` variable at all
+//! finds its file. Programs sockbench starts get no environment at all
 //! (`postgres/process.rs`).
 
 use std::sync::OnceLock;
@@ -72,9 +72,4 @@ pub fn stashed_names() -> Vec<&'static str> {
         .get()
         .map(|all| all.iter().map(|(n, _)| n.as_str()).collect())
         .unwrap_or_default()
-}
-
-/// True for a variable name programs sockbench starts must not inherit.
-pub fn is_pg_variable(name: &std::ffi::OsStr) -> bool {
-    name.as_encoded_bytes().starts_with(b"PG")
 }

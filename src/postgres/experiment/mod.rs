@@ -11,7 +11,7 @@ pub mod fitted;
 
 use crate::postgres::keys::ServerInfo;
 use crate::report::experiment::Experiment;
-use crate::transport::TlsInfo;
+use crate::transport::{TlsInfo, Transport};
 use std::time::Duration;
 
 use super::libpq::{ConnParams, Protocol};
@@ -57,6 +57,8 @@ pub struct PgTarget {
     pub server: ServerInfo,
     /// True over a Unix socket (where `peer` authentication applies).
     pub unix_socket: bool,
+    /// The throwaway cluster's transport this is; `None` for a user's server.
+    pub transport: Option<Transport>,
 }
 
 /// How much work each trial does, and how its queries are sent.

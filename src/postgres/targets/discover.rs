@@ -20,7 +20,7 @@ use anyhow::Result;
 pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
     let (params, pairs) = user_params("--server", uri)?;
     let conn = connect_user("--server", &params, &pairs)?;
-    let (mut base, kind) = learn("--server", params.clone(), &conn, false)?;
+    let (mut base, kind) = learn("--server", params.clone(), &conn, None)?;
     base.label = reached(&base).to_string();
     if kind != ServerKind::PostgreSql {
         let why = if kind.pooled() {
@@ -112,7 +112,7 @@ pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
                 place(&base)
             )),
             Ok(conn) => {
-                let target = describe(label, params, &conn, false)?;
+                let target = describe(label, params, &conn, None)?;
                 check_label(&target, None)?;
                 targets.push(target);
             }

@@ -34,7 +34,7 @@ pub fn cluster_targets(cluster: &Cluster, transports: &[Transport]) -> Result<Ve
             let conn = Conn::connect(&params).map_err(|e| {
                 anyhow::anyhow!("cannot connect to the throwaway cluster over {t}: {e}")
             })?;
-            let target = describe(t.name(), params, &conn, true)?;
+            let target = describe(t.name(), params, &conn, Some(t))?;
             if target.tls.is_some() != (t == Transport::Tls) {
                 bail!("the connection over {t} did not use TLS as expected");
             }
@@ -92,7 +92,7 @@ pub fn connect_user(label: &str, params: &ConnParams, pairs: &[(String, String)]
 pub fn user_target(label: &str, uri: &str) -> Result<PgTarget> {
     let (params, pairs) = user_params(label, uri)?;
     let conn = connect_user(label, &params, &pairs)?;
-    let target = describe(label, params, &conn, false)?;
+    let target = describe(label, params, &conn, None)?;
     check_label(&target, Some(label))?;
     Ok(target)
 }
@@ -110,7 +110,7 @@ pub fn url_target(name: Option<&str>, uri: &str) -> Result<PgTarget> {
             };
             let (params, pairs) = user_params(&shown, uri)?;
             let conn = connect_user(&shown, &params, &pairs)?;
-            let mut target = describe("", params, &conn, false)?;
+            let mut target = describe("", params, &conn, None)?;
             target.label = reached(&target).to_string();
             Ok(target)
         }
@@ -172,17 +172,24 @@ pub fn check_label(target: &PgTarget, given: Option<&str>) -> Result<()> {
 }
 
 /// What connecting taught about a target.
-fn describe(label: &str, params: ConnParams, conn: &Conn, throwaway: bool) -> Result<PgTarget> {
-    learn(label, params, conn, throwaway).map(|(target, _)| target)
+fn describe(
+    label: &str,
+    params: ConnParams,
+    conn: &Conn,
+    transport: Option<Transport>,
+) -> Result<PgTarget> {
+    learn(label, params, conn, transport).map(|(target, _)| target)
 }
 
-/// A target and the kind of server behind it.
+/// A target and the kind of server behind it; `transport` is the throwaway
+/// cluster's, `None` for a user's server.
 fn learn(
     label: &str,
     params: ConnParams,
     conn: &Conn,
-    throwaway: bool,
+    transport: Option<Transport>,
 ) -> Result<(PgTarget, ServerKind)> {
+    let throwaway = transport.is_some();
     let (kind, version) = if throwaway {
         let version = conn
             .query_value("SELECT version()")
@@ -214,6 +221,7 @@ fn learn(
     let target = PgTarget {
         label: label.to_string(),
         unix_socket: conn.over_unix_socket(),
+        transport,
         params,
         tls,
         server: ServerInfo {
@@ -277,6 +285,7 @@ mod tests {
                 password_storage: None,
             },
             unix_socket: host.starts_with('/'),
+            transport: None,
         }
     }
 

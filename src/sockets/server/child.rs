@@ -59,7 +59,9 @@ impl ServerProcess {
         for endpoint in &asked {
             command.arg("--listen").arg(endpoint.to_string());
         }
+        // Like every server sockbench starts, with an empty environment.
         command
+            .env_clear()
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

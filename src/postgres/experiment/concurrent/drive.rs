@@ -182,7 +182,6 @@ impl<'a> Thread<'a> {
         c.sent = now;
         c.lag = now - c.started;
         if self.load.connect_per_transaction || c.conn.is_none() {
-            self.tally.connections += 1;
             c.conn = Some(Conn::start(&self.target.params)?);
             c.prepared = false;
             c.state = State::Connecting(Step::Write);
@@ -231,7 +230,12 @@ impl<'a> Thread<'a> {
         match c.state {
             State::Idle => Ok(()),
             State::Connecting(_) => match conn.advance()? {
-                Step::Ready => self.send(c, 0),
+                // Counted once established: one the window's end cut short in its
+                // handshake never became a session.
+                Step::Ready => {
+                    self.tally.connections += 1;
+                    self.send(c, 0)
+                }
                 step => {
                     c.state = State::Connecting(step);
                     Ok(())
