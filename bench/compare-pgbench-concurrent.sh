@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Is sockbench's concurrent client as fast as pgbench's? Starts one throwaway cluster
-# (trust authentication, TLS on), then on each transport (unix, tcp, tls), for ROUNDS
+# (md5 authentication, TLS on), then on each transport (unix, tcp, tls), for ROUNDS
 # rounds (default 5), alternately runs
 #   pgbench -n -f select1.sql -c 10 -j 2 -T 10   (under perf stat)
 #   sockbench postgres --experiments concurrent --clients 10 --threads 2 --duration 10s

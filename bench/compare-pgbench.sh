@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Is sockbench's PostgreSQL client loop as fast as pgbench's? Starts one throwaway
-# cluster (trust authentication, TLS on), then on each transport (unix, tcp, tls), for
+# cluster (md5 authentication, TLS on), then on each transport (unix, tcp, tls), for
 # ROUNDS rounds (default 5; TRANSPORTS="unix tcp tls" to choose), alternately:
 #   - pgbench -n -c 1 -T 10 -f select1.sql   and sockbench's query experiment
 #   - pgbench -n -C -c 1 -T 10 -f select1.sql and sockbench's connect experiment

@@ -1,9 +1,11 @@
 # Shared by the pgbench comparisons: builds sockbench and starts one throwaway
 # PostgreSQL cluster (TLS on with an ECDSA P-256 certificate) in a temporary directory
 # removed on exit, with the server stopped by its PID. Loopback and the socket admit
-# only the unprivileged role foo (trust, database foo); the superuser, named after the
+# only the unprivileged role foo (database foo) by md5 with a random password, which
+# both clients read from PGPASSWORD (this script's environment, which other accounts
+# cannot read), as sockbench's own cluster does; the superuser, named after the
 # server's OS account, is admitted by peer authentication alone, so no other local
-# user can become it while the benchmark runs.
+# user reaches either while the benchmark runs.
 # Source it after setting PIN_DEFAULT (a CPU number, or none).
 # Sets: bindir, sb, pin (command prefix), work, port, host[T], sslmode[T].
 
@@ -23,6 +25,8 @@ if [ "$(id -u)" = 0 ]; then
     admin=postgres
 fi
 
+PGPASSWORD=$(openssl rand -hex 16)
+export PGPASSWORD
 work=$(mktemp -d /tmp/sockbench-pgbench-XXXXXX)
 chmod 755 "$work"
 pg_pid=
@@ -36,14 +40,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir "$work/sock"
+mkdir -m 700 "$work/sock"
 [ ${#as_server[@]} -gt 0 ] && chown postgres: "$work" "$work/sock"
 "${as_server[@]}" "$bindir/initdb" -D "$work/data" -U "$admin" --auth-local=peer --auth-host=reject \
     --no-sync >"$work/initdb.log" 2>&1
 cat >"$work/data/pg_hba.conf" <<HBA
 local all $admin peer
-local foo foo trust
-host foo foo 127.0.0.1/32 trust
+local foo foo md5
+host foo foo 127.0.0.1/32 md5
 HBA
 openssl req -new -x509 -nodes -days 1 -subj /CN=localhost \
     -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
@@ -58,7 +62,8 @@ pg_pid=$! # setpriv and taskset exec, so this is the postmaster's PID
 for _ in $(seq 100); do "$bindir/pg_isready" -q -h "$work/sock" -p "$port" && break; sleep 0.1; done
 "$bindir/pg_isready" -q -h "$work/sock" -p "$port" || { cat "$work/postgres.log" >&2; exit 1; }
 "${as_server[@]}" "$bindir/psql" -X -q -h "$work/sock" -p "$port" -U "$admin" -d postgres \
-    -c "CREATE ROLE foo LOGIN" -c "CREATE DATABASE foo OWNER foo" >/dev/null
+    -c "SET password_encryption = 'md5'" -c "CREATE ROLE foo LOGIN PASSWORD '$PGPASSWORD'" \
+    -c "CREATE DATABASE foo OWNER foo" >/dev/null
 echo "SELECT 1;" >"$work/select1.sql"
 
 declare -A host sslmode
