@@ -96,6 +96,17 @@ fn unsupported_meta_commands_and_bad_values_are_refused_in_one_line() {
         ("\\shell true\nSELECT 1;\n", "\\shell"),
         ("\\set aid sqrt(2)\nSELECT :aid;\n", "'sqrt'"),
         ("\\set aid :nope + 1\nSELECT :aid;\n", ":nope"),
+        // No data is ever sent or read for a COPY: refused before anything starts.
+        (
+            "COPY pgbench_accounts TO STDOUT;\n",
+            "line 1: COPY is not supported",
+        ),
+        (
+            "SELECT 1;\ncopy t\n  FROM STDIN;\n",
+            "line 3: COPY is not supported",
+        ),
+        ("SELECT 1; COPY t FROM STDIN;\n", "COPY is not supported"),
+        ("SELECT 1;\n;;;\n", "line 2: a command with no SQL"),
     ] {
         let path = tmp.path().join("s.sql");
         std::fs::write(&path, script).unwrap();

@@ -293,3 +293,48 @@ fn an_auth_url_is_checked_against_what_the_server_asks() {
     let e = auth_is(&target, AuthMethod::Scram).expect_err("trust is no scram");
     assert!(e.to_string().contains("did not ask for a password"), "{e}");
 }
+
+/// A COPY puts a connection in a state where libpq hands out the same result for
+/// ever: both ways of reading results end at once with one line instead of spinning.
+#[test]
+fn a_copy_ends_with_one_line_instead_of_spinning() {
+    use super::libpq::{TxOutcome, COPY_REFUSED};
+    use std::time::{Duration, Instant};
+    let Some(binaries) = binaries_or_skip("a_copy_ends_with_one_line") else {
+        return;
+    };
+    let cluster = Cluster::start(&binaries, &[Transport::Unix], 1).expect("cluster starts");
+    let params = cluster.params(Transport::Unix).unwrap();
+    for sql in [
+        c"COPY (SELECT 1) TO STDOUT",
+        c"CREATE TEMP TABLE t (a int); COPY t FROM STDIN",
+    ] {
+        // The blocking path (the script's first run, the experiments' setup), on a
+        // thread of its own: on failure it spins, and the test must still end.
+        let (done, got) = std::sync::mpsc::channel();
+        let blocking = params.clone();
+        std::thread::spawn(move || {
+            let conn = Conn::connect(&blocking).unwrap();
+            let _ = done.send(conn.exec(sql).err().map(|e| e.to_string()));
+        });
+        let e = got
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("{sql:?}: still waiting after 10 s"));
+        assert_eq!(e.as_deref(), Some(COPY_REFUSED), "{sql:?}");
+
+        // The non-blocking path of the concurrent clients.
+        let conn = Conn::connect(&params).unwrap();
+        conn.send(sql).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let outcome = loop {
+            match conn.receive() {
+                Ok(TxOutcome::Pending) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                other => break other,
+            }
+        };
+        let e = outcome.err().unwrap_or_else(|| panic!("{sql:?}: no error"));
+        assert_eq!(e.to_string(), COPY_REFUSED, "{sql:?}");
+    }
+}

@@ -61,6 +61,21 @@ impl PgError {
     }
 }
 
+/// What a command that starts a COPY gets: sockbench neither sends COPY data nor reads
+/// it, and a connection in a COPY state answers nothing else.
+pub const COPY_REFUSED: &str = "the command started a COPY (TO STDOUT or FROM STDIN), whose \
+    data sockbench neither sends nor reads; take COPY out of the script";
+
+/// True for a result that puts the connection in a COPY state: libpq then hands out
+/// the same result again and again, and the connection is good for nothing else.
+fn starts_copy(status: pq::ExecStatusType) -> bool {
+    use pq::ExecStatusType as E;
+    matches!(
+        status,
+        E::PGRES_COPY_IN | E::PGRES_COPY_OUT | E::PGRES_COPY_BOTH
+    )
+}
+
 /// libpq's message, trimmed to one line.
 fn one_line(raw: *const c_char) -> String {
     if raw.is_null() {
@@ -265,6 +280,9 @@ impl Conn {
                 break;
             };
             let result = PgResult { raw };
+            if starts_copy(result.status()) {
+                return Err(PgError::Query(COPY_REFUSED.into()));
+            }
             if kept.as_ref().is_none_or(|k| k.succeeded()) {
                 kept = Some(result);
             }

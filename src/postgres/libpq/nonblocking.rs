@@ -171,6 +171,11 @@ impl Conn {
             // SAFETY: `result` is a non-null result just returned by PQgetResult and not
             // yet cleared.
             let status = unsafe { pq::PQresultStatus(result) };
+            if super::starts_copy(status) {
+                // SAFETY: `result` is non-null, owned here and not used after.
+                unsafe { pq::PQclear(result) };
+                return Err(PgError::Query(super::COPY_REFUSED.into()));
+            }
             if !matches!(
                 status,
                 pq::ExecStatusType::PGRES_TUPLES_OK | pq::ExecStatusType::PGRES_COMMAND_OK

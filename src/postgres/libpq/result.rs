@@ -17,18 +17,24 @@ impl Drop for PgResult {
 }
 
 impl PgResult {
+    pub(super) fn status(&self) -> pq::ExecStatusType {
+        // SAFETY: `self.raw` is a result this value owns, not yet cleared.
+        unsafe { pq::PQresultStatus(self.raw.as_ptr()) }
+    }
+
     /// Whether the query succeeded (rows or a command's completion).
     pub(super) fn succeeded(&self) -> bool {
-        // SAFETY: `self.raw` is a result this value owns, not yet cleared.
-        let status = unsafe { pq::PQresultStatus(self.raw.as_ptr()) };
         matches!(
-            status,
+            self.status(),
             pq::ExecStatusType::PGRES_TUPLES_OK | pq::ExecStatusType::PGRES_COMMAND_OK
         )
     }
 
-    /// The server's error message, on one line.
+    /// The server's error message, on one line; an empty query has none of its own.
     pub(super) fn error_message(&self) -> String {
+        if self.status() == pq::ExecStatusType::PGRES_EMPTY_QUERY {
+            return "the command holds no SQL (an empty query)".into();
+        }
         // SAFETY: `self.raw` is a result this value owns; the message is copied out
         // before the result can be cleared.
         super::one_line(unsafe { pq::PQresultErrorMessage(self.raw.as_ptr()) })

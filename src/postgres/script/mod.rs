@@ -186,11 +186,13 @@ pub fn parse(text: &str, defines: &[(String, i64)]) -> Result<Script, String> {
         }
         current.push_str(line);
         if line.ends_with(';') {
+            sendable(number, &current)?;
             commands.push(command(&std::mem::take(&mut current), sets, &names)?);
             sets = Vec::new();
         }
     }
     if !current.trim().is_empty() {
+        sendable(text.lines().count(), &current)?;
         commands.push(command(&current, std::mem::take(&mut sets), &names)?);
     }
     if commands.is_empty() {
@@ -202,6 +204,34 @@ pub fn parse(text: &str, defines: &[(String, i64)]) -> Result<Script, String> {
         commands,
         tail: sets,
     })
+}
+
+/// A command, ending on `line`, that sockbench can send: some SQL, and no COPY,
+/// whose data sockbench neither sends nor reads (the connection would wait in its
+/// COPY state for ever). Statements are told apart by `;`, as a reader would.
+fn sendable(line: usize, text: &str) -> Result<(), String> {
+    let statements: Vec<&str> = text
+        .split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if statements.is_empty() {
+        return Err(format!(
+            "line {line}: a command with no SQL in it (only ';'); take it out"
+        ));
+    }
+    let copy = |s: &&str| {
+        s.split_whitespace()
+            .next()
+            .is_some_and(|w| w.eq_ignore_ascii_case("copy"))
+    };
+    if statements.iter().any(copy) {
+        return Err(format!(
+            "line {line}: COPY is not supported, as sockbench neither sends COPY data nor \
+             reads it; take it out of the script"
+        ));
+    }
+    Ok(())
 }
 
 /// One `\set name expression`.
