@@ -353,3 +353,103 @@ fn server_skips_in_one_line_each_what_it_cannot_reach() {
     let records = by_label(&file.unwrap());
     assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp", "unix"]);
 }
+
+/// `--server` goes only where the server's own account answers: when the socket the
+/// server names was swapped by another account (in a directory it may write), not
+/// one byte is sent there.
+#[test]
+fn server_sends_nothing_to_a_socket_another_account_holds() {
+    if !postgres_installed("server_sends_nothing_to_a_socket_another_account_holds") {
+        return;
+    }
+    // SAFETY: a plain syscall.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED server_sends_nothing_to_a_socket_another_account_holds: not root");
+        return;
+    }
+    let nobody = 65534;
+    let decoy = tempfile::Builder::new()
+        .prefix("sockbench-decoy-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::os::unix::fs::chown(decoy.path(), Some(nobody), Some(nobody)).unwrap();
+    std::fs::set_permissions(
+        decoy.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let server = UserServer::start_with(UserServerOptions {
+        first_socket_dir: Some(decoy.path().to_path_buf()),
+        ..Default::default()
+    });
+    server.admin(&format!("GRANT pg_read_all_settings TO {APP_USER}"));
+    assert!(
+        server
+            .admin("SHOW unix_socket_directories")
+            .starts_with(decoy.path().to_str().unwrap()),
+        "the server names the decoy first"
+    );
+    // Another account puts its own socket in place of the server's, and keeps what
+    // it is sent.
+    let socket = decoy.path().join(format!(".s.PGSQL.{}", server.port));
+    let kept = decoy.path().join("received");
+    let listener = r#"
+import os, socket, sys
+os.unlink(sys.argv[1])
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1]); s.listen(8); s.settimeout(30)
+out = open(sys.argv[2], "ab", 0)
+print("ready", flush=True)
+while True:
+    try:
+        c, _ = s.accept()
+    except socket.timeout:
+        break
+    c.settimeout(2)
+    try:
+        out.write(c.recv(65536))
+    except OSError:
+        pass
+    c.close()
+"#;
+    let mut decoy_server = std::process::Command::new("python3");
+    std::os::unix::process::CommandExt::uid(&mut decoy_server, nobody);
+    std::os::unix::process::CommandExt::gid(&mut decoy_server, nobody);
+    let mut child = KillOnDrop(
+        decoy_server
+            .args([
+                "-c",
+                listener,
+                socket.to_str().unwrap(),
+                kept.to_str().unwrap(),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs"),
+    );
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.0.stdout.as_mut().unwrap()),
+        &mut ready,
+    )
+    .unwrap();
+    assert_eq!(ready.trim(), "ready");
+
+    let (out, file) = measure(&["--server", &server.tcp_uri("")], &[PASSWORD]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("postgres: unix: skipped:") && stderr.contains("nobody"),
+        "{stderr}"
+    );
+    let records = by_label(&file.unwrap());
+    assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp", "tls"]);
+    drop(child);
+    let received = std::fs::read(&kept).unwrap_or_default();
+    assert!(
+        received.is_empty(),
+        "another account's socket got {} bytes: {}",
+        received.len(),
+        String::from_utf8_lossy(&received)
+    );
+}

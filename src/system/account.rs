@@ -97,18 +97,21 @@ pub fn uid_of(account: Option<&Account>) -> u32 {
 
 /// The name of the account sockbench itself runs as (for peer authentication).
 pub fn current_user_name() -> String {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = crate::dir::euid();
+    user_name(uid).unwrap_or_else(|| uid.to_string())
+}
+
+/// The name of the account with user ID `uid`, if it has one.
+pub fn user_name(uid: u32) -> Option<String> {
     // SAFETY: getpwuid takes any uid; its result is checked for null before use.
     let entry = unsafe { libc::getpwuid(uid) };
     if entry.is_null() {
-        return uid.to_string();
+        return None;
     }
     // SAFETY: `entry` is a non-null passwd entry from getpwuid, whose pw_name is a
     // NUL-terminated string valid until the next getpw* call, and it is copied out at once.
-    unsafe { CStr::from_ptr((*entry).pw_name) }
-        .to_string_lossy()
-        .into_owned()
+    let name = unsafe { CStr::from_ptr((*entry).pw_name) };
+    Some(name.to_string_lossy().into_owned())
 }
 
 fn lookup(name: &str) -> Option<Account> {

@@ -9,7 +9,7 @@
 
 use std::io;
 use std::net::IpAddr;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixStream};
 use std::path::Path;
@@ -24,17 +24,23 @@ pub struct Peer {
 
 /// The peer of a connected Unix socket.
 pub fn unix_peer(stream: &UnixStream) -> io::Result<Peer> {
+    socket_peer(stream.as_fd())
+}
+
+/// The peer of a connected Unix socket held by its descriptor (a library's socket,
+/// such as libpq's).
+pub fn socket_peer(socket: BorrowedFd) -> io::Result<Peer> {
     let mut cred = libc::ucred {
         pid: 0,
         uid: 0,
         gid: 0,
     };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: the descriptor is open for the life of `stream`; `cred` and `len` are valid
+    // SAFETY: the descriptor is open while `socket` borrows it; `cred` and `len` are valid
     // places of the sizes given, as SO_PEERCRED requires.
     let rc = unsafe {
         libc::getsockopt(
-            stream.as_raw_fd(),
+            socket.as_raw_fd(),
             libc::SOL_SOCKET,
             libc::SO_PEERCRED,
             (&mut cred as *mut libc::ucred).cast(),

@@ -32,6 +32,10 @@ pub struct UserServerOptions {
     pub tcp_hba: &'static str,
     /// The pg_hba.conf method for `app`: `scram-sha-256`, `md5`, `password`, `trust`.
     pub app_method: &'static str,
+    /// A directory listed first in `unix_socket_directories`, where the server may
+    /// not be able to make its socket (another account's): what the server then
+    /// says of where it listens is not true.
+    pub first_socket_dir: Option<PathBuf>,
 }
 
 impl Default for UserServerOptions {
@@ -40,6 +44,7 @@ impl Default for UserServerOptions {
             ssl: true,
             tcp_hba: "host",
             app_method: "scram-sha-256",
+            first_socket_dir: None,
         }
     }
 }
@@ -190,8 +195,11 @@ impl UserServer {
         let mut conf = std::fs::read_to_string(self.data.join("postgresql.conf")).unwrap();
         conf.push_str(&format!(
             "\n# the user's settings\nlisten_addresses = '127.0.0.1'\n\
-             unix_socket_directories = '{}'\nssl = {}\nfsync = off\nmax_connections = 60\n\
+             unix_socket_directories = '{}{}'\nssl = {}\nfsync = off\nmax_connections = 60\n\
              password_encryption = 'scram-sha-256'\n",
+            o.first_socket_dir
+                .as_ref()
+                .map_or(String::new(), |d| format!("{}, ", d.display())),
             self.socket_dir.display(),
             if o.ssl { "on" } else { "off" }
         ));

@@ -345,6 +345,22 @@ impl Conn {
         self.socket_family() == Some(libc::AF_UNIX)
     }
 
+    /// The account at the other end of the connection when it runs over a Unix
+    /// socket (`SO_PEERCRED`): the server's own.
+    pub fn peer_uid(&self) -> Option<u32> {
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
+        let fd = unsafe { pq::PQsocket(self.raw.as_ptr()) };
+        if fd < 0 || !self.over_unix_socket() {
+            return None;
+        }
+        // SAFETY: `fd` is the connection's open socket, which libpq keeps open while
+        // `self` lives; the borrow ends within this call.
+        let socket = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        crate::system::peers::socket_peer(socket)
+            .ok()
+            .map(|p| p.uid)
+    }
+
     /// The address family of the connection's socket (`AF_UNIX`, `AF_INET`,
     /// `AF_INET6`), from `getsockname`.
     pub fn socket_family(&self) -> Option<libc::c_int> {

@@ -5,15 +5,21 @@
 //! `sslmode=require`, as targets `unix`, `tcp` and `tls`. What the server does not
 //! offer, or its pg_hba.conf refuses, is skipped with one line each.
 //!
-//! Each transport must reach the same server: its socket is tried only when the URI
-//! reached this machine (a socket, or a loopback address), so the user's password
-//! never goes to another local server, and every target's postmaster start time
-//! must be the URI's.
+//! Each transport must reach the same server, and the user's password goes only
+//! where the user sent it or to this machine's sockets and loopback held by the
+//! server's own account. The socket is tried only when the URI reached this machine
+//! (a socket, or a loopback address), with libpq's `requirepeer` naming the account
+//! that answered there, so a socket another account holds gets nothing; when the URI
+//! reached a socket, TCP is tried only on a loopback address, and only when the port
+//! there is held by that same account (wherever `listen_addresses` says the server
+//! also listens); and every target's postmaster start time must be the URI's.
 
 use super::super::experiment::PgTarget;
 use super::super::libpq::Conn;
 use super::{check_label, connect_user, describe, learn, reached, user_params, ServerKind};
 use crate::error::usage;
+use crate::system::account::user_name;
+use crate::system::peers;
 use anyhow::Result;
 
 /// The targets of `--server uri`, and a line for each transport skipped.
@@ -39,8 +45,9 @@ pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
     let setting = |name: &str| conn.query_value(&format!("SHOW {name}"));
     let port = setting("port").ok().or(base.server.port.clone());
     let started = conn.query_value(STARTED).ok();
+    let owner = server_uid(&conn, &base);
     let mut skipped = Vec::new();
-    let mut wanted: Vec<(&str, Option<String>, &str)> = Vec::new();
+    let mut wanted: Vec<(&str, Option<String>, &str, Option<String>)> = Vec::new();
 
     let unix_host = match setting("unix_socket_directories") {
         Ok(dirs) => match dirs.split(',').map(str::trim).find(|d| !d.is_empty()) {
@@ -62,7 +69,15 @@ pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
     };
     let local = base.unix_socket || base.server.host.as_deref().is_some_and(is_loopback);
     match unix_host {
-        Some(dir) if local => wanted.push(("unix", Some(dir), "disable")),
+        Some(dir) if local => match owner.and_then(user_name) {
+            Some(name) => wanted.push(("unix", Some(dir), "disable", Some(name))),
+            None => skipped.push(
+                "unix: skipped: sockbench cannot tell which account runs the server, so it \
+                 cannot check who holds its socket before sending your password; give the \
+                 socket yourself with --url 'host=DIR …'"
+                    .into(),
+            ),
+        },
         Some(_) => skipped.push(format!(
             "unix: skipped: {} is not on this machine's loopback, so its Unix socket is not \
              reachable from here",
@@ -71,30 +86,22 @@ pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
         None => {}
     }
     let tcp_host = if base.unix_socket {
-        match setting("listen_addresses") {
-            Ok(list) => tcp_address(&list),
-            Err(_) => Some("127.0.0.1".to_string()),
-        }
+        let list = setting("listen_addresses").unwrap_or_else(|_| "localhost".into());
+        loopback_tcp(&list, port.as_deref(), owner).map_err(|why| skipped.push(why))
     } else {
-        base.server.host.clone()
+        Ok(base.server.host.clone().unwrap_or_default())
     };
-    match tcp_host {
-        Some(host) => {
-            wanted.push(("tcp", Some(host.clone()), "disable"));
-            if setting("ssl").is_ok_and(|v| v == "off") {
-                skipped.push("tls: skipped: the server has ssl = off".into());
-            } else {
-                wanted.push(("tls", Some(host), "require"));
-            }
+    if let Ok(host) = tcp_host {
+        wanted.push(("tcp", Some(host.clone()), "disable", None));
+        if setting("ssl").is_ok_and(|v| v == "off") {
+            skipped.push("tls: skipped: the server has ssl = off".into());
+        } else {
+            wanted.push(("tls", Some(host), "require", None));
         }
-        None => skipped.push(
-            "tcp, tls: skipped: the server listens on no TCP address (listen_addresses is empty)"
-                .into(),
-        ),
     }
     drop(conn);
     let mut targets = Vec::new();
-    for (label, host, sslmode) in wanted {
+    for (label, host, sslmode, peer) in wanted {
         let host = host.unwrap_or_default();
         let mut keywords = vec![
             ("host", host.as_str()),
@@ -103,6 +110,9 @@ pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
         ];
         if let Some(p) = &port {
             keywords.push(("port", p.as_str()));
+        }
+        if let Some(name) = &peer {
+            keywords.push(("requirepeer", name.as_str()));
         }
         let params = params.with(&keywords);
         match Conn::connect(&params) {
@@ -132,6 +142,63 @@ pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
 /// When the server started: the same on every transport of one server.
 const STARTED: &str = "SELECT pg_postmaster_start_time()::text";
 
+/// The account that runs the server the URI reached: the one behind its Unix socket,
+/// or the one account listening on its loopback port.
+fn server_uid(conn: &Conn, base: &PgTarget) -> Option<u32> {
+    if let Some(uid) = conn.peer_uid() {
+        return Some(uid);
+    }
+    if !base.server.host.as_deref().is_some_and(is_loopback) {
+        return None;
+    }
+    loopback_owner(base.server.port.as_deref()?.parse().ok()?)
+}
+
+/// The one account listening on `port` where a connection to loopback arrives (a
+/// loopback address, or every address); `None` when none or several do.
+fn loopback_owner(port: u16) -> Option<u32> {
+    let uids: std::collections::BTreeSet<u32> = peers::tcp_listeners(port)
+        .ok()?
+        .into_iter()
+        .filter(|l| l.addr.is_loopback() || l.addr.is_unspecified())
+        .map(|l| l.uid)
+        .collect();
+    match uids.len() {
+        1 => uids.first().copied(),
+        _ => None,
+    }
+}
+
+/// The loopback address where a server reached over its socket also takes TCP, and
+/// whose port is held by the server's account (`owner`); else the line that says
+/// why TCP is skipped. `list` is its `listen_addresses`.
+fn loopback_tcp(list: &str, port: Option<&str>, owner: Option<u32>) -> Result<String, String> {
+    let Some(host) = tcp_address(list) else {
+        return Err(if list.trim().is_empty() {
+            "tcp, tls: skipped: the server listens on no TCP address (listen_addresses is empty)"
+                .into()
+        } else {
+            format!(
+                "tcp, tls: skipped: the server listens on no loopback address \
+                 (listen_addresses = {}), and sockbench sends your password only to this \
+                 machine's sockets and loopback",
+                crate::units::shown(list)
+            )
+        });
+    };
+    let held_by = port.and_then(|p| p.parse().ok()).and_then(loopback_owner);
+    match (held_by, owner) {
+        (Some(holder), Some(server)) if holder == server => Ok(host),
+        (holder, _) => Err(format!(
+            "tcp, tls: skipped: port {} on loopback is held by {}, not by the account \
+             behind the server's socket{}",
+            port.unwrap_or("?"),
+            holder.map_or("no single account".into(), |uid| format!("uid {uid}")),
+            owner.map_or(String::new(), |uid| format!(" (uid {uid})"))
+        )),
+    }
+}
+
 /// A host name or address of this machine's loopback.
 fn is_loopback(host: &str) -> bool {
     host == "localhost"
@@ -151,7 +218,8 @@ fn place(target: &PgTarget) -> String {
 }
 
 /// The loopback address to reach a server listening on `list` (PostgreSQL's
-/// `listen_addresses`), else its first address; `None` when it listens on none.
+/// `listen_addresses`); `None` when it listens on no loopback address (another
+/// address, a host name, or a name that only resolves elsewhere is never used).
 fn tcp_address(list: &str) -> Option<String> {
     let addresses: Vec<&str> = list
         .split(',')
@@ -166,7 +234,14 @@ fn tcp_address(list: &str) -> Option<String> {
     } else if addresses.iter().any(|a| matches!(*a, "::" | "::1")) {
         Some("::1".into())
     } else {
-        addresses.first().map(|a| a.to_string())
+        addresses
+            .iter()
+            .find_map(|a| {
+                a.parse::<std::net::IpAddr>()
+                    .ok()
+                    .filter(|ip| ip.is_loopback())
+            })
+            .map(|ip| ip.to_string())
     }
 }
 
@@ -192,7 +267,17 @@ mod tests {
             Some("127.0.0.1")
         );
         assert_eq!(tcp_address("::").as_deref(), Some("::1"));
-        assert_eq!(tcp_address("10.0.0.5").as_deref(), Some("10.0.0.5"));
-        assert_eq!(tcp_address(""), None);
+        assert_eq!(tcp_address("127.0.0.2").as_deref(), Some("127.0.0.2"));
+        // Where the server says it listens is not where a password goes, unless
+        // that is this machine's loopback.
+        for elsewhere in [
+            "10.0.0.5",
+            "169.254.169.254",
+            "db.example",
+            "10.0.0.1, ::2",
+            "",
+        ] {
+            assert_eq!(tcp_address(elsewhere), None, "{elsewhere}");
+        }
     }
 }
