@@ -111,3 +111,37 @@ fn a_tmpdir_with_a_comma_is_refused_before_the_cluster_starts() {
     );
     assert!(leftovers(&comma).is_empty(), "{:?}", leftovers(&comma));
 }
+
+/// libpq reads a named service's file itself, and would wait on a FIFO or read
+/// `/dev/zero` for ever: such a file is refused in one line before any connection.
+#[test]
+fn a_service_file_that_is_not_a_file_is_refused_in_one_line() {
+    let tmp = tempdir();
+    let fifo = tmp.path().join("services");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a plain syscall on a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for file in [fifo.to_str().unwrap(), "/dev/zero"] {
+        let started = std::time::Instant::now();
+        let out = assert_cmd::Command::from_std(sockbench(tmp.path()))
+            .args(["postgres", "--quick", "--experiments", "query"])
+            .env("PGSERVICE", "app")
+            .env("PGSERVICEFILE", file)
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "{file}: took {:?}",
+            started.elapsed()
+        );
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+        assert_eq!(errors.len(), 1, "{stderr}");
+        assert!(
+            errors[0].contains("PGSERVICEFILE") && errors[0].contains(file),
+            "{stderr}"
+        );
+    }
+}

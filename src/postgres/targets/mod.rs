@@ -62,7 +62,7 @@ pub fn user_params(label: &str, uri: &str) -> Result<(ConnParams, Vec<(String, S
             .map(|(_, v)| v.clone())
     };
     if let Some(name) = named_service(&pairs).or_else(|| named_service(&all)) {
-        let set = service::keywords(&name);
+        let set = service::keywords(&name).map_err(|e| usage(format!("--url {label}: {e}")))?;
         all.retain(|(k, _)| !set.contains(k));
     }
     all.extend([

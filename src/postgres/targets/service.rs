@@ -15,24 +15,54 @@ use std::path::{Path, PathBuf};
 const MAX_BYTES: u64 = 1 << 20;
 
 /// The keywords the section `[service]` sets, from the first file that has it;
-/// empty when no file has it (libpq then refuses the service itself).
-pub fn keywords(service: &str) -> Vec<String> {
+/// empty when no file has it (libpq then refuses the service itself). A file libpq
+/// would read on its way that is not a regular file of a sane size (a FIFO, which
+/// would block libpq's read for ever, `/dev/zero`, which it would read for ever) is
+/// an error that names it.
+pub fn keywords(service: &str) -> Result<Vec<String>, String> {
     let user = match std::env::var_os("PGSERVICEFILE") {
-        Some(file) => Some(PathBuf::from(file)),
-        None => std::env::var_os("HOME").map(|h| Path::new(&h).join(".pg_service.conf")),
+        Some(file) => Some(("PGSERVICEFILE", PathBuf::from(file))),
+        None => std::env::var_os("HOME")
+            .map(|h| ("the service file", Path::new(&h).join(".pg_service.conf"))),
     };
-    let system = std::env::var_os("PGSYSCONFDIR")
-        .map(PathBuf::from)
-        .or_else(sysconfdir)
-        .map(|d| d.join("pg_service.conf"));
-    [user, system]
-        .into_iter()
+    let system = || {
+        std::env::var_os("PGSYSCONFDIR")
+            .map(PathBuf::from)
+            .or_else(sysconfdir)
+            .map(|d| ("the system's service file", d.join("pg_service.conf")))
+    };
+    // The system's file only when the user's lacks the service, as libpq.
+    if let Some(keys) = user
+        .map(|(n, f)| section_in(n, &f, service))
+        .transpose()?
         .flatten()
-        .find_map(|file| {
-            let text = crate::input::read_text(&file, MAX_BYTES).ok()?;
-            section(&text, service)
-        })
-        .unwrap_or_default()
+    {
+        return Ok(keys);
+    }
+    if let Some(keys) = system()
+        .map(|(n, f)| section_in(n, &f, service))
+        .transpose()?
+        .flatten()
+    {
+        return Ok(keys);
+    }
+    Ok(Vec::new())
+}
+
+/// The keywords of `[service]` in `file` (called `name` in messages); `None` when
+/// the file is not there (libpq passes it over) or has no such section.
+fn section_in(name: &str, file: &Path, service: &str) -> Result<Option<Vec<String>>, String> {
+    if std::fs::metadata(file).is_err() {
+        return Ok(None);
+    }
+    let text = crate::input::read_text(file, MAX_BYTES).map_err(|why| {
+        format!(
+            "{name} {} cannot be read as a service file ({why}), and libpq would wait on it \
+             or read it without end; point it at your service file",
+            crate::units::shown(&file.display().to_string())
+        )
+    })?;
+    Ok(section(&text, service))
 }
 
 /// libpq's own configuration directory, as `pg_config` reports it.
