@@ -141,9 +141,9 @@ fn cluster_port(scratch: &std::path::Path) -> Option<u16> {
 }
 
 #[test]
-fn an_experiment_during_which_another_account_alters_role_foo_is_refused() {
+fn no_other_process_logs_in_as_role_foo_while_a_run_goes_on() {
     use sockbench::postgres::libpq::{Conn, ConnParams};
-    if !postgres_installed("an_experiment_during_which_another_account_alters") {
+    if !postgres_installed("no_other_process_logs_in_as_role_foo") {
         return;
     }
     let tmp = tempdir();
@@ -166,32 +166,73 @@ fn an_experiment_during_which_another_account_alters_role_foo_is_refused() {
         ],
     );
     let port = cluster_port(&scratch).expect("the postmaster's port");
-    let foo = Conn::connect(&ConnParams::new([
+    // Any local account knows the port, as this test does; without the run's
+    // password it gets no further than the question for it.
+    let attempt = Conn::connect(&ConnParams::new([
         ("host", "127.0.0.1".to_string()),
         ("port", port.to_string()),
         ("user", "foo".into()),
         ("dbname", "foo".into()),
         ("sslmode", "disable".into()),
-    ]))
-    .expect("role foo is open to any local account over TCP");
-    // The second change lands well inside `connect` whenever its first snapshot was
-    // taken.
-    foo.query_value("ALTER ROLE foo SET jit_above_cost = 0")
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    foo.query_value("ALTER ROLE foo SET jit_above_cost = 1")
-        .unwrap();
-    drop(foo);
+        ("passfile", "/nonexistent".into()),
+    ]));
+    let e = attempt
+        .err()
+        .expect("role foo is closed to whoever lacks its password");
+    assert!(e.is_auth_failure(), "{e}");
     let status = wait_for_exit(&mut child, "sockbench did not end");
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(!results(&file, "postgres.connect").is_empty());
+    assert_clean(&scratch);
+}
+
+/// What runs as role foo can still change its defaults: a script that does is run
+/// once before measuring, and the experiment is then refused, as the cluster is
+/// not as it was made.
+#[test]
+fn a_script_that_alters_role_foo_is_refused_before_it_is_measured() {
+    if !postgres_installed("a_script_that_alters_role_foo") {
+        return;
+    }
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let script = tmp.path().join("alter.sql");
+    std::fs::write(&script, "ALTER ROLE foo SET jit_above_cost = 0;\n").unwrap();
+    let json = tmp.path().join("out.json");
+    let out = assert_cmd::Command::from_std(sockbench(&scratch))
+        .args([
+            "postgres",
+            "--experiments",
+            "concurrent",
+            "-c",
+            "1",
+            "-T",
+            "1",
+        ])
+        .args(["--trials", "1", "--transports", "unix", "--json"])
+        .arg(&json)
+        .arg("-f")
+        .arg(&script)
+        .timeout(RUN_TIMEOUT)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
     assert!(
-        stderr.contains("changed during postgres.connect") && stderr.contains("jit_above_cost"),
+        errors[0].contains("not as it was made")
+            && errors[0].contains("jit_above_cost=0")
+            && errors[0].contains("--script"),
         "{stderr}"
     );
-    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert!(results(&file, "postgres.connect").is_empty());
+    if let Ok(written) = std::fs::read_to_string(&json) {
+        let file: Value = serde_json::from_str(&written).unwrap();
+        assert!(results(&file, "postgres.concurrent").is_empty());
+    }
     assert_clean(&scratch);
 }
 
