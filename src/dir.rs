@@ -10,14 +10,17 @@
 //! planted symbolic link rather than writing through it), and removes trees entry by
 //! entry through descriptors opened with `O_NOFOLLOW`. A directory swapped for a
 //! symbolic link after it was opened changes nothing: the descriptor still names
-//! the directory that was opened.
+//! the directory that was opened. The path to a directory (a `--json` or `--output`
+//! file's, TMPDIR) is walked from `/` one component at a time, and a symbolic link
+//! on the way is followed only when neither it nor the directory holding it is
+//! another account's to change ([`Dir::open`]).
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 /// How deep [`Dir::remove_tree`] goes: PostgreSQL's data directory is four levels
@@ -80,14 +83,100 @@ pub fn euid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
+/// How many symbolic links one path may go through, as the kernel allows.
+const MAX_LINKS: usize = 40;
+
+/// Opens the directory `path` one component at a time, from `/` or the working
+/// directory, never following a symbolic link by itself. A link on the way is
+/// followed (by reading it and going on from where it points) only when no other
+/// account can have put it there or can change it: it belongs to root or to the
+/// account running sockbench, and so does the directory holding it, which no
+/// group or other account may write. Any other link is refused, named: in a
+/// shared directory such as `/tmp`, another account could have planted it to send
+/// sockbench's files into a directory of root's. Links the system makes, such as
+/// `/var/run -> /run`, pass.
+fn open_walking(path: &Path) -> io::Result<OwnedFd> {
+    use std::path::Component;
+    let start = if path.has_root() { "/" } else { "." };
+    let mut at = rustix::fs::open(start, dir_flags(), Mode::empty())?;
+    // The path walked so far, for messages.
+    let mut shown = PathBuf::from(if path.has_root() { "/" } else { "" });
+    // Components still to walk, the next one last.
+    let mut left: Vec<OsString> = Vec::new();
+    let push = |left: &mut Vec<OsString>, path: &Path| {
+        for part in path.components().rev() {
+            match part {
+                Component::Normal(name) => left.push(name.to_os_string()),
+                Component::ParentDir => left.push("..".into()),
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+    };
+    push(&mut left, path);
+    let mut links = 0;
+    while let Some(name) = left.pop() {
+        let err = match rustix::fs::openat(&at, name.as_os_str(), dir_flags(), Mode::empty()) {
+            Ok(next) => {
+                at = next;
+                shown.push(&name);
+                continue;
+            }
+            Err(e) => e,
+        };
+        // O_NOFOLLOW|O_DIRECTORY on a link fails with ENOTDIR or ELOOP.
+        let stat = match rustix::fs::statat(&at, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Symlink => stat,
+            _ => return Err(err.into()),
+        };
+        let link = shown.join(&name);
+        trusted_link(&at, stat.st_uid).map_err(|why| {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} is a symbolic link {why}, which sockbench does not follow",
+                    link.display()
+                ),
+            )
+        })?;
+        links += 1;
+        if links > MAX_LINKS {
+            return Err(rustix::io::Errno::LOOP.into());
+        }
+        let target = PathBuf::from(OsString::from_vec(
+            rustix::fs::readlinkat(&at, name.as_os_str(), Vec::new())?.into_bytes(),
+        ));
+        if target.has_root() {
+            at = rustix::fs::open("/", dir_flags(), Mode::empty())?;
+            shown = PathBuf::from("/");
+        }
+        push(&mut left, &target);
+    }
+    Ok(at)
+}
+
+/// Why a symbolic link owned by `uid` in the directory `holder` may not be
+/// followed, if it may not.
+fn trusted_link(holder: &OwnedFd, uid: u32) -> Result<(), String> {
+    let me = euid();
+    if uid != 0 && uid != me {
+        return Err(format!("of another account (uid {uid})"));
+    }
+    let dir = Entry::of(&rustix::fs::fstat(holder).map_err(|e| e.to_string())?);
+    if (dir.uid != 0 && dir.uid != me) || dir.mode & 0o022 != 0 {
+        return Err(format!(
+            "in a directory another account can write (mode {:o}, uid {})",
+            dir.mode, dir.uid
+        ));
+    }
+    Ok(())
+}
+
 impl Dir {
-    /// Opens the directory `path` as the user wrote it (a symbolic link the user
-    /// named is followed once, here, and never again).
+    /// Opens the directory `path` as the user wrote it, through the symbolic links
+    /// on the way that no other account controls (see [`open_walking`]).
     pub fn open(path: &Path) -> io::Result<Dir> {
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let fd = rustix::fs::open(path, flags, Mode::empty())?;
         Ok(Dir {
-            fd,
+            fd: open_walking(path)?,
             path: path.to_path_buf(),
         })
     }

@@ -30,6 +30,47 @@ fn replacing_a_planted_link_replaces_the_link_not_its_target() {
 }
 
 #[test]
+fn a_path_follows_only_links_no_other_account_controls() {
+    let top = tempfile::tempdir().unwrap();
+    let real = top.path().join("real");
+    fs::create_dir(&real).unwrap();
+    fs::write(real.join("mark"), "x").unwrap();
+    let opened = |path: &Path| Dir::open(path).and_then(|d| d.open_read("mark")).is_ok();
+    // The account's own links in its own directory: absolute, relative, chained.
+    symlink(&real, top.path().join("mine")).unwrap();
+    symlink("mine", top.path().join("chained")).unwrap();
+    assert!(opened(&top.path().join("mine")));
+    assert!(opened(&top.path().join("chained")));
+    assert!(opened(&top.path().join("mine/../real")));
+    // The same link in a directory others can write is refused, and named.
+    let shared = top.path().join("shared");
+    fs::create_dir(&shared).unwrap();
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+    symlink(&real, shared.join("out")).unwrap();
+    let e = Dir::open(&shared.join("out")).unwrap_err();
+    let named = format!(
+        "{} is a symbolic link in a directory",
+        shared.join("out").display()
+    );
+    assert!(e.to_string().starts_with(&named), "{e}");
+    assert!(Dir::open_parent(&shared.join("out/file")).is_err());
+    // A link of another account is refused wherever it is.
+    if euid() == 0 {
+        let theirs = top.path().join("theirs");
+        symlink(&real, &theirs).unwrap();
+        std::os::unix::fs::lchown(&theirs, Some(65534), Some(65534)).unwrap();
+        let e = Dir::open(&theirs.join("sub/..")).unwrap_err();
+        assert!(
+            e.to_string().contains("of another account (uid 65534)"),
+            "{e}"
+        );
+    }
+    // A loop ends.
+    symlink("loop", top.path().join("loop")).unwrap();
+    assert!(Dir::open(&top.path().join("loop")).is_err());
+}
+
+#[test]
 fn a_directory_swapped_for_a_link_after_opening_changes_nothing() {
     let top = tempfile::tempdir().unwrap();
     let shared = top.path().join("shared");

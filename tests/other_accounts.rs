@@ -342,3 +342,63 @@ fn a_directory_that_takes_no_result_file_is_refused_alike_whichever_it_is() {
         assert!(stderr.contains("--json"), "{stderr}");
     }
 }
+
+#[test]
+fn a_link_planted_above_json_or_output_is_refused_and_a_root_link_followed() {
+    let Some(account) = other_account("a_link_planted_above_json_or_output") else {
+        return;
+    };
+    let tmp = open_tempdir();
+    let shared = sticky(tmp.path(), "shared");
+    let secret = tmp.path().join("secret");
+    fs::create_dir(&secret).unwrap();
+    fs::set_permissions(&secret, fs::Permissions::from_mode(0o700)).unwrap();
+    let planted = Command::new("ln")
+        .arg("-s")
+        .arg(&secret)
+        .arg(shared.join("out"))
+        .uid(account.0)
+        .gid(account.1)
+        .status()
+        .unwrap();
+    assert!(planted.success(), "the other account plants its link");
+    let fixture = common::fixtures::run_path();
+    let fixture = fixture.to_str().unwrap();
+    let page = shared.join("out/page.html");
+    let json = shared.join("out/run.json");
+    let refused = [
+        vec!["report", fixture, "--output", page.to_str().unwrap()],
+        vec![
+            "sockets",
+            "--quick",
+            "--trials",
+            "1",
+            "--workloads",
+            "connect",
+            "--transports",
+            "unix",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    ];
+    for args in refused {
+        let out = run(tmp.path(), &args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        let link = format!("{} is a symbolic link", shared.join("out").display());
+        assert!(stderr.contains(&link), "{stderr}");
+    }
+    assert_eq!(common::leftovers(&secret), Vec::<PathBuf>::new());
+    // A link of root's in a directory of root's is followed as before.
+    let real = tmp.path().join("real");
+    fs::create_dir(&real).unwrap();
+    std::os::unix::fs::symlink(&real, tmp.path().join("ours")).unwrap();
+    let page = tmp.path().join("ours/page.html");
+    let out = run(
+        tmp.path(),
+        &["report", fixture, "--output", page.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(real.join("page.html").is_file());
+}
