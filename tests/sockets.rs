@@ -311,3 +311,26 @@ fn a_long_tmpdir_is_one_clear_line_without_internal_arguments() {
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(leftovers(&long).is_empty(), "{:?}", leftovers(&long));
 }
+
+/// Two rounds give intervals wide enough to leave any range a measurement has
+/// (t is 12.7 with two): a file sockbench just wrote is still reported, never
+/// called damaged or edited. Several runs, as only some of them spread so far.
+#[test]
+fn report_takes_every_file_a_short_run_wrote() {
+    let tmp = tempdir();
+    let started = std::time::Instant::now();
+    for i in 0..4 {
+        // Bounded in time as well as count: a loaded machine runs fewer.
+        if i > 0 && started.elapsed() > std::time::Duration::from_secs(60) {
+            break;
+        }
+        let json = tmp.path().join(format!("run{i}.json"));
+        let args = ["sockets", "--quick", "--trials", "2", "--json"];
+        let mut args: Vec<&str> = args.to_vec();
+        args.push(json.to_str().unwrap());
+        let out = run(tmp.path(), &args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let report = run(tmp.path(), &["report", json.to_str().unwrap()]);
+        assert!(report.status.success(), "run {i}: {}", text(&report.stderr));
+    }
+}

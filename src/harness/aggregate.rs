@@ -133,6 +133,76 @@ mod tests {
         assert!((records[1].vs_fastest - 1.0).abs() < 1e-12);
     }
 
+    /// Records as `record` and `rank` make them from two or three rounds spread up
+    /// to a hundredfold, of every magnitude a figure has (times from 100 ns to 10 s,
+    /// rates up to 10 GB/s), in a result file: the loader takes every one, so
+    /// `report` never calls a file sockbench just wrote damaged or edited.
+    #[test]
+    fn the_loader_takes_every_record_made_from_few_spread_rounds() {
+        use crate::results::figures::Key;
+        use crate::results::metric::Declared;
+        const HEADLINES: [Metric; 2] = [
+            Metric::new("bytes_per_s", Unit::ByteRate, Better::Higher),
+            Metric::new("per_query_ns", Unit::Time, Better::Lower),
+        ];
+        // A fixed pseudo-random sequence (a 64-bit LCG), so a failure repeats.
+        let mut state: u64 = 0x5eed;
+        let mut uniform = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut written = Vec::new();
+        for case in 0..2000 {
+            let headline = HEADLINES[case % 2];
+            let key = Key::<f64>::new(headline.name);
+            // The magnitude, then each round up to 100 times above or below it.
+            let base = 10f64.powf(2.0 + 8.0 * uniform());
+            let mut records: Vec<ResultRecord> = ["unix", "tcp"]
+                .iter()
+                .map(|transport| {
+                    let trials = (0..2 + case % 2)
+                        .map(|_| Trial {
+                            metrics: Metrics::default()
+                                .with(key, base * 100f64.powf(2.0 * uniform() - 1.0)),
+                            ..Trial::default()
+                        })
+                        .collect();
+                    let params = Params::default();
+                    record(
+                        "sockets.stream",
+                        &headline,
+                        &params,
+                        transport,
+                        trials,
+                        None,
+                    )
+                })
+                .collect();
+            rank(&mut records, &headline);
+            assert!(records[1].headline.vs_reference.is_some());
+            written.extend(records);
+        }
+        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
+        let mut file: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+        file["schema_version"] = crate::results::SCHEMA_VERSION.into();
+        file["results"] = serde_json::to_value(&written).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("written.json");
+        std::fs::write(&path, file.to_string()).unwrap();
+        let loaded = crate::results::load(&path, |_| {
+            Some(Declared {
+                headline: HEADLINES[0],
+                figures: &HEADLINES,
+            })
+        });
+        if let Err(e) = loaded {
+            panic!("{e}");
+        }
+    }
+
     #[test]
     fn noisy_trials_are_flagged() {
         let params = Params::default();

@@ -4,7 +4,7 @@
 //! field, so a damaged or hand-edited file is never printed as if measured.
 
 use crate::error::usage;
-use crate::results::metric::{Declared, Unit};
+use crate::results::metric::{Declared, Unit, MAX_MAGNITUDE, MIN_POSITIVE};
 use crate::results::paired::pair;
 use crate::results::{ResultFile, SCHEMA_VERSION};
 use anyhow::Result;
@@ -13,15 +13,9 @@ use std::path::Path;
 
 /// Larger than any result file sockbench writes (a full run is about 150 KB).
 const MAX_FILE_BYTES: u64 = 64 << 20;
-/// No measured time (ns), rate (/s), size or count reaches this.
-const MAX_MAGNITUDE: f64 = 1e15;
 /// Where every figure is a headline or a ratio of two, which the report also divides
-/// by or takes the logarithm of.
+/// by or takes the logarithm of: each at least [`MIN_POSITIVE`].
 const POSITIVE_PARTS: [&str; 3] = ["headline.spread", "headline.interval", ".ratio."];
-/// No rate, headline or ratio a measurement gives comes near this: one operation in
-/// eleven days, a millionth of a nanosecond, a ratio of a million to one. It keeps
-/// zero and subnormal numbers out, whose reciprocals are infinite.
-const MIN_POSITIVE: f64 = 1e-6;
 
 /// The oldest result format this sockbench reads: format 2 lacks only the intervals,
 /// which are computed from its trials on loading.

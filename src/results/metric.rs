@@ -4,6 +4,7 @@
 //! unit from a name.
 
 use super::Metrics;
+use crate::stats::Interval;
 
 /// What a figure counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,5 +86,33 @@ impl Declared {
         self.figures
             .iter()
             .find(|m| m.name.split('.').next() == Some(name))
+    }
+}
+
+/// No number in a result file reaches this: no measured time (ns), rate (/s), size
+/// or count comes near it. The loader refuses a larger one, and the intervals
+/// sockbench writes are held below it ([`within_limits`]).
+pub const MAX_MAGNITUDE: f64 = 1e15;
+
+/// No rate, headline, interval bound or ratio in a result file is below this: one
+/// operation in eleven days, a millionth of a nanosecond, a ratio of a million to
+/// one. It keeps zero and subnormal numbers out, whose reciprocals are infinite.
+/// The loader refuses a smaller one, and the intervals sockbench writes are held
+/// above it ([`within_limits`]).
+pub const MIN_POSITIVE: f64 = 1e-6;
+
+/// `interval` held within [`MIN_POSITIVE`] and [`MAX_MAGNITUDE`], the range the
+/// loader accepts: how every interval is written. From two or three widely spread
+/// rounds a 95% t interval reaches far past anything measurable (t is 12.7 with two
+/// rounds), and a bound at the limit says what one beyond it says: the figure is
+/// not known to within a factor of thousands. Whether it differs from 1 or is
+/// settled is the same either way.
+pub fn within_limits(interval: Interval) -> Interval {
+    let held = |x: f64| x.clamp(MIN_POSITIVE, MAX_MAGNITUDE);
+    Interval {
+        estimate: held(interval.estimate),
+        low: held(interval.low),
+        high: held(interval.high),
+        n: interval.n,
     }
 }

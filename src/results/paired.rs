@@ -1,7 +1,7 @@
 //! Paired comparisons within one run: every transport against the reference
 //! transport, round by round, with 95% intervals; and whether they are settled.
 
-use super::metric::Metric;
+use super::metric::{within_limits, Metric};
 use super::{Metrics, ResultRecord, Versus};
 use crate::stats::Interval;
 use crate::transport::Transport;
@@ -28,7 +28,8 @@ pub fn cost(metric: &Metric, metrics: &Metrics) -> Option<f64> {
 }
 
 /// Sets each record's headline interval, `vs_reference` and `settled`: each
-/// round's cost over the reference's in the same round. Trials are in round order,
+/// round's cost over the reference's in the same round. Every interval is held
+/// within what the loader accepts ([`within_limits`]). Trials are in round order,
 /// so trial i of every record is round i.
 pub fn pair(records: &mut [ResultRecord], headline: &Metric) {
     let costs = |r: &ResultRecord| -> Option<Vec<f64>> {
@@ -43,7 +44,7 @@ pub fn pair(records: &mut [ResultRecord], headline: &Metric) {
             .iter()
             .filter_map(|t| headline.read(&t.metrics))
             .collect();
-        r.headline.interval = Interval::of(&values);
+        r.headline.interval = Interval::of(&values).map(within_limits);
     }
     for i in 0..records.len() {
         let group: Vec<usize> = (0..records.len())
@@ -59,7 +60,8 @@ pub fn pair(records: &mut [ResultRecord], headline: &Metric) {
         let r = group[reference(&labels)];
         let versus = (r != i)
             .then(|| {
-                let ratio = Interval::of_ratios(&costs(&records[r])?, &costs(&records[i])?)?;
+                let ratio = Interval::of_ratios(&costs(&records[r])?, &costs(&records[i])?)
+                    .map(within_limits)?;
                 Some(Versus {
                     reference: records[r].transport.clone(),
                     ratio,
