@@ -205,7 +205,7 @@ fn split_against(tmp: &Path, addrs: &[String], json: &Path) -> std::process::Out
 #[test]
 fn a_running_server_on_this_machine_is_counted_and_placed_as_the_server() {
     let tmp = tempdir();
-    let (server, addrs) = start_serve(
+    let (_server, addrs) = start_serve(
         tmp.path(),
         &[
             format!("unix:{}", tmp.path().join("sb.sock").display()),
@@ -219,8 +219,15 @@ fn a_running_server_on_this_machine_is_counted_and_placed_as_the_server() {
     for record in file["results"].as_array().unwrap() {
         for trial in record["trials"].as_array().unwrap() {
             let cpu = &trial["cpu"];
-            // Its CPU is the server's (not outside load), on the CPU it was pinned to.
+            // Its CPU is the server's (not outside load), on the one CPU it was
+            // pinned to. (It gets its CPUs back when the run ends:
+            // a_users_server_gets_its_cpus_back_after_a_pinned_run.)
             assert!(cpu["server"].is_object(), "no server side in {cpu}");
+            assert_eq!(
+                cpu["server_cpus"].as_array().map(Vec::len),
+                Some(1),
+                "{cpu}"
+            );
             assert_ne!(
                 cpu["server_cpus"],
                 serde_json::json!([cpu["client_cpu"]]),
@@ -228,16 +235,6 @@ fn a_running_server_on_this_machine_is_counted_and_placed_as_the_server() {
             );
         }
     }
-    // The user's server was really pinned: one CPU left to it.
-    // SAFETY: an all-zero cpu_set_t is an empty set; `set` is valid for its size.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; the pid is the serve child's, alive until `server` drops.
-    let rc = unsafe {
-        libc::sched_getaffinity(server.0.id() as i32, std::mem::size_of_val(&set), &mut set)
-    };
-    assert_eq!(rc, 0);
-    // SAFETY: `set` was filled by sched_getaffinity.
-    assert_eq!(unsafe { libc::CPU_COUNT(&set) }, 1);
 }
 
 #[test]
@@ -259,4 +256,83 @@ fn placement_with_a_server_sockbench_cannot_pin_is_refused() {
     );
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(!json.exists());
+}
+
+/// The CPUs each thread of process `pid` may run on, by thread id.
+fn affinities(pid: u32) -> Vec<(i32, Vec<usize>)> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let tid: i32 = task.file_name().to_str().unwrap().parse().unwrap();
+        // SAFETY: an all-zero cpu_set_t is an empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a valid cpu_set_t of the size given.
+        let rc = unsafe { libc::sched_getaffinity(tid, std::mem::size_of_val(&set), &mut set) };
+        assert_eq!(rc, 0, "thread {tid}");
+        let cpus = (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: `cpu` is below CPU_SETSIZE.
+            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+            .collect();
+        found.push((tid, cpus));
+    }
+    found.sort();
+    found
+}
+
+/// Lets thread `tid` run only on `cpus`.
+fn pin(tid: i32, cpus: &[usize]) {
+    // SAFETY: an all-zero cpu_set_t is an empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        // SAFETY: `cpu` is below CPU_SETSIZE (a CPU this machine has).
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size given.
+    let rc = unsafe { libc::sched_setaffinity(tid, std::mem::size_of_val(&set), &set) };
+    assert_eq!(rc, 0, "thread {tid}");
+}
+
+#[test]
+fn a_users_server_gets_its_cpus_back_after_a_pinned_run() {
+    let tmp = tempdir();
+    let sock = tmp.path().join("sb.sock");
+    let (server, addrs) = start_serve(tmp.path(), &[format!("unix:{}", sock.display())]);
+    let pid = server.0.id();
+    let mine = affinities(std::process::id())[0].1.clone();
+    if mine.len() < 2 {
+        eprintln!("SKIPPED a_users_server_gets_its_cpus_back: needs two CPUs to tell pinned apart");
+        return;
+    }
+    // Every CPU for the main thread, the last one only for every other thread.
+    let last = [*mine.last().unwrap()];
+    for (tid, _) in affinities(pid) {
+        pin(tid, if tid as u32 == pid { &mine } else { &last });
+    }
+    let before = affinities(pid);
+    assert!(before.len() > 1, "serve runs threads: {before:?}");
+    let out = run(
+        tmp.path(),
+        &[
+            "sockets",
+            "--server",
+            &addrs[0],
+            "--placement",
+            "same",
+            "--quick",
+            "--trials",
+            "1",
+            "--workloads",
+            "connect",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The threads that served the run's connections have ended; the others are
+    // where they were.
+    let after: Vec<_> = affinities(pid)
+        .into_iter()
+        .filter(|(tid, _)| before.iter().any(|(t, _)| t == tid))
+        .collect();
+    assert_eq!(after, before);
 }

@@ -33,17 +33,72 @@ pub fn allowed() -> &'static [usize] {
 }
 
 fn read_allowed() -> Vec<usize> {
+    cpus_of(0).unwrap_or_default()
+}
+
+/// The CPUs thread `tid` (0: the calling thread) may run on, in order.
+pub fn cpus_of(tid: i32) -> io::Result<Vec<usize>> {
     // SAFETY: an all-zero cpu_set_t is an empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid cpu_set_t of the size given.
-    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    let rc = unsafe { libc::sched_getaffinity(tid, std::mem::size_of_val(&set), &mut set) };
     if rc != 0 {
-        return Vec::new();
+        return Err(io::Error::last_os_error());
     }
-    (0..libc::CPU_SETSIZE as usize)
+    Ok((0..libc::CPU_SETSIZE as usize)
         // SAFETY: `cpu` is below CPU_SETSIZE.
         .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
-        .collect()
+        .collect())
+}
+
+/// The CPUs each thread of a process sockbench did not start may run on, read
+/// before sockbench first places it, and put back when this is dropped: however
+/// the run ends (finished, failed or interrupted), a user's server is left on the
+/// CPUs it had. A thread started meanwhile gets the process's main thread's.
+#[derive(Debug)]
+pub struct Restore {
+    pid: u32,
+    threads: Vec<(i32, Vec<usize>)>,
+}
+
+impl Restore {
+    /// Reads the CPUs of every thread of process `pid`.
+    pub fn of_process(pid: u32) -> io::Result<Restore> {
+        let mut threads = Vec::new();
+        for tid in super::proc::threads(pid) {
+            match cpus_of(tid) {
+                Ok(cpus) => threads.push((tid, cpus)),
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if threads.is_empty() {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+        Ok(Restore { pid, threads })
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let main = self
+            .threads
+            .iter()
+            .find(|(tid, _)| *tid as u32 == self.pid)
+            .unwrap_or(&self.threads[0])
+            .1
+            .clone();
+        for tid in super::proc::threads(self.pid) {
+            let cpus = self
+                .threads
+                .iter()
+                .find(|(t, _)| *t == tid)
+                .map_or(&main, |(_, cpus)| cpus);
+            // A thread that ended meanwhile needs nothing; nothing else can be done
+            // about one that cannot be placed back.
+            let _ = pin(tid, cpus);
+        }
+    }
 }
 
 /// Lets thread `tid` (0: the calling thread) run only on `cpus`. Threads and

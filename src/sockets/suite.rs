@@ -7,7 +7,7 @@ use super::plan::{ServerSource, SocketsPlan};
 use super::server::child::ServerProcess;
 use super::server::owner;
 use super::{first_contact, watchdog, Target, Workload};
-use crate::cpu::affinity::Placement;
+use crate::cpu::affinity::{self, Placement};
 use crate::cpu::Meter;
 use crate::error::usage;
 use crate::harness::{self, Progress, Runner, Sink};
@@ -15,7 +15,7 @@ use crate::plan::measure_experiment;
 use crate::report::experiment::Plan;
 use crate::results::{Params, Trial};
 use crate::transport::Endpoint;
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 impl Plan for SocketsPlan {
     fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
@@ -41,6 +41,14 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
     let (server_pid, load_known) = match &server {
         Some(child) => (Some(child.pid()), true),
         None => running_server(plan, &endpoints, progress)?,
+    };
+    // Every placement, free included, pins the server: a user's server gets its
+    // own CPUs back when the run ends, however it ends.
+    let _restore = match (&server, server_pid) {
+        (None, Some(pid)) => Some(affinity::Restore::of_process(pid).with_context(|| {
+            format!("cannot read which CPUs the server (process {pid}) may use")
+        })?),
+        _ => None,
     };
     let targets = endpoints
         .into_iter()
