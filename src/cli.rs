@@ -234,7 +234,31 @@ pub fn command() -> clap::Command {
         Some(examples) => format!("{examples}\n\n{}", crate::error::EXIT_CODES),
         None => crate::error::EXIT_CODES.to_string(),
     };
-    command.after_help(after_help)
+    numbers_as_values(command.after_help(after_help))
+}
+
+/// Every option that takes a value takes one that looks like a negative number too
+/// (sockbench has no flag that does), so `--trials -5` is refused by what the option
+/// takes rather than as an unknown argument `-5`; and every whole-number option,
+/// of every command present and to come, says which values it takes.
+fn numbers_as_values(command: clap::Command) -> clap::Command {
+    use std::any::TypeId;
+    command
+        .mut_args(|arg| {
+            if arg.is_positional() || !arg.get_action().takes_values() {
+                return arg;
+            }
+            let arg = arg.allow_negative_numbers(true);
+            let parser = arg.get_value_parser().type_id();
+            if parser == TypeId::of::<u32>() {
+                arg.value_parser(crate::units::parse_whole::<u32>)
+            } else if parser == TypeId::of::<u64>() {
+                arg.value_parser(crate::units::parse_whole::<u64>)
+            } else {
+                arg
+            }
+        })
+        .mut_subcommands(numbers_as_values)
 }
 
 /// Parses `argv` (with the program name first).

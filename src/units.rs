@@ -8,6 +8,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(trimmed.len());
     let (digits, unit) = trimmed.split_at(split);
+    if below_zero(trimmed) {
+        return Err(format!(
+            "size '{}' is below zero; write e.g. 64, 4KiB, 1MiB",
+            shown(text)
+        ));
+    }
     if digits.is_empty() {
         return Err(format!(
             "size '{}' is not a number of bytes; write e.g. 64, 4KiB, 1MiB",
@@ -62,6 +68,34 @@ pub fn parse_count(text: &str, most: u64) -> Result<u64, String> {
     }
 }
 
+/// Parses the value of a whole-number option (`10`); anything else is refused with
+/// what the option takes: a value below zero, a fraction or a word, or one too large
+/// for it. (The option's own range, such as 1 to 1000 rounds, is checked later.)
+pub fn parse_whole<T: TryFrom<u64>>(text: &str) -> Result<T, String> {
+    let trimmed = text.trim();
+    if below_zero(trimmed) {
+        return Err("takes a whole number such as 10, not one below zero".into());
+    }
+    // The largest of the unsigned types' maxima that `T` holds.
+    let most = [u64::MAX, u32::MAX.into(), u16::MAX.into(), u8::MAX.into()]
+        .into_iter()
+        .find(|&n| T::try_from(n).is_ok())
+        .unwrap_or(0);
+    match trimmed.parse::<u64>() {
+        Ok(n) => T::try_from(n).map_err(|_| format!("takes a whole number up to {most}")),
+        Err(_) if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(format!("takes a whole number up to {most}"))
+        }
+        Err(_) => Err("takes a whole number such as 10".into()),
+    }
+}
+
+/// True for a number below zero, with or without a unit (`-5`, `-0.5`, `-3s`).
+fn below_zero(text: &str) -> bool {
+    text.strip_prefix('-')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+}
+
 /// How much of a text from the user an error message echoes.
 pub const SHOWN_CHARS: usize = 80;
 
@@ -101,6 +135,12 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
             shown(text)
         )
     };
+    if below_zero(trimmed) {
+        return Err(format!(
+            "duration '{}' is below zero; use 1ms to 24h",
+            shown(text)
+        ));
+    }
     let split = trimmed
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(trimmed.len());
@@ -214,6 +254,25 @@ mod tests {
         );
         // Characters, not bytes: a long run of 'é' is cut on a character boundary.
         assert_eq!(shown(&"é".repeat(100)).chars().count(), SHOWN_CHARS + 1);
+    }
+
+    #[test]
+    fn values_below_zero_are_called_so() {
+        assert_eq!(parse_whole::<u32>("10"), Ok(10));
+        assert_eq!(parse_whole::<u64>("0"), Ok(0));
+        for (text, says) in [
+            ("-5", "not one below zero"),
+            ("-0.5", "not one below zero"),
+            ("1.5", "such as 10"),
+            ("ten", "such as 10"),
+            ("4294967296", "up to 4294967295"),
+        ] {
+            let e = parse_whole::<u32>(text).unwrap_err();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+        assert!(parse_size("-5").unwrap_err().contains("below zero"));
+        assert!(parse_duration("-3s").unwrap_err().contains("below zero"));
+        assert!(parse_count("-5", 100).unwrap_err().contains("out of range"));
     }
 
     #[test]

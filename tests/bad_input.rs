@@ -333,3 +333,36 @@ fn a_symlink_at_a_serve_socket_path_is_named_and_not_followed() {
         .file_type()
         .is_symlink());
 }
+
+#[test]
+fn a_number_below_zero_names_its_option_and_what_it_takes() {
+    for (args, says) in [
+        (
+            &["sockets", "--trials", "-5"][..],
+            "'--trials <N>': takes a whole number",
+        ),
+        (
+            &["sockets", "--parallel", "-1"],
+            "'--parallel <N>': takes a whole number",
+        ),
+        (
+            &["postgres", "-c", "-5"],
+            "'--clients <LIST>': takes a whole number",
+        ),
+        (
+            &["redis", "-P", "-2"],
+            "'--pipeline <N>': takes a whole number",
+        ),
+        (
+            &["postgres", "-T", "-3"],
+            "--duration: duration '-3' is below zero",
+        ),
+        (
+            &["sockets", "--sizes", "-64"],
+            "--sizes: size '-64' is below zero",
+        ),
+        (&["postgres", "-L", "-3"], "--latency-limit must be between"),
+    ] {
+        assert_rejected(args, says);
+    }
+}
