@@ -69,10 +69,12 @@ fn main() -> ExitCode {
 }
 
 /// An error line as it may be printed: no secret of the command line in it (each
-/// family hides its own), and no word of it longer than `units::SHOWN_CHARS` (a
-/// value the user pasted, or a part of one, is echoed cut).
+/// family hides its own), no word of it longer than `units::SHOWN_CHARS` (a value
+/// the user pasted, or a part of one, is echoed cut), and no character a terminal
+/// would act on (a server's reply or a file name may hold escape sequences).
 fn shown(message: &str, argv: &[String]) -> String {
-    units::shorten_words(&families::redact_message(message, argv))
+    let line = units::shorten_words(&families::redact_message(message, argv));
+    units::printable(&line).into_owned()
 }
 
 /// Raises the soft limit on open files to the hard one, as the clients of a large

@@ -1,4 +1,7 @@
-//! Byte sizes as people type them (`64`, `4KiB`, `1M`) and as tables show them.
+//! Byte sizes as people type them (`64`, `4KiB`, `1M`) and as tables show them,
+//! and text from elsewhere as it may reach a terminal.
+
+use std::borrow::Cow;
 
 /// Parses a byte count: a whole number with an optional unit B, K/KiB, M/MiB
 /// (binary multiples; case-insensitive).
@@ -101,11 +104,55 @@ pub const SHOWN_CHARS: usize = 80;
 
 /// `text` as an error message echoes it: its first [`SHOWN_CHARS`] characters, and
 /// `…` when there were more, so a pasted file or a runaway value stays one line.
-pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+pub fn shown(text: &str) -> Cow<'_, str> {
     match text.char_indices().nth(SHOWN_CHARS) {
         Some((cut, _)) => format!("{}…", &text[..cut]).into(),
         None => text.into(),
     }
+}
+
+/// `text` with every character a terminal acts on instead of showing (see
+/// [`hidden`]; newlines too: this is for one line or one cell) shown as a
+/// Rust-style escape such as `\u{1b}`. Every text sockbench did not write itself
+/// (a server's error reply, a libpq message, a result file, a path or a value the
+/// user gave) goes through this before it reaches a terminal: an escape sequence
+/// in it would otherwise move the cursor, rewrite what was printed or set the
+/// window title, and a bidirectional control would show it in another order.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    escaped_where(text, hidden)
+}
+
+/// The same for a multi-line document (an SVG chart), whose newlines stay.
+pub fn printable_lines(text: &str) -> Cow<'_, str> {
+    escaped_where(text, |c| c != '\n' && hidden(c))
+}
+
+fn escaped_where(text: &str, escaped: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&escaped) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if escaped(c) {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Characters a terminal acts on instead of showing: C0 and C1 controls (the
+/// escape character among them), and the bidirectional controls: embeddings and
+/// overrides, isolates, and the left-to-right, right-to-left and Arabic marks.
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}'
+        )
 }
 
 /// The longest word the last guard leaves whole: longer than [`SHOWN_CHARS`], so
@@ -273,6 +320,28 @@ mod tests {
         assert!(parse_size("-5").unwrap_err().contains("below zero"));
         assert!(parse_duration("-3s").unwrap_err().contains("below zero"));
         assert!(parse_count("-5", 100).unwrap_err().contains("out of range"));
+    }
+
+    #[test]
+    fn escapes_are_shown_not_sent() {
+        assert_eq!(printable("tcp"), "tcp");
+        assert_eq!(printable("µs ± 5%"), "µs ± 5%");
+        assert_eq!(printable("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(
+            printable("x\u{9b}y\u{202e}z\n"),
+            "x\\u{9b}y\\u{202e}z\\u{a}"
+        );
+        assert_eq!(printable_lines("<a>\u{1b}\n</a>"), "<a>\\u{1b}\n</a>");
+        // Every bidirectional control, and nothing printable near them.
+        for c in [
+            '\u{202a}', '\u{202d}', '\u{2066}', '\u{2069}', '\u{200e}', '\u{200f}', '\u{61c}',
+        ] {
+            let shown = printable(&format!("a{c}b")).into_owned();
+            assert_eq!(shown, format!("a{}b", c.escape_unicode()));
+        }
+        for c in ['\u{2029}', '\u{200d}', 'ي', '\u{2070}'] {
+            assert_eq!(printable(&c.to_string()), c.to_string());
+        }
     }
 
     #[test]

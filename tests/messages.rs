@@ -67,3 +67,50 @@ fn a_tls_failure_is_said_once_and_a_silent_server_times_out() {
     );
     assert!(!stderr.contains("temporarily unavailable"), "{stderr}");
 }
+
+/// A server's words reach the terminal escaped: an escape sequence or a
+/// bidirectional override in a Redis error reply is shown, not acted on.
+#[test]
+fn a_servers_control_characters_are_shown_escaped() {
+    use std::io::{Read, Write};
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+    let tmp = tempdir();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    // A fake server: every connection's first command gets a hostile error reply.
+    // Bounded: a few connections, until the run ends and for at most 60 s.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let ended = done.clone();
+    let fake = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut served = 0;
+        while served < 8 && Instant::now() < deadline && !ended.load(Ordering::Relaxed) {
+            let Ok((mut conn, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            served += 1;
+            conn.set_nonblocking(false).unwrap();
+            conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut command = [0u8; 4096];
+            if conn.read(&mut command).is_ok() {
+                let _ = conn.write_all("-ERR \x1b[31mred\u{202e}txt\r\n".as_bytes());
+            }
+        }
+    });
+    let url = format!("redis://127.0.0.1:{port}");
+    let out = run(tmp.path(), &["redis", "--url", &url, "--quick"]);
+    done.store(true, Ordering::Relaxed);
+    let _ = fake.join();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("red"), "the reply is shown: {stderr}");
+    assert!(
+        !stderr.contains('\x1b') && !stderr.contains('\u{202e}'),
+        "{stderr:?}"
+    );
+    assert!(stderr.contains("\\u{1b}[31mred\\u{202e}txt"), "{stderr}");
+}

@@ -24,7 +24,6 @@
 //! Only text is guarded: numbers are written by sockbench and a negative one stays
 //! a number.
 
-use super::printable::printable;
 use super::Exporter;
 use crate::report::experiment::{CaseParam, Experiment, Form};
 use crate::report::Document;
@@ -32,6 +31,7 @@ use crate::results::metric::Unit;
 use crate::results::params::{Value as ParamValue, PLACEMENT};
 use crate::results::Params;
 use crate::results::ResultRecord;
+use crate::units::printable;
 
 pub struct Csv;
 

@@ -3,9 +3,9 @@
 //! right-aligned.
 
 use super::Exporter;
-use crate::export::printable::printable;
 use crate::report::block::{legend, Block};
 use crate::report::Document;
+use crate::units::printable;
 
 pub struct Markdown;
 

@@ -1,13 +1,13 @@
 //! Rendering: a finished document (a report or a comparison) in one of the formats,
 //! one file each behind the [`Exporter`] trait, plus what the terminal needs while
-//! measuring (progress, printable text, standard output that may close).
+//! measuring (progress, standard output that may close). Every text from elsewhere is
+//! made printable first (`units::printable`).
 
 mod charts;
 pub mod csv;
 pub mod html;
 pub mod json;
 pub mod markdown;
-pub mod printable;
 pub mod progress;
 pub mod stdout;
 pub mod terminal;

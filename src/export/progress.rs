@@ -88,6 +88,7 @@ impl Progress {
             return;
         }
         let mut state = self.state.borrow_mut();
+        let text = crate::units::printable(&text).into_owned();
         let text = if state.ascii { ascii(&text) } else { text };
         let bar = state.bar.get_or_insert_with(|| {
             let bar = ProgressBar::new_spinner();

@@ -14,6 +14,7 @@ use super::targets::{cluster_targets, name_apart, server_targets, url_target, us
 use crate::harness::{Progress, Sink};
 use crate::report::experiment::Plan;
 use crate::system::pg_environment;
+use crate::units::printable;
 use anyhow::Result;
 
 impl Plan for PostgresPlan {
@@ -44,7 +45,7 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
             // On stderr to stay, when login variables set for some server are not
             // used; else on the progress line.
             if surprising {
-                eprintln!("{line}");
+                eprintln!("{}", printable(&line));
             }
             progress.note(&line);
             let started = Cluster::start(&binaries, transports, connections_needed(plan))?;
@@ -66,7 +67,7 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
             name_apart(&mut targets, &derived)?;
             if !from_environment.is_empty() {
                 if let Some(t) = targets.last() {
-                    eprintln!(
+                    let line = format!(
                         "postgres: measuring your server from {}: {} ({}); unset {} \
                          for a throwaway cluster",
                         from_environment.join(", "),
@@ -78,12 +79,13 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
                             "them"
                         }
                     );
+                    eprintln!("{}", printable(&line));
                 }
             }
             if let Some(uri) = server {
                 let (found, skipped) = server_targets(uri)?;
                 for line in skipped {
-                    eprintln!("postgres: {line}");
+                    eprintln!("postgres: {}", printable(&line));
                 }
                 targets.extend(found);
             }

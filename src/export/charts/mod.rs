@@ -182,7 +182,7 @@ pub(super) fn draw(
         root.present().map_err(text)?;
     }
     // Labels come from the result file: no control character reaches the page.
-    Ok(crate::export::printable::printable_lines(&svg).into_owned())
+    Ok(crate::units::printable_lines(&svg).into_owned())
 }
 
 /// An axis number without needless zeros: `20`, `2.5`, `0.25`.

@@ -1,8 +1,8 @@
 //! A block as an HTML table, in a box of its own that scrolls sideways when the
 //! table is wider than the screen.
 
-use crate::export::printable::printable;
 use crate::report::block::Block;
+use crate::units::printable;
 
 pub fn table(block: &Block) -> String {
     // Figures align right for comparing; a table of facts reads better left-aligned.

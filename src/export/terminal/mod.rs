@@ -24,10 +24,10 @@ mod wrap;
 pub use locale::{ascii, utf8_locale};
 pub use stream::{Stream, DEFAULT_WIDTH};
 
-use super::printable::printable;
 use super::Exporter;
 use crate::report::block::{legend, Block};
 use crate::report::Document;
+use crate::units::printable;
 use fit::{glued, GLUE};
 use wrap::wrap;
 

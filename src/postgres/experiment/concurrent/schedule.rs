@@ -112,10 +112,8 @@ impl<'a> Reporter<'a> {
         }
         let n = t.done - self.last.done;
         let seconds = self.every.as_secs_f64();
-        eprintln!(
-            "{}",
-            line(self.label, now - self.from, n, seconds, &t, &self.last)
-        );
+        let line = line(self.label, now - self.from, n, seconds, &t, &self.last);
+        eprintln!("{}", crate::units::printable(&line));
         self.last = t;
     }
 }
