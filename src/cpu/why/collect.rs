@@ -38,7 +38,7 @@ impl Collector {
         let chosen = tracepoints::chosen();
         let kallsyms = Kallsyms::get();
         let me = std::process::id();
-        let client = open_side(&[Task::Me], me, chosen, kallsyms.is_some());
+        let client = open_side(&[Task::Me], me, chosen, kallsyms.is_ok());
         let client = match client {
             Ok(side) if !side.events.is_empty() || side.sampler.is_some() => side,
             Ok(_) => {
@@ -54,14 +54,14 @@ impl Collector {
             }
         };
         if client.sampler.is_none() {
-            note(match kallsyms {
-                None => "/proc/kallsyms hides the kernel's addresses, so no CPU by layer",
-                Some(_) => "cannot sample cpu-clock with call chains, so no CPU by layer",
-            });
+            match kallsyms {
+                Err(why) => say(why),
+                Ok(_) => note("cannot sample cpu-clock with call chains, so no CPU by layer"),
+            }
         }
         let server = server.and_then(|pid| {
             let tasks: Vec<Task> = proc::threads(pid).into_iter().map(Task::Id).collect();
-            open_side(&tasks, pid, chosen, kallsyms.is_some()).ok()
+            open_side(&tasks, pid, chosen, kallsyms.is_ok()).ok()
         });
         Some(Collector {
             chosen,
@@ -94,7 +94,7 @@ impl Collector {
     /// [`Collector::end`]; drains the samples.
     pub fn finish(&mut self, ops: u64) -> Why {
         let ops = ops.max(1) as f64;
-        let kallsyms = Kallsyms::get();
+        let kallsyms = Kallsyms::get().ok();
         let mut account = |side: &mut Side| {
             let mut a = Account::default();
             for (event, per_op) in events::per_op(&side.before, &side.after, ops) {
@@ -179,14 +179,45 @@ fn read(all: &mut [EventCounters]) -> Vec<(Event, u64)> {
 }
 
 /// One line on stderr, once per run, saying what of the kernel's account is missing
-/// and why. Also for the harness, which runs no counting trial at all when no
-/// counters are permitted (then no [`Collector`] is ever opened to say so).
+/// and why, when what is not permitted is the reason. Also for the harness, which
+/// runs no counting trial at all when no counters are permitted (then no
+/// [`Collector`] is ever opened to say so).
 pub fn note(why: &str) {
+    say(&format!(
+        "{why}; {}",
+        permission_advice(rustix::process::geteuid().as_raw())
+    ));
+}
+
+/// What would permit the kernel's counters and samples to account `euid`: as
+/// root, nothing sockbench can suggest (the kernel refuses perf events to root
+/// only when they are turned off, or filtered as in some containers).
+fn permission_advice(euid: u32) -> &'static str {
+    if euid == 0 {
+        "this kernel refuses them even to root (perf events turned off, or filtered as in \
+         some containers)"
+    } else {
+        "run as root, or lower kernel.perf_event_paranoid, to have it"
+    }
+}
+
+/// The line [`note`] prints, once per run: `what` says what is missing, why, and
+/// what would give it.
+fn say(what: &str) {
     static NOTED: AtomicBool = AtomicBool::new(false);
     if !NOTED.swap(true, Ordering::Relaxed) {
-        eprintln!(
-            "note: the kernel's account of operations is incomplete: {why}; run as root, or \
-             lower kernel.perf_event_paranoid, to have it"
-        );
+        let line = format!("note: the kernel's account of operations is incomplete: {what}");
+        eprintln!("{}", crate::units::printable(&line));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_is_never_told_to_run_as_root() {
+        assert!(!permission_advice(0).contains("run as root"));
+        assert!(permission_advice(1000).contains("run as root"));
     }
 }

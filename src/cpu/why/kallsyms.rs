@@ -32,16 +32,59 @@ impl Kallsyms {
         }
     }
 
-    /// This kernel's symbols, read once; `None` when `/proc/kallsyms` cannot be
-    /// read or hides the addresses (all zero: `kptr_restrict`, no privilege).
-    pub fn get() -> Option<&'static Kallsyms> {
-        static KALLSYMS: OnceLock<Option<Kallsyms>> = OnceLock::new();
+    /// This kernel's symbols, read once; or, when `/proc/kallsyms` cannot be read
+    /// or hides the addresses, why and what would show them ([`Kallsyms::read`]).
+    pub fn get() -> Result<&'static Kallsyms, &'static str> {
+        static KALLSYMS: OnceLock<Result<Kallsyms, String>> = OnceLock::new();
         KALLSYMS
             .get_or_init(|| {
-                let text = std::fs::read_to_string("/proc/kallsyms").ok()?;
-                Some(Kallsyms::parse(&text)).filter(Kallsyms::has_addresses)
+                let kptr_restrict = std::fs::read_to_string("/proc/sys/kernel/kptr_restrict")
+                    .ok()
+                    .and_then(|v| v.trim().parse().ok());
+                Kallsyms::read(
+                    std::fs::read_to_string("/proc/kallsyms"),
+                    kptr_restrict,
+                    rustix::process::geteuid().as_raw(),
+                )
             })
             .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// The symbols of `text`, what reading `/proc/kallsyms` gave; or, when it gave
+    /// none or only hidden addresses (all zero), why, for account `euid` with the
+    /// sysctl `kernel.kptr_restrict` at `kptr_restrict`, and what would show them.
+    /// At 2 the kernel hides its addresses from every account, root included; below
+    /// that, from accounts without `CAP_SYSLOG` (root has it, unless a container
+    /// takes it away).
+    pub fn read(
+        text: std::io::Result<String>,
+        kptr_restrict: Option<u32>,
+        euid: u32,
+    ) -> Result<Kallsyms, String> {
+        let text =
+            text.map_err(|e| format!("/proc/kallsyms cannot be read ({e}), so no CPU by layer"))?;
+        let symbols = Kallsyms::parse(&text);
+        if symbols.has_addresses() {
+            return Ok(symbols);
+        }
+        let hidden = "/proc/kallsyms hides the kernel's addresses";
+        Err(match (kptr_restrict, euid) {
+            (Some(2), 0) => format!(
+                "{hidden} from every account, root included (kernel.kptr_restrict is 2), so no \
+                 CPU by layer; to have it, run `sysctl kernel.kptr_restrict=1` (or 0) for as \
+                 long as you measure"
+            ),
+            (Some(2), _) => format!(
+                "{hidden} from every account (kernel.kptr_restrict is 2), so no CPU by layer; \
+                 to have it, run as root with kernel.kptr_restrict at 1 (or 0)"
+            ),
+            (_, 0) => format!(
+                "{hidden} even from root here (without CAP_SYSLOG, as in some containers), so \
+                 no CPU by layer"
+            ),
+            _ => format!("{hidden} from this account, so no CPU by layer; run as root to have it"),
+        })
     }
 
     /// Whether any symbol has a real address.
@@ -81,10 +124,33 @@ ffffffffc0001000 t loop_fn\t[loop]
         assert_eq!(k.name(0x1000), None);
     }
 
+    const HIDDEN: &str = "0000000000000000 T _stext\n0000000000000000 T tcp_sendmsg\n";
+
     #[test]
     fn hidden_addresses_are_told() {
-        let k = Kallsyms::parse("0000000000000000 T _stext\n0000000000000000 T tcp_sendmsg\n");
+        let k = Kallsyms::parse(HIDDEN);
         assert!(!k.has_addresses());
         assert_eq!(k.name(0xffffffff81000000), None);
+    }
+
+    #[test]
+    fn root_is_told_the_sysctl_and_others_to_run_as_root() {
+        let read = |text: &str, kptr, euid| Kallsyms::read(Ok(text.to_string()), kptr, euid);
+        assert!(read(FIXTURE, Some(2), 0).is_ok_and(|k| k.has_addresses()));
+        let root = read(HIDDEN, Some(2), 0).unwrap_err();
+        assert!(root.contains("kernel.kptr_restrict is 2"), "{root}");
+        assert!(root.contains("sysctl kernel.kptr_restrict=1"), "{root}");
+        assert!(!root.contains("run as root"), "{root}");
+        let user = read(HIDDEN, Some(1), 1000).unwrap_err();
+        assert!(user.contains("run as root"), "{user}");
+        let user_at_2 = read(HIDDEN, Some(2), 1000).unwrap_err();
+        assert!(
+            user_at_2.contains("run as root with kernel.kptr_restrict at 1"),
+            "{user_at_2}"
+        );
+        let contained = read(HIDDEN, Some(0), 0).unwrap_err();
+        assert!(!contained.contains("run as root"), "{contained}");
+        let unreadable = Kallsyms::read(Err(std::io::ErrorKind::NotFound.into()), None, 0);
+        assert!(unreadable.unwrap_err().contains("cannot be read"));
     }
 }
