@@ -336,3 +336,30 @@ fn a_users_server_gets_its_cpus_back_after_a_pinned_run() {
         .collect();
     assert_eq!(after, before);
 }
+
+#[test]
+fn serve_on_a_full_standard_output_says_so_and_ends() {
+    let tmp = tempdir();
+    let sock = tmp.path().join("sb.sock");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let child = sockbench(tmp.path())
+        .args(["serve", "--listen"])
+        .arg(format!("unix:{}", sock.display()))
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = KillOnDrop(child);
+    let status = wait_with_timeout(&mut child.0, Duration::from_secs(10));
+    let stderr = stderr_of(&mut child);
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: cannot write to standard output: No space left on device"),
+        "{stderr}"
+    );
+    assert!(!sock.exists(), "socket file left behind");
+}

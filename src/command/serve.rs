@@ -6,7 +6,7 @@ use crate::error::usage;
 use crate::interrupt;
 use crate::sockets::server;
 use crate::transport::Endpoint;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::os::unix::fs::FileTypeExt;
 use std::time::Duration;
@@ -28,25 +28,35 @@ pub fn run(args: &ServeArgs) -> Result<()> {
             Some((dir, name, bound))
         })
         .collect();
-    {
-        let mut out = std::io::stdout().lock();
-        for b in &bound {
-            writeln!(out, "listening {}", b.endpoint)?;
-        }
-        writeln!(out, "ready")?;
-        out.flush()?;
+    let mut said: String = bound
+        .iter()
+        .map(|b| format!("listening {}\n", b.endpoint))
+        .collect();
+    said.push_str("ready\n");
+    let mut out = std::io::stdout().lock();
+    // Nobody can learn where it listens (a full disk, a closed pipe): the server
+    // ends at once, in one line.
+    if let Err(e) = out.write_all(said.as_bytes()).and_then(|()| out.flush()) {
+        remove_sockets(socket_files);
+        bail!("cannot write to standard output: {e}");
     }
+    drop(out);
     server::spawn_all(bound).context("cannot start the server threads")?;
     while !interrupt::interrupted() {
         std::thread::sleep(Duration::from_millis(50));
     }
-    for (dir, name, bound) in socket_files {
+    remove_sockets(socket_files);
+    Ok(())
+}
+
+/// Removes each socket file that is still the one bound.
+fn remove_sockets(files: Vec<(Dir, std::ffi::OsString, crate::dir::Entry)>) {
+    for (dir, name, bound) in files {
         let now = dir.entry_at(&name).ok().flatten();
         if now.is_some_and(|n| n.dev == bound.dev && n.ino == bound.ino) {
             let _ = dir.remove_file(&name);
         }
     }
-    Ok(())
 }
 
 /// A socket path that holds something other than a socket is refused, named for
