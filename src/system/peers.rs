@@ -63,6 +63,36 @@ pub fn abstract_listener(name: &str) -> io::Result<Peer> {
     unix_peer(&UnixStream::connect_addr(&addr)?)
 }
 
+/// Every process holding a socket bound to the abstract name `name` (without `@`),
+/// listening or not, with the account it runs as: from `/proc/net/unix` and the
+/// descriptors in `/proc/PID/fd` (only processes whose descriptors this one may
+/// read are seen).
+pub fn abstract_holders(name: &str) -> Vec<Peer> {
+    let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {
+        return Vec::new();
+    };
+    let wanted = format!("@{name}");
+    let mut found: Vec<Peer> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            // Num RefCount Protocol Flags Type St Inode Path
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.get(7) == Some(&wanted.as_str())).then(|| fields[6].parse::<u64>().ok())?
+        })
+        .flat_map(holders)
+        .filter_map(|pid| {
+            let uid = std::os::unix::fs::MetadataExt::uid(
+                &std::fs::metadata(format!("/proc/{pid}")).ok()?,
+            );
+            Some(Peer { pid, uid })
+        })
+        .collect();
+    found.sort_by_key(|p| p.pid);
+    found.dedup();
+    found
+}
+
 /// Who listens on the Unix socket at `path`. Connects and closes without sending
 /// anything.
 pub fn path_listener(path: &Path) -> io::Result<Peer> {

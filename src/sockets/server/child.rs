@@ -35,7 +35,7 @@ impl ServerProcess {
     /// Starts a server listening on a fresh local address for each transport.
     pub fn start(transports: &[Transport]) -> Result<ServerProcess> {
         let dir = crate::leftovers::private_dir(crate::sockets::family::SERVER.prefix)?;
-        let unique = format!("{}-{}", std::process::id(), unique_suffix());
+        let unique = random_name();
         let asked: Vec<Endpoint> = transports
             .iter()
             .map(|t| t.local_endpoint(dir.path(), &unique))
@@ -79,6 +79,10 @@ impl ServerProcess {
         match wait_ready(&lines) {
             Ok(endpoints) => {
                 // Once, before measuring: every address is the child's own.
+                let own = Some(server.pid());
+                if let Some(squatted) = super::owner::squatted(&endpoints, own) {
+                    bail!(squatted);
+                }
                 match super::owner::server_process(&endpoints) {
                     Ok(Some(pid)) if pid == server.pid() => {}
                     Ok(other) => bail!(
@@ -93,10 +97,14 @@ impl ServerProcess {
             }
             Err(e) => {
                 server.stop();
+                // A name taken between the command line and the bind.
+                if let Some(squatted) = super::owner::squatted(&asked, None) {
+                    bail!(squatted);
+                }
                 let tail = stderr_tail.recv_timeout(STOP_TIMEOUT).unwrap_or_default();
                 Err(match tail.trim() {
                     "" => e,
-                    tail => anyhow!("{e}: {tail}"),
+                    tail => anyhow!("{e}: {}", tail.lines().collect::<Vec<_>>().join("; ")),
                 })
             }
         }
@@ -119,12 +127,12 @@ impl Drop for ServerProcess {
     }
 }
 
-fn unique_suffix() -> u64 {
-    use std::time::SystemTime;
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos() as u64)
-        .unwrap_or(0)
+/// What makes the server's abstract name its own: 128 random bits, so no other
+/// account can bind it ahead of the run.
+fn random_name() -> String {
+    let mut bytes = [0u8; 16];
+    openssl::rand::rand_bytes(&mut bytes).expect("OpenSSL's random generator works");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Reads the child's stdout line by line on a thread, so waiting can time out.
@@ -179,5 +187,18 @@ fn wait_ready(lines: &mpsc::Receiver<String>) -> Result<Vec<Endpoint>> {
         if let Some(addr) = line.strip_prefix("listening ") {
             endpoints.push(addr.parse().map_err(|e: String| anyhow!(e))?);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abstract_names_are_random_and_say_nothing_of_the_run() {
+        let (a, b) = (random_name(), random_name());
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()), "{a}");
     }
 }
