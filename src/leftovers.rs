@@ -19,6 +19,7 @@
 //! another account swaps for a symbolic link is removed, never followed.
 
 use crate::dir::{euid, Dir};
+use crate::error::usage;
 use anyhow::{Context, Result};
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
@@ -78,15 +79,24 @@ impl Drop for PrivateDir {
 /// [`sweep_temp`].
 pub fn private_dir(prefix: &str) -> Result<PrivateDir> {
     let path = std::env::temp_dir();
-    let cannot = || {
-        format!(
-            "cannot create a private directory in {} (from TMPDIR); set TMPDIR to a \
-             writable directory",
-            path.display()
-        )
+    // Bad input, as every refusal of TMPDIR is: what to change is TMPDIR.
+    let cannot = |e: std::io::Error| {
+        let why = match e.raw_os_error() {
+            Some(libc::ENOENT) => "it does not exist".to_string(),
+            Some(libc::ENOTDIR) => "it is not a directory".to_string(),
+            Some(libc::EACCES | libc::EPERM | libc::EROFS) => {
+                format!("this account cannot make a directory there ({e})")
+            }
+            _ => e.to_string(),
+        };
+        usage(format!(
+            "TMPDIR ({}) cannot take sockbench's private directory: {why}; set TMPDIR to a \
+             writable directory such as /tmp",
+            crate::units::shown(&path.display().to_string())
+        ))
     };
-    let parent = Dir::open(&path).with_context(cannot)?;
-    let (dir, name) = parent.make_fresh_dir(prefix, 0o700).with_context(cannot)?;
+    let parent = Dir::open(&path).map_err(cannot)?;
+    let (dir, name) = parent.make_fresh_dir(prefix, 0o700).map_err(cannot)?;
     let owner = dir.create_new(OWNER_FILE, 0o644).and_then(|mut f| {
         std::io::Write::write_all(&mut f, owner_line(std::process::id()).as_bytes())
     });

@@ -145,3 +145,65 @@ fn a_service_file_that_is_not_a_file_is_refused_in_one_line() {
         );
     }
 }
+
+#[test]
+fn an_unusable_tmpdir_is_bad_input_named_like_every_tmpdir_refusal() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempdir();
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let locked = tmp.path().join("root-only");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(
+        tmp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mut cases = vec![
+        (tmp.path().join("missing"), "it does not exist", None),
+        (file, "it is not a directory", None),
+    ];
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        // Not writable: root's 0755 directory, for nobody.
+        cases.push((
+            locked,
+            "this account cannot make a directory there",
+            Some(65534),
+        ));
+    }
+    for (tmpdir, why, uid) in cases {
+        let mut command = sockbench(tmp.path());
+        command
+            .env("TMPDIR", &tmpdir)
+            .current_dir(tmp.path())
+            .args([
+                "sockets",
+                "--quick",
+                "--trials",
+                "1",
+                "--workloads",
+                "connect",
+                "--transports",
+                "unix",
+                "--json",
+                "-",
+            ]);
+        if let Some(uid) = uid {
+            command.uid(uid).gid(uid);
+        }
+        let out = assert_cmd::Command::from_std(command)
+            .timeout(RUN_TIMEOUT)
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", tmpdir.display());
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        let named = format!("TMPDIR ({}) cannot take", tmpdir.display());
+        assert!(stderr.contains(&named) && stderr.contains(why), "{stderr}");
+        assert!(
+            stderr.contains("set TMPDIR to a writable directory"),
+            "{stderr}"
+        );
+    }
+}

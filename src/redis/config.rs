@@ -8,6 +8,7 @@
 //! scripting, no MODULE, CONFIG or DEBUG, none of `@dangerous`. The `default` user
 //! is off, so a connection that has not authenticated can run no command at all.
 
+use crate::error::usage;
 use anyhow::{bail, Result};
 use std::fmt::Write;
 use std::path::Path;
@@ -129,14 +130,18 @@ pub fn random_password() -> String {
 /// `"` escaped. A path that is not UTF-8 or holds a control character is refused
 /// (Redis would read it differently).
 fn quoted(path: &Path) -> Result<String> {
+    // The paths are in TMPDIR: refused as bad input, as every TMPDIR is.
     let Some(text) = path.to_str() else {
-        bail!(
-            "{} is not UTF-8; set TMPDIR to a plain directory such as /tmp",
+        return Err(usage(format!(
+            "{} (in TMPDIR) is not UTF-8; set TMPDIR to a plain directory such as /tmp",
             path.display()
-        );
+        )));
     };
     if text.chars().any(char::is_control) {
-        bail!("{text:?} holds a control character; set TMPDIR to a plain directory such as /tmp");
+        return Err(usage(format!(
+            "{text:?} (in TMPDIR) holds a control character; set TMPDIR to a plain directory \
+             such as /tmp"
+        )));
     }
     Ok(format!(
         "\"{}\"",
@@ -222,7 +227,12 @@ mod tests {
     fn paths_are_quoted_and_odd_ones_refused() {
         assert_eq!(quoted(Path::new("/t/a b")).unwrap(), "\"/t/a b\"");
         assert_eq!(quoted(Path::new("/t/a\"b\\")).unwrap(), "\"/t/a\\\"b\\\\\"");
-        assert!(quoted(Path::new("/t/a\nuser x on nopass")).is_err());
+        let e = quoted(Path::new("/t/a\nuser x on nopass")).unwrap_err();
+        assert_eq!(
+            crate::error::exit_code(&e),
+            2,
+            "a TMPDIR refusal is bad input"
+        );
         assert!(acl_rule("nothex").is_err());
     }
 }
