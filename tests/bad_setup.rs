@@ -177,18 +177,8 @@ fn an_unusable_tmpdir_is_bad_input_named_like_every_tmpdir_refusal() {
         command
             .env("TMPDIR", &tmpdir)
             .current_dir(tmp.path())
-            .args([
-                "sockets",
-                "--quick",
-                "--trials",
-                "1",
-                "--workloads",
-                "connect",
-                "--transports",
-                "unix",
-                "--json",
-                "-",
-            ]);
+            .args(SHORT_SOCKETS)
+            .args(["--transports", "unix", "--json", "-"]);
         if let Some(uid) = uid {
             command.uid(uid).gid(uid);
         }

@@ -39,14 +39,7 @@ fn an_idle_client_holds_up_nobody() {
         .expect("a greeting while another client idles");
 
     let started = Instant::now();
-    let mut args = vec![
-        "sockets",
-        "--quick",
-        "--trials",
-        "1",
-        "--workloads",
-        "connect",
-    ];
+    let mut args = SHORT_SOCKETS.to_vec();
     for addr in &addrs {
         args.extend(["--server", addr.as_str()]);
     }

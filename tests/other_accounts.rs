@@ -368,18 +368,11 @@ fn a_link_planted_above_json_or_output_is_refused_and_a_root_link_followed() {
     let json = shared.join("out/run.json");
     let refused = [
         vec!["report", fixture, "--output", page.to_str().unwrap()],
-        vec![
-            "sockets",
-            "--quick",
-            "--trials",
-            "1",
-            "--workloads",
-            "connect",
-            "--transports",
-            "unix",
-            "--json",
-            json.to_str().unwrap(),
-        ],
+        [
+            &common::SHORT_SOCKETS[..],
+            &["--transports", "unix", "--json", json.to_str().unwrap()],
+        ]
+        .concat(),
     ];
     for args in refused {
         let out = run(tmp.path(), &args);

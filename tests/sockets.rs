@@ -290,17 +290,7 @@ fn a_long_tmpdir_is_one_clear_line_without_internal_arguments() {
     let tmp = tempdir();
     let long = tmp.path().join("d".repeat(60)).join("e".repeat(60));
     std::fs::create_dir_all(&long).unwrap();
-    let out = run(
-        &long,
-        &[
-            "sockets",
-            "--quick",
-            "--trials",
-            "1",
-            "--workloads",
-            "connect",
-        ],
-    );
+    let out = run(&long, &SHORT_SOCKETS);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(

@@ -38,6 +38,16 @@ pub fn run(tmp: &Path, args: &[&str]) -> Output {
 
 pub const RUN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// The shortest sockets run: one quick round of connect.
+pub const SHORT_SOCKETS: [&str; 6] = [
+    "sockets",
+    "--quick",
+    "--trials",
+    "1",
+    "--workloads",
+    "connect",
+];
+
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
