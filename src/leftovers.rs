@@ -79,6 +79,21 @@ impl Drop for PrivateDir {
 /// [`sweep_temp`].
 pub fn private_dir(prefix: &str) -> Result<PrivateDir> {
     let path = std::env::temp_dir();
+    // A newline in a path splits the servers' command lines and configuration
+    // files (and every message that names them) where none was meant.
+    if path
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .any(u8::is_ascii_control)
+    {
+        return Err(usage(format!(
+            "TMPDIR ({}) holds a control character (a newline, a tab, …), which the servers' \
+             arguments and configuration files cannot carry; set TMPDIR to a plain directory \
+             such as /tmp",
+            crate::units::printable(&path.display().to_string())
+        )));
+    }
     // Bad input, as every refusal of TMPDIR is: what to change is TMPDIR.
     let cannot = |e: std::io::Error| {
         let why = match e.raw_os_error() {

@@ -112,6 +112,36 @@ fn a_tmpdir_with_a_comma_is_refused_before_the_cluster_starts() {
     assert!(leftovers(&comma).is_empty(), "{:?}", leftovers(&comma));
 }
 
+/// A TMPDIR with a newline would split the servers' arguments and every message that
+/// names them: each family refuses it in one line before starting anything.
+#[test]
+fn a_tmpdir_with_a_newline_is_refused_in_one_line_by_every_family() {
+    let tmp = tempdir();
+    let broken = tmp.path().join("a\nb");
+    std::fs::create_dir(&broken).unwrap();
+    for family in ["sockets", "postgres", "redis"] {
+        let out = assert_cmd::Command::from_std(sockbench(tmp.path()))
+            .env("TMPDIR", &broken)
+            .args([family, "--quick", "--trials", "1"])
+            .timeout(RUN_TIMEOUT)
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        if stderr.contains("not installed") || stderr.contains("not found") {
+            eprintln!("{family}: its server is not installed; skipped: {stderr}");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(2), "{family}: {stderr}");
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+        assert_eq!(errors.len(), 1, "{family}: {stderr}");
+        assert!(
+            errors[0].contains("TMPDIR") && errors[0].contains("control character"),
+            "{family}: {stderr}"
+        );
+        assert!(leftovers(&broken).is_empty(), "{:?}", leftovers(&broken));
+    }
+}
+
 /// libpq reads a named service's file itself, and would wait on a FIFO or read
 /// `/dev/zero` for ever: such a file is refused in one line before any connection.
 #[test]
