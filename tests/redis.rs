@@ -481,7 +481,7 @@ fn url_measures_the_users_server_and_never_shows_its_password() {
         let stderr = &done.stderr;
         assert_eq!(done.status.code(), Some(1), "{stderr}");
         assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
-        assert!(stderr.contains("refused the login"), "{stderr}");
+        assert!(stderr.contains("the login was refused"), "{stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
         assert!(file.is_none(), "a result file with no results");
         assert_not_shown(&done, None, &[USER_PASSWORD, wrong]);

@@ -2,7 +2,8 @@
 //! `config.rs`, its account in `account.rs`, the checks of who answers in
 //! `listeners.rs`, finding the program in `program.rs`) or the user's (`url.rs`),
 //! reached over unix, tcp and tls (`target.rs`) by a minimal RESP client for the
-//! timed loops (`resp.rs`), and its experiments: round trips of PING, GET and
+//! timed loops (`resp.rs`) whose every wait is bounded and interruptible
+//! (`wait.rs`), and its experiments: round trips of PING, GET and
 //! pipelined GETs (`roundtrip.rs`), a connection per command (`connect.rs`) and
 //! many clients at once (`concurrent.rs`). `describe.rs` says how each is reported,
 //! `suite.rs` runs them through the harness, `family.rs` is what the registry
@@ -25,6 +26,7 @@ pub mod server;
 pub mod suite;
 pub mod target;
 pub mod url;
+pub mod wait;
 
 pub use program::{find_program, version};
 pub use server::Server;
@@ -176,6 +178,10 @@ pub fn running(pid: u32, uid: Option<u32>) -> bool {
         .is_none_or(|uid| std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == uid));
     live && ours && comm.contains("(redis")
 }
+
+#[cfg(test)]
+#[path = "hostile_tests.rs"]
+mod hostile_tests;
 
 #[cfg(test)]
 mod tests {
