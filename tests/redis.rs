@@ -536,6 +536,18 @@ fn bad_input_is_one_line_and_exit_2() {
     ] {
         assert_rejected(args, mentions);
     }
+    // A NAME holds what the PostgreSQL family's do: no control character, no
+    // runaway length.
+    let long = format!("{}=redis://127.0.0.1", "n".repeat(5_000));
+    for (url, mentions) in [
+        (
+            "a\x07\x1b[2Jb=redis://127.0.0.1",
+            "letters, digits, '-', '_' or '.'",
+        ),
+        (long.as_str(), "5000 characters long; use at most 64"),
+    ] {
+        assert_rejected(&["redis", "--url", url], mentions);
+    }
     // A refused URL is shown without its password.
     let tmp = tempdir();
     let out = run(tmp.path(), &["redis", "--url", "redis://:hunter2@10.1.2.3"]);
