@@ -106,7 +106,7 @@ fn reach(plan: &RedisPlan, progress: &dyn Progress) -> Result<Reached> {
                      redis-server), or measure your own server with --url",
                 )
             })?;
-            let version = super::version(&program).unwrap_or_else(|_| "unknown".into());
+            let version = super::version(&program)?.unwrap_or_else(|| "unknown".into());
             progress.note("redis: starting a throwaway redis-server");
             let server = Server::start(&program)?;
             let (user, password) = server.credentials();
