@@ -41,8 +41,6 @@ use clap::{Args, FromArgMatches};
 use keys::*;
 use plan::RedisPlan;
 use roundtrip::Work;
-use server::SERVER_DIR;
-use std::io::Read;
 use target::Target;
 
 /// The family as `families.rs` registers it.
@@ -134,33 +132,8 @@ impl RedisExperiment {
     }
 }
 
-/// The prefix of a throwaway server's private directory, for the leftover sweep
-/// (with [`alive`], which tells whether its server still runs).
+/// The prefix of a throwaway server's private directory, for the leftover sweep.
 pub const DIR_PREFIX: &str = "sockbench-redis-";
-
-/// True when a `redis-server` still runs from the private directory `dir`, for the
-/// leftover sweep: by its pid file, naming a running `redis` process of the account
-/// that owns the server's directory (so a reused process ID of another account's
-/// server does not keep the directory for ever).
-pub fn alive(dir: &crate::dir::Dir) -> bool {
-    let Ok(srv) = dir.open_dir(SERVER_DIR) else {
-        return false;
-    };
-    let Ok(owner) = srv.entry().map(|e| e.uid) else {
-        return false;
-    };
-    let Ok(file) = srv.open_read(config::PID_FILE) else {
-        return false;
-    };
-    let mut text = String::new();
-    if file.take(64).read_to_string(&mut text).is_err() {
-        return false;
-    }
-    let Ok(pid) = text.trim().parse::<u32>() else {
-        return false;
-    };
-    running(pid, Some(owner))
-}
 
 /// True when process `pid` is a running (not exited, not a zombie) `redis`
 /// process, of the account `uid` when given.

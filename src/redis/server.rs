@@ -15,7 +15,8 @@
 //! password sockbench checks who answers (`listeners.rs`). The server runs in its
 //! own process group (a Ctrl-C meant for sockbench must not reach it) and gets
 //! SIGKILL if sockbench dies without cleaning up; the leftover sweep then knows its
-//! directory by [`super::DIR_PREFIX`] and [`super::alive`].
+//! directory by [`super::DIR_PREFIX`], and that its server is gone by the owner
+//! file, where the server's process is recorded when it starts.
 
 use super::account::{self, Account};
 use super::config::{self, Settings, Tls, SOCKET, USER};
@@ -196,8 +197,9 @@ impl Server {
         let child = command
             .spawn()
             .with_context(|| format!("cannot start {} {}", self.program.display(), CONFIG))?;
+        let pid = child.id();
         self.child = Some(child);
-        Ok(())
+        self.private().record_server(pid)
     }
 
     /// Waits until the server answers an unauthenticated PING with NOAUTH on its
