@@ -39,18 +39,6 @@ fn start(tmp: &Path, bin: &Path, args: &[&str]) -> KillOnDrop {
     KillOnDrop(child)
 }
 
-/// Waits at most `limit` for the run to end (the guard kills it otherwise).
-fn ended_within(run: &mut KillOnDrop, limit: Duration) -> (std::process::ExitStatus, Duration) {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = run.0.try_wait().unwrap() {
-            return (status, started.elapsed());
-        }
-        assert!(started.elapsed() < limit, "still running after {limit:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// No `sleep MARKER` is left (killed processes take a moment to go).
 fn assert_none_left(marker: &str) {
     let deadline = Instant::now() + Duration::from_secs(2);
@@ -77,7 +65,7 @@ fn a_hanging_program_ends_the_run_in_one_line_within_seconds() {
     ] {
         let bin = hanging(tmp.path(), program, "67.125");
         let mut run = start(tmp.path(), &bin, args);
-        let (status, took) = ended_within(&mut run, Duration::from_secs(15));
+        let (status, took) = exit_within(&mut run, Duration::from_secs(15));
         let stderr = stderr_of(&mut run);
         std::fs::remove_file(bin.join(program)).unwrap();
         assert_eq!(status.code(), Some(1), "{program}: {stderr}");
@@ -105,7 +93,7 @@ fn ctrl_c_while_a_program_hangs_ends_the_run_at_once() {
     }
     std::thread::sleep(Duration::from_millis(500));
     signal(&run.0, libc::SIGINT);
-    let (status, took) = ended_within(&mut run, Duration::from_secs(10));
+    let (status, took) = exit_within(&mut run, Duration::from_secs(10));
     let stderr = stderr_of(&mut run);
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(took < Duration::from_secs(1), "took {took:?} after Ctrl-C");

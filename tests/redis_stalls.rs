@@ -100,18 +100,6 @@ fn run_against(server: &Dripping, scratch: &Path) -> KillOnDrop {
     KillOnDrop(child)
 }
 
-/// Waits at most `limit` for the run to end (the guard kills it otherwise).
-fn ended_within(run: &mut KillOnDrop, limit: Duration) -> (std::process::ExitStatus, Duration) {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = run.0.try_wait().unwrap() {
-            return (status, started.elapsed());
-        }
-        assert!(started.elapsed() < limit, "still running after {limit:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn a_url_server_that_drips_its_reply_ends_the_run_in_one_line() {
     let server = Dripping::start();
@@ -119,7 +107,7 @@ fn a_url_server_that_drips_its_reply_ends_the_run_in_one_line() {
     let mut run = run_against(&server, tmp.path());
     // 10 s from the first byte that came too slowly, a slice or two more, and the
     // start of the run on a busy machine.
-    let (status, took) = ended_within(&mut run, Duration::from_secs(20));
+    let (status, took) = exit_within(&mut run, Duration::from_secs(20));
     let stderr = stderr_of(&mut run);
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(
@@ -158,7 +146,7 @@ fn sigterm_while_a_url_server_drips_ends_the_run_within_two_seconds() {
     // Well inside the wait for the reply.
     std::thread::sleep(Duration::from_secs(1));
     signal(&run.0, libc::SIGTERM);
-    let (status, took) = ended_within(&mut run, Duration::from_secs(10));
+    let (status, took) = exit_within(&mut run, Duration::from_secs(10));
     let stderr = stderr_of(&mut run);
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(took < Duration::from_secs(2), "took {took:?} after SIGTERM");
