@@ -22,10 +22,19 @@ use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-/// How deep [`Dir::remove_tree`] goes: PostgreSQL's data directory is four levels
-/// deep; a deeper tree was made to exhaust descriptors, and is left alone.
-const MAX_DEPTH: usize = 32;
+/// Directories [`Dir::remove_tree`] holds open at once, the tree's top included
+/// (each with a second descriptor while it is listed): PostgreSQL's data directory
+/// is four levels deep; a deeper directory (a tree made to exhaust descriptors) is
+/// moved up to the top and removed from there on the next pass, so a tree of any
+/// depth goes.
+const MAX_OPEN: usize = 16;
+/// The most entries one [`Dir::remove_tree`] looks at, and the longest it takes: far
+/// more than any tree sockbench makes holds (a cluster's, about a thousand), so
+/// only a tree grown to hold up its removal is left, for the next sweep.
+const MAX_ENTRIES: u64 = 1_000_000;
+const MAX_TIME: Duration = Duration::from_secs(30);
 
 /// A directory held open; `path` is only for messages.
 #[derive(Debug)]
@@ -380,30 +389,147 @@ impl Dir {
 
     /// Removes `name` and, when it is a directory, everything in it, through
     /// descriptors only: a symbolic link is removed itself, never followed, and an
-    /// entry swapped meanwhile is at worst left behind. Ok when nothing is left.
+    /// entry swapped meanwhile is at worst left behind. At most [`MAX_OPEN`]
+    /// directories are held open, however deep the tree, and at most
+    /// [`MAX_ENTRIES`] entries and [`MAX_TIME`] are spent (an error of kind
+    /// `TimedOut` then: trying again at once would not do better). Ok when nothing
+    /// is left.
     pub fn remove_tree(&self, name: impl AsRef<OsStr>) -> io::Result<()> {
-        self.remove_tree_at(name.as_ref(), MAX_DEPTH)
-    }
-
-    fn remove_tree_at(&self, name: &OsStr, depth: usize) -> io::Result<()> {
+        let name = name.as_ref();
         match rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()) {
-            Ok(()) => return Ok(()),
-            Err(rustix::io::Errno::NOENT) => return Ok(()),
+            Ok(()) | Err(rustix::io::Errno::NOENT) => return Ok(()),
             // Linux says EISDIR for a directory.
-            Err(rustix::io::Errno::ISDIR) if depth > 0 => {}
+            Err(rustix::io::Errno::ISDIR) => {}
             Err(e) => return Err(e.into()),
         }
-        let inner = self.open_dir(name)?;
-        let mut first_error = None;
-        for child in inner.names()? {
-            if let Err(e) = inner.remove_tree_at(&child, depth - 1) {
-                first_error.get_or_insert(e);
+        let top = self.open_dir(name)?;
+        let mut removal = Removal {
+            top: &top,
+            looked: 0,
+            deadline: Instant::now() + MAX_TIME,
+            changed: false,
+            moved: 0,
+            first_error: None,
+        };
+        // Each pass removes what lies within MAX_OPEN levels and moves what lies
+        // deeper up to the top; it ends when a pass changes nothing.
+        loop {
+            removal.changed = false;
+            removal.clear(&top, 1);
+            if removal.spent() || !removal.changed {
+                break;
             }
         }
         match rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR) {
             Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
-            Err(e) => Err(first_error.unwrap_or_else(|| e.into())),
+            Err(e) => Err(removal.first_error.unwrap_or_else(|| e.into())),
         }
+    }
+}
+
+/// One [`Dir::remove_tree`] under way.
+struct Removal<'a> {
+    /// The directory being emptied, where deeper directories are moved.
+    top: &'a Dir,
+    /// Entries looked at, against [`MAX_ENTRIES`].
+    looked: u64,
+    deadline: Instant,
+    /// Whether this pass removed or moved anything.
+    changed: bool,
+    /// Directories moved up so far, for their fresh names.
+    moved: u64,
+    first_error: Option<io::Error>,
+}
+
+impl Removal<'_> {
+    /// Removes what it can in `dir`, which is `held` directories down from the top
+    /// (the top is 1), its subdirectories first; one that would be held beyond
+    /// [`MAX_OPEN`] is moved up to the top instead, for the next pass.
+    fn clear(&mut self, dir: &Dir, held: usize) {
+        let entries = match rustix::fs::Dir::read_from(&dir.fd) {
+            Ok(entries) => entries,
+            Err(e) => return self.failed(e.into()),
+        };
+        for entry in entries {
+            if self.spent() {
+                return;
+            }
+            self.looked += 1;
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => return self.failed(e.into()),
+            };
+            let name = OsStr::from_bytes(entry.file_name().to_bytes());
+            if name == "." || name == ".." {
+                continue;
+            }
+            match rustix::fs::unlinkat(&dir.fd, name, AtFlags::empty()) {
+                Ok(()) | Err(rustix::io::Errno::NOENT) => {
+                    self.changed = true;
+                    continue;
+                }
+                Err(rustix::io::Errno::ISDIR) => {}
+                Err(e) => {
+                    self.failed(e.into());
+                    continue;
+                }
+            }
+            if held < MAX_OPEN {
+                match dir.open_dir(name) {
+                    Ok(inner) => self.clear(&inner, held + 1),
+                    Err(e) => self.failed(e),
+                }
+            }
+            match rustix::fs::unlinkat(&dir.fd, name, AtFlags::REMOVEDIR) {
+                Ok(()) | Err(rustix::io::Errno::NOENT) => self.changed = true,
+                Err(rustix::io::Errno::NOTEMPTY) if held >= MAX_OPEN => self.move_up(dir, name),
+                // Not emptied (an entry that could not go, or a new one): the next
+                // pass, or the next sweep, tries again.
+                Err(rustix::io::Errno::NOTEMPTY) => {}
+                Err(e) => self.failed(e.into()),
+            }
+        }
+    }
+
+    /// Moves the directory `name` in `dir` to the top under a fresh name.
+    fn move_up(&mut self, dir: &Dir, name: &OsStr) {
+        for _ in 0..100 {
+            self.moved += 1;
+            let fresh = format!(".sockbench-deep-{}", self.moved);
+            let flags = rustix::fs::RenameFlags::NOREPLACE;
+            match rustix::fs::renameat_with(&dir.fd, name, &self.top.fd, &fresh, flags) {
+                Ok(()) => {
+                    self.changed = true;
+                    return;
+                }
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(e) => return self.failed(e.into()),
+            }
+        }
+    }
+
+    /// True once the entries or the time are spent (noted as the error).
+    fn spent(&mut self) -> bool {
+        if self.looked < MAX_ENTRIES && Instant::now() < self.deadline {
+            return false;
+        }
+        let noted = self.first_error.as_ref().map(io::Error::kind);
+        if noted != Some(io::ErrorKind::TimedOut) {
+            self.first_error = Some(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "{} holds more than {MAX_ENTRIES} entries or took more than {} s to \
+                     remove; left for the next run",
+                    self.top.path.display(),
+                    MAX_TIME.as_secs()
+                ),
+            ));
+        }
+        true
+    }
+
+    fn failed(&mut self, e: io::Error) {
+        self.first_error.get_or_insert(e);
     }
 }
 

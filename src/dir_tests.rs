@@ -127,17 +127,68 @@ fn removing_a_tree_removes_links_and_never_what_they_point_to() {
     assert_eq!(fs::read_to_string(outside.join("keep")).unwrap(), "x");
 }
 
+/// Set in the child process of the next test: the tree it removes.
+const DEEP_CHILD: &str = "SOCKBENCH_TEST_DEEP_TREE";
+
 #[test]
-fn a_tree_deeper_than_the_limit_is_left_rather_than_followed_down() {
-    let top = tempfile::tempdir().unwrap();
-    let mut deep = top.path().join("tree");
-    for _ in 0..=MAX_DEPTH + 1 {
-        deep.push("d");
+fn a_tree_of_any_depth_goes_with_few_descriptors_and_no_link_followed() {
+    if let Some(top) = std::env::var_os(DEEP_CHILD) {
+        // The child: fewer descriptors allowed than the tree is deep many times
+        // over, then the removal.
+        let limit = libc::rlimit {
+            rlim_cur: 3 * MAX_OPEN as libc::rlim_t + 8,
+            rlim_max: 3 * MAX_OPEN as libc::rlim_t + 8,
+        };
+        // SAFETY: setrlimit reads only the struct it is given.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) }, 0);
+        let removed = Dir::open(Path::new(&top)).unwrap().remove_tree("tree");
+        println!("removed: {removed:?}");
+        return;
     }
-    fs::create_dir_all(&deep).unwrap();
-    let dir = Dir::open(top.path()).unwrap();
-    assert!(dir.remove_tree("tree").is_err());
-    assert!(top.path().join("tree").exists());
+    let top = tempfile::tempdir().unwrap();
+    let outside = top.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("keep"), "x").unwrap();
+    // 3,000 levels, longer than a path may be: made through descriptors, with a
+    // file, a link to a file and a link to a directory at the bottom, and a side
+    // branch half-way.
+    let mut here = Dir::open(top.path())
+        .unwrap()
+        .make_dir("tree", 0o700, None)
+        .unwrap();
+    for depth in 0..3_000 {
+        if depth == 1_500 {
+            here.make_dir("side", 0o700, None)
+                .unwrap()
+                .create_new("f", 0o600)
+                .unwrap();
+        }
+        here = here.make_dir("d", 0o700, None).unwrap();
+    }
+    here.create_new("file", 0o600).unwrap();
+    let through = |name: &str| {
+        Path::new("/proc/self/fd")
+            .join(here.raw_fd().to_string())
+            .join(name)
+    };
+    symlink(outside.join("keep"), through("to-file")).unwrap();
+    symlink(&outside, through("to-dir")).unwrap();
+    drop(here);
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "dir::tests::a_tree_of_any_depth_goes_with_few_descriptors_and_no_link_followed",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(DEEP_CHILD, top.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("removed: Ok(())"), "{said}");
+    assert!(!top.path().join("tree").exists());
+    assert_eq!(fs::read_to_string(outside.join("keep")).unwrap(), "x");
 }
 
 #[test]

@@ -2,21 +2,29 @@
 //!
 //! A run killed with SIGKILL cannot remove its directories (a cluster's is about
 //! 40 MB), so each one carries an owner file naming the sockbench process that made
-//! it (PID and start time, so a reused PID does not count). Before a measuring
-//! command starts, sockbench removes those of every [`Kind`] in the temporary
-//! directory whose owner is gone, which belong (directory and owner file) to the
-//! account running now, and in which no server is still running.
+//! it (PID and start time, so a reused PID does not count) and, once started, the
+//! server it runs there ([`PrivateDir::record_server`]: PID, start time and
+//! account). Before a measuring command starts, sockbench removes those of every
+//! [`Kind`] in the temporary directory whose owner is gone, which belong (directory
+//! and owner file) to the account running now, and whose recorded server no longer
+//! runs.
+//!
+//! Whether a server still runs is read from the owner file alone, which only the
+//! account that made the directory can write, and checked against `/proc` (the same
+//! start time and account): never from a pid file the server account writes, since
+//! that account could name any living process there and keep the directory for
+//! ever.
 //!
 //! This module is a base layer: it does not know which kinds exist. Each server
-//! family declares its own (a name prefix, and how to tell that a server it started
-//! in such a directory still runs), and the command layer calls [`sweep_temp`] with
-//! all of them (`families::leftover_kinds`).
+//! family declares its own (a name prefix), and the command layer calls
+//! [`sweep_temp`] with all of them (`families::leftover_kinds`).
 //!
 //! The directory itself always belongs to the account sockbench runs as, even when
 //! what is inside belongs to the server account: in a sticky temporary directory
 //! (`/tmp`) no other account can then rename it or put something in its place.
 //! Everything inside is removed through descriptors ([`crate::dir`]), so an entry
-//! another account swaps for a symbolic link is removed, never followed.
+//! another account swaps for a symbolic link is removed, never followed, and a tree
+//! of any depth goes without running out of descriptors.
 
 use crate::dir::{euid, Dir};
 use crate::error::usage;
@@ -28,23 +36,10 @@ use std::path::Path;
 /// The file in each directory that names its owner.
 const OWNER_FILE: &str = "sockbench.owner";
 
-/// A kind of private directory a server family makes: what its name starts with,
-/// and how to tell that a server started in one is still running (then it is never
-/// removed, even when the sockbench run that made it is gone).
+/// A kind of private directory a server family makes: what its name starts with.
 #[derive(Debug, Clone, Copy)]
 pub struct Kind {
     pub prefix: &'static str,
-    /// True when a server still runs from the directory (e.g. PostgreSQL's
-    /// `data/postmaster.pid` names a live process). Called only on a directory of
-    /// this account whose owner is gone; read it with [`read_head`].
-    pub alive: fn(&Dir) -> bool,
-}
-
-impl Kind {
-    /// For a directory no server outlives (its server dies with sockbench).
-    pub fn never_alive(_: &Dir) -> bool {
-        false
-    }
 }
 
 /// A private temporary directory, held open, and removed on drop through
@@ -65,6 +60,25 @@ impl PrivateDir {
     /// The directory itself, to make and write what is inside.
     pub fn dir(&self) -> &Dir {
         &self.dir
+    }
+
+    /// Notes in the owner file that process `pid` (started here, as whichever
+    /// account) is the server running from this directory: while it runs, the
+    /// sweep leaves the directory alone, even once this run is gone. A process
+    /// already gone is not noted (its start says why).
+    pub fn record_server(&self, pid: u32) -> Result<()> {
+        let Some(server) = process(pid) else {
+            return Ok(());
+        };
+        let text = format!(
+            "{}{SERVER}{pid} {} {}\n",
+            owner_line(std::process::id()),
+            server.start,
+            server.uid
+        );
+        self.dir
+            .replace_file(OWNER_FILE, text.as_bytes(), 0o644, None)
+            .with_context(|| format!("cannot write into {}", self.path().display()))
     }
 }
 
@@ -134,7 +148,11 @@ fn remove(parent: &Dir, name: &OsStr, dir: &Dir) -> bool {
             return parent.entry_at(name).is_ok_and(|e| e.is_none());
         };
         for other in names.iter().filter(|n| *n != OWNER_FILE) {
-            let _ = dir.remove_tree(other);
+            match dir.remove_tree(other) {
+                // A tree grown to hold up its removal: left for the next sweep.
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return false,
+                _ => {}
+            }
         }
         let emptied = dir.names().is_ok_and(|n| n.iter().all(|n| n == OWNER_FILE));
         if emptied && same(parent, name, dir) {
@@ -172,54 +190,71 @@ pub fn sweep_temp(kinds: &[Kind]) -> usize {
 
 /// Removes the abandoned directories in `parent` named with the prefix of one of
 /// `kinds` (never through a symbolic link, never one of another account, never one
-/// in which a kind it is named for says a server still runs); returns how many.
+/// whose recorded server still runs); returns how many.
 pub fn sweep(parent: &Dir, kinds: &[Kind]) -> usize {
     let Ok(names) = parent.names() else {
         return 0;
     };
     let mut removed = 0;
     for name in names {
-        let named: Vec<&Kind> = kinds
+        if !kinds
             .iter()
-            .filter(|k| name.to_string_lossy().starts_with(k.prefix))
-            .collect();
-        if named.is_empty() {
+            .any(|k| name.to_string_lossy().starts_with(k.prefix))
+        {
             continue;
         }
         let Ok(dir) = parent.open_dir(&name) else {
             continue; // a symbolic link, a file, or gone
         };
         let mine = dir.entry().is_ok_and(|e| e.uid == euid());
-        if mine && owner_gone(&dir) && !named.iter().any(|k| (k.alive)(&dir)) {
+        if mine && abandoned(&dir) {
             removed += usize::from(remove(parent, &name, &dir));
         }
     }
     removed
 }
 
-/// True when the sockbench process that made `dir` is gone.
-fn owner_gone(dir: &Dir) -> bool {
-    let Ok(text) = read_small(dir, OWNER_FILE, true) else {
+/// True when the sockbench process that made `dir` is gone, and so is the server
+/// it recorded there, if any: both as the owner file says, which only this
+/// account can write.
+fn abandoned(dir: &Dir) -> bool {
+    let Ok(text) = read_small(dir, OWNER_FILE) else {
         return false; // not made by sockbench, or still being made
     };
-    let Some(pid) = text.split_whitespace().next().and_then(|p| p.parse().ok()) else {
-        return false;
-    };
-    !alive_as(pid, &text)
+    let owner_gone = text
+        .lines()
+        .next()
+        .and_then(|line| line.split_whitespace().next()?.parse().ok())
+        .is_some_and(|pid| !alive_as(pid, &text));
+    owner_gone && !recorded_server_runs(&text)
 }
 
-/// The start (4 KiB) of the regular file `name` in `dir`, whoever owns it (a
-/// server account's pid file), never through a link, never blocking: for a
-/// [`Kind`]'s `alive`.
-pub fn read_head(dir: &Dir, name: &str) -> std::io::Result<String> {
-    read_small(dir, name, false)
+/// True when the server recorded in `dir`'s owner file ([`PrivateDir::record_server`])
+/// still runs: the same process (start time) as the same account.
+pub fn server_runs(dir: &Dir) -> bool {
+    read_small(dir, OWNER_FILE).is_ok_and(|text| recorded_server_runs(&text))
 }
 
-/// The start of a regular file in `dir` (never through a link, never blocking);
-/// with `own`, only a file of the account running now.
-fn read_small(dir: &Dir, name: &str, own: bool) -> std::io::Result<String> {
+/// True when the server an owner file's `text` records still runs.
+fn recorded_server_runs(text: &str) -> bool {
+    text.lines()
+        .filter_map(|line| line.strip_prefix(SERVER))
+        .any(|server| {
+            let mut fields = server.split_whitespace().map(str::parse::<u64>);
+            match (fields.next(), fields.next(), fields.next()) {
+                (Some(Ok(pid)), Some(Ok(start)), Some(Ok(uid))) => {
+                    u32::try_from(pid).ok().and_then(process) == Some(Process { start, uid })
+                }
+                _ => false,
+            }
+        })
+}
+
+/// The start of the regular file `name` in `dir` (never through a link, never
+/// blocking), when it is a file of the account running now.
+fn read_small(dir: &Dir, name: &str) -> std::io::Result<String> {
     let file = dir.open_read(name)?;
-    if own && std::os::unix::fs::MetadataExt::uid(&file.metadata()?) != euid() {
+    if std::os::unix::fs::MetadataExt::uid(&file.metadata()?) != euid() {
         return Err(std::io::ErrorKind::PermissionDenied.into());
     }
     let mut text = String::new();
@@ -227,21 +262,50 @@ fn read_small(dir: &Dir, name: &str, own: bool) -> std::io::Result<String> {
     Ok(text)
 }
 
+/// What starts the owner file's line for the server.
+const SERVER: &str = "server ";
+
 /// `PID START\n`, START being the process's start time in clock ticks since boot.
 fn owner_line(pid: u32) -> String {
     format!("{pid} {}\n", start_time(pid).unwrap_or(0))
 }
 
-/// True when process `pid` runs and is the one `line` was written for.
-fn alive_as(pid: u32, line: &str) -> bool {
-    start_time(pid).is_some_and(|_| owner_line(pid) == line)
+/// True when process `pid` runs and is the one `text` (an owner file) was written
+/// for, by its first line.
+fn alive_as(pid: u32, text: &str) -> bool {
+    start_time(pid).is_some_and(|_| text.lines().next() == owner_line(pid).lines().next())
 }
 
-/// Field 22 of /proc/PID/stat, read after the command name (which may hold spaces).
+/// The start time of process `pid` while it runs.
 fn start_time(pid: u32) -> Option<u64> {
+    process(pid).map(|p| p.start)
+}
+
+/// A running process as the owner file records a server: its start time (so a
+/// reused PID does not count) and its account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Process {
+    start: u64,
+    uid: u64,
+}
+
+/// Process `pid` while it runs (not exited, not a zombie): field 22 of
+/// /proc/PID/stat, read after the command name (which may hold spaces), and the
+/// owner of /proc/PID.
+fn process(pid: u32) -> Option<Process> {
+    use std::os::unix::fs::MetadataExt;
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(19)?.parse().ok()
+    let mut fields = after_name.split_whitespace();
+    if matches!(fields.next(), Some("Z" | "X") | None) {
+        return None;
+    }
+    let start = fields.nth(18)?.parse().ok()?;
+    let uid = std::fs::metadata(format!("/proc/{pid}")).ok()?.uid();
+    Some(Process {
+        start,
+        uid: u64::from(uid),
+    })
 }
 
 #[cfg(test)]
@@ -290,43 +354,72 @@ mod tests {
     }
 
     fn kind(prefix: &'static str) -> Kind {
-        Kind {
-            prefix,
-            alive: Kind::never_alive,
-        }
+        Kind { prefix }
     }
 
     #[test]
-    fn a_directory_whose_kind_says_its_server_runs_is_kept() {
+    fn a_directory_is_kept_while_its_recorded_server_runs_and_no_pid_file_counts() {
         let parent = tempfile::tempdir().unwrap();
-        for name in ["sockbench-up-1", "sockbench-down-1"] {
+        let held = Dir::open(parent.path()).unwrap();
+        let mut server = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        // As a run makes it, then killed: its owner gone, its server recorded.
+        let (dir, name) = held.make_fresh_dir("sockbench-up-", 0o700).unwrap();
+        dir.create_new(OWNER_FILE, 0o644).unwrap();
+        let private = PrivateDir {
+            parent: Dir::open(parent.path()).unwrap(),
+            name: name.clone(),
+            dir,
+        };
+        private.record_server(server.id()).unwrap();
+        let text = fs::read_to_string(private.path().join(OWNER_FILE)).unwrap();
+        let recorded = text.lines().nth(1).unwrap().to_string();
+        let up = parent.path().join(&name);
+        std::mem::forget(private);
+        fs::write(up.join(OWNER_FILE), format!("4194305 1\n{recorded}\n")).unwrap();
+        // The server account's pid file would name a living process (init); it is
+        // not what counts.
+        let make = |name: &str, server: Option<String>| {
             let dir = parent.path().join(name);
             fs::create_dir(&dir).unwrap();
-            fs::write(dir.join(OWNER_FILE), "4194305 1\n").unwrap();
             fs::write(dir.join("server.pid"), "1\n").unwrap();
-        }
-        let up = Kind {
-            prefix: "sockbench-up-",
-            // As a family would: its pid file names a process that exists (init).
-            alive: |dir| {
-                read_head(dir, "server.pid")
-                    .is_ok_and(|pid| Path::new(&format!("/proc/{}", pid.trim())).exists())
-            },
+            let line = server.map(|s| format!("{s}\n")).unwrap_or_default();
+            fs::write(dir.join(OWNER_FILE), format!("4194305 1\n{line}")).unwrap();
         };
-        let held = Dir::open(parent.path()).unwrap();
-        assert_eq!(sweep(&held, &[up, kind("sockbench-down-")]), 1);
-        assert!(parent.path().join("sockbench-up-1/server.pid").exists());
-        assert!(!parent.path().join("sockbench-down-1").exists());
-        // A kind that never calls it alive, sharing the prefix, does not overrule one
-        // that does.
-        assert_eq!(sweep(&held, &[kind("sockbench-up-"), up]), 0);
+        let fields: Vec<u64> = recorded
+            .strip_prefix(SERVER)
+            .unwrap()
+            .split(' ')
+            .map(|f| f.parse().unwrap())
+            .collect();
+        let (pid, start, uid) = (fields[0], fields[1], fields[2]);
+        make("sockbench-up-pidfile", None);
+        // The same PID started at another time (reused), or run by another account.
+        make(
+            "sockbench-up-reused",
+            Some(format!("{SERVER}{pid} {} {uid}", start + 1)),
+        );
+        make(
+            "sockbench-up-other",
+            Some(format!("{SERVER}{pid} {start} {}", uid + 1)),
+        );
+        assert_eq!(sweep(&held, &[kind("sockbench-up-")]), 3);
+        assert!(up.join(OWNER_FILE).exists(), "its server runs");
+        assert_eq!(held.names().unwrap(), [name]);
+        server.kill().unwrap();
+        server.wait().unwrap();
         assert_eq!(sweep(&held, &[kind("sockbench-up-")]), 1);
+        assert!(!up.exists());
     }
 
     #[test]
     fn the_owner_line_names_this_process() {
         let line = owner_line(std::process::id());
         assert!(alive_as(std::process::id(), &line), "{line}");
+        let with_server = format!("{line}{SERVER}1 1 0\n");
+        assert!(alive_as(std::process::id(), &with_server), "{with_server}");
         assert!(start_time(std::process::id()).unwrap() > 0);
     }
 

@@ -99,6 +99,32 @@ pub fn distinct<T: PartialEq + Clone + std::fmt::Display>(
     Ok(items.to_vec())
 }
 
+/// The longest NAME a `--url NAME=…` files its results under.
+pub const MAX_NAME: usize = 64;
+
+/// Checks the NAME of a `--url NAME=…`, in every family: 1 to [`MAX_NAME`]
+/// letters, digits, `-`, `_` and `.`, so that it stays one word in every table,
+/// file, chart and message, and holds no control character and no part of a URL.
+/// The error says what a name may hold, echoing it with its control characters
+/// escaped (each family adds its flag and an example).
+pub fn url_name(name: &str) -> Result<(), String> {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    match name.len() {
+        n if plain && n <= MAX_NAME => Ok(()),
+        n if plain => Err(format!(
+            "the NAME before = is {n} characters long; use at most {MAX_NAME}"
+        )),
+        _ => Err(format!(
+            "the NAME before = must be 1 to {MAX_NAME} letters, digits, '-', '_' or '.', \
+             not '{}'",
+            crate::units::shown(&name.escape_debug().to_string())
+        )),
+    }
+}
+
 /// Open files a process may hold: the soft limit is raised to the hard one at
 /// start (`main`), so this is what is left after that.
 fn open_file_limit() -> Option<u64> {

@@ -4,11 +4,22 @@
 //! when sockbench dies (`PR_SET_PDEATHSIG`), so even a killed run leaves no server
 //! behind, and runs in its own process group, so a Ctrl-C at the terminal reaches
 //! only sockbench, which then stops its children itself, by PID, between
-//! measurements.
+//! measurements. A program asked about itself (`redis-server --version`,
+//! `pg_config --bindir`) is waited for a few seconds at most ([`ask`]).
 
+use anyhow::Context;
+use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+/// How long a program asked about itself may take: far longer than any does.
+pub const ASK_LIMIT: Duration = Duration::from_secs(5);
+/// The most of its output kept (a version or a directory is a line).
+const ASK_OUTPUT: usize = 64 << 10;
+/// How often the wait looks at Ctrl-C and the clock.
+const ASK_SLICE: Duration = Duration::from_millis(50);
 
 /// Makes the child get `signal` when this process dies and puts it in its own
 /// process group.
@@ -53,4 +64,156 @@ pub fn stop(child: &mut Child, steps: &[(libc::c_int, Duration)]) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// What a program asked about itself said, once it ended.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: ExitStatus,
+    /// The start of its standard output (at most 64 KiB); its errors are dropped.
+    pub stdout: Vec<u8>,
+}
+
+/// Runs `command`, a program asked about itself (`redis-server --version`,
+/// `pg_config --bindir`), and returns what it said once it has ended; `None` when
+/// it cannot be started (not installed, not executable). One that has not ended
+/// within `limit` ([`ASK_LIMIT`] unless a test says otherwise) is an error that
+/// names it, in one line, and a Ctrl-C ends the wait within a twentieth of a second
+/// (an `Interrupted` error); either way the program and what it started (its own
+/// process group) are killed, by the group's ID, before it is reaped.
+pub fn ask(command: &mut Command, limit: Duration) -> anyhow::Result<Option<Answer>> {
+    let line = std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    tie_to_parent(command, libc::SIGKILL);
+    let Ok(mut child) = command.spawn() else {
+        return Ok(None);
+    };
+    let mut stdout = child.stdout.take().context("no pipe from the program")?;
+    let mut said = Vec::new();
+    let mut open = true;
+    let deadline = Instant::now() + limit;
+    loop {
+        let ended = child.try_wait();
+        if let Ok(Some(status)) = ended {
+            // What it wrote before it ended; not what a program it left behind
+            // may still write.
+            while open && said.len() < ASK_OUTPUT && readable(&stdout, Duration::ZERO) {
+                open = take(&mut stdout, &mut said);
+            }
+            return Ok(Some(Answer {
+                status,
+                stdout: said,
+            }));
+        }
+        let stop = if ended.is_err() {
+            Some(anyhow::anyhow!("cannot wait for {line}"))
+        } else if crate::interrupt::interrupted() {
+            Some(crate::error::Interrupted::default().into())
+        } else if Instant::now() >= deadline {
+            Some(anyhow::anyhow!(
+                "{line} did not finish within {} s and was killed",
+                limit.as_secs_f64()
+            ))
+        } else {
+            None
+        };
+        if let Some(e) = stop {
+            // SAFETY: a plain syscall on the process group of our child, not yet
+            // reaped, so its ID still names that group.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+        if open && readable(&stdout, ASK_SLICE) {
+            open = take(&mut stdout, &mut said);
+        } else if !open {
+            std::thread::sleep(ASK_SLICE);
+        }
+    }
+}
+
+/// Whether `pipe` has something to read (or is closed) within `wait`.
+fn readable(pipe: &impl AsRawFd, wait: Duration) -> bool {
+    let mut fd = libc::pollfd {
+        fd: pipe.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `fd` is a valid pollfd on the stack and 1 is the number of entries
+    // behind the pointer.
+    unsafe { libc::poll(&mut fd, 1, wait.as_millis() as libc::c_int) > 0 }
+}
+
+/// Reads what `pipe` has (it said it would not block), keeping up to
+/// [`ASK_OUTPUT`] in `said`; false once the pipe is closed.
+fn take(pipe: &mut impl Read, said: &mut Vec<u8>) -> bool {
+    let mut buf = [0; 4096];
+    match pipe.read(&mut buf) {
+        Ok(0) => false,
+        Ok(n) => {
+            let room = ASK_OUTPUT.saturating_sub(said.len());
+            said.extend_from_slice(&buf[..n.min(room)]);
+            true
+        }
+        Err(e) => e.kind() == std::io::ErrorKind::Interrupted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_that_hangs_is_killed_with_what_it_started_within_the_limit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let marker = tmp.path().join("child-still-ran");
+        // The program and a child of its own both hang; the child would leave a
+        // mark if it outlived the kill.
+        let script = format!("(sleep 3; touch {}) & sleep 60", marker.display());
+        let started = Instant::now();
+        let e = ask(
+            Command::new("sh").args(["-c", &script]),
+            Duration::from_millis(500),
+        )
+        .unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(2), "{e}");
+        assert!(
+            e.to_string().starts_with("sh -c (sleep 3")
+                && e.to_string()
+                    .ends_with("did not finish within 0.5 s and was killed"),
+            "{e}"
+        );
+        std::thread::sleep(Duration::from_secs(4));
+        assert!(!marker.exists(), "the program's child outlived it");
+    }
+
+    #[test]
+    fn what_a_program_says_is_returned_and_a_missing_one_is_none() {
+        let answer = ask(
+            Command::new("sh").args(["-c", "echo 7.0.15; echo noise >&2; exit 3"]),
+            ASK_LIMIT,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(answer.stdout, b"7.0.15\n");
+        assert_eq!(answer.status.code(), Some(3));
+        let missing = ask(&mut Command::new("/nonexistent/pg_config"), ASK_LIMIT).unwrap();
+        assert!(missing.is_none());
+        // A long answer is cut, not waited on.
+        let long = ask(
+            Command::new("sh").args(["-c", "head -c 1000000 /dev/zero"]),
+            ASK_LIMIT,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(long.stdout.len(), ASK_OUTPUT);
+    }
 }

@@ -395,3 +395,106 @@ fn a_link_planted_above_json_or_output_is_refused_and_a_root_link_followed() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(real.join("page.html").is_file());
 }
+
+/// A leftover of a killed run in `scratch`, as a run leaves one: root's directory
+/// `name` (0711), its owner file naming a sockbench process that is gone (a PID
+/// above the kernel's limit), and `inner` in it, the server account's (0700).
+fn leftover(scratch: &Path, name: &str, inner: &str, account: (u32, u32)) -> (PathBuf, PathBuf) {
+    let dir = scratch.join(name);
+    fs::create_dir(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o711)).unwrap();
+    fs::write(dir.join("sockbench.owner"), "4194305 1\n").unwrap();
+    let inner = dir.join(inner);
+    fs::create_dir(&inner).unwrap();
+    std::os::unix::fs::chown(&inner, Some(account.0), Some(account.1)).unwrap();
+    fs::set_permissions(&inner, fs::Permissions::from_mode(0o700)).unwrap();
+    (dir, inner)
+}
+
+/// Runs `program ARGS` as `account` in `dir`, to its end (at most 60 s).
+fn as_account(account: (u32, u32), dir: &Path, program: &str, args: &[&str]) {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .uid(account.0)
+        .gid(account.1)
+        .current_dir(dir)
+        .stdin(Stdio::null());
+    let out = assert_cmd::Command::from_std(command)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{program}: {}", text(&out.stderr));
+}
+
+/// The sweep at the start of a measuring command (this one fails at once: nothing
+/// listens on port 1).
+fn sweep(scratch: &Path) {
+    let out = run(
+        scratch,
+        &["redis", "--url", "redis://127.0.0.1:1", "--quick"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_pid_the_server_account_planted_does_not_keep_a_leftover() {
+    let Some(account) = other_account("a_pid_the_server_account_planted") else {
+        return;
+    };
+    let tmp = open_tempdir();
+    let scratch = common::scratch(tmp.path());
+    // A process of the server account's own, named as its server is.
+    let bin = tmp.path().join("bin");
+    fs::create_dir(&bin).unwrap();
+    fs::copy("/bin/sleep", bin.join("redis-server")).unwrap();
+    let held = Command::new(bin.join("redis-server"))
+        .arg("100")
+        .uid(account.0)
+        .gid(account.1)
+        .current_dir("/")
+        .spawn()
+        .unwrap();
+    let held = KillOnDrop(held);
+    let (redis, srv) = leftover(&scratch, "sockbench-redis-00000000000a", "srv", account);
+    let pid = held.0.id().to_string();
+    as_account(
+        account,
+        &srv,
+        "sh",
+        &["-c", &format!("echo {pid} > redis.pid")],
+    );
+    let (pg, data) = leftover(&scratch, "sockbench-pg-00000000000a", "data", account);
+    as_account(
+        account,
+        &data,
+        "sh",
+        &["-c", "printf '1\\n/x\\n' > postmaster.pid"],
+    );
+    sweep(&scratch);
+    assert!(!redis.exists(), "kept by a pid file naming process {pid}");
+    assert!(!pg.exists(), "kept by a pid file naming init");
+    drop(held);
+}
+
+#[test]
+fn a_tree_the_server_account_planted_thousands_deep_is_swept() {
+    let Some(account) = other_account("a_tree_the_server_account_planted") else {
+        return;
+    };
+    let tmp = open_tempdir();
+    let scratch = common::scratch(tmp.path());
+    let (root_only, files) = victim(tmp.path());
+    let (dir, srv) = leftover(&scratch, "sockbench-redis-00000000000b", "srv", account);
+    // Far deeper than a path may be long, with links to root's files at the bottom.
+    let plant = format!(
+        "for (1..3000) {{ mkdir 'd' or die $!; chdir 'd' or die $! }} \
+         open(F, '>f') or die $!; symlink('{0}/passwd', 'file') or die $!; \
+         symlink('{0}', 'dir') or die $!",
+        root_only.display()
+    );
+    as_account(account, &srv, "perl", &["-e", &plant]);
+    sweep(&scratch);
+    assert!(!dir.exists(), "the deep tree kept its directory");
+    assert_untouched(&files);
+}

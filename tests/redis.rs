@@ -481,7 +481,7 @@ fn url_measures_the_users_server_and_never_shows_its_password() {
         let stderr = &done.stderr;
         assert_eq!(done.status.code(), Some(1), "{stderr}");
         assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
-        assert!(stderr.contains("refused the login"), "{stderr}");
+        assert!(stderr.contains("the login was refused"), "{stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
         assert!(file.is_none(), "a result file with no results");
         assert_not_shown(&done, None, &[USER_PASSWORD, wrong]);
@@ -535,6 +535,18 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
     ] {
         assert_rejected(args, mentions);
+    }
+    // A NAME holds what the PostgreSQL family's do: no control character, no
+    // runaway length.
+    let long = format!("{}=redis://127.0.0.1", "n".repeat(5_000));
+    for (url, mentions) in [
+        (
+            "a\x07\x1b[2Jb=redis://127.0.0.1",
+            "letters, digits, '-', '_' or '.'",
+        ),
+        (long.as_str(), "5000 characters long; use at most 64"),
+    ] {
+        assert_rejected(&["redis", "--url", url], mentions);
     }
     // A refused URL is shown without its password.
     let tmp = tempdir();

@@ -10,7 +10,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn experiments_in(json: &Path) -> Vec<String> {
     let file: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
@@ -49,22 +49,6 @@ fn children_mentioning(pid: u32, marker: &str) -> Vec<u32> {
                 .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
         })
         .collect()
-}
-
-/// Waits at most `limit` for the run to end; kills it (through the guard) and fails
-/// when it does not, so the test never hangs.
-fn exit_within(child: &mut KillOnDrop, limit: Duration) -> (std::process::ExitStatus, Duration) {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            return (status, started.elapsed());
-        }
-        assert!(
-            started.elapsed() < limit,
-            "still running {limit:?} after the fault"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// A PostgreSQL run whose query experiment has finished, with the backend serving

@@ -5,7 +5,7 @@
 //! the real programs there; `/usr/bin` only has wrapper scripts), then `PATH`.
 
 use crate::error::usage;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -46,7 +46,7 @@ impl Binaries {
                 ))
             });
         }
-        candidates()
+        candidates()?
             .into_iter()
             .find_map(|dir| complete(&dir))
             .map(|dir| Binaries { dir })
@@ -68,18 +68,21 @@ fn complete(dir: &Path) -> Option<PathBuf> {
     (runnable("initdb") && runnable("postgres")).then(|| dir.to_path_buf())
 }
 
-fn candidates() -> Vec<PathBuf> {
+/// Where to look, in order; an error when `pg_config` hangs (or on Ctrl-C).
+fn candidates() -> Result<Vec<PathBuf>> {
     let mut dirs = Vec::new();
-    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
-        if out.status.success() {
-            dirs.push(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()));
-        }
+    let mut pg_config = Command::new("pg_config");
+    pg_config.arg("--bindir");
+    let said = crate::subprocess::ask(&mut pg_config, crate::subprocess::ASK_LIMIT)
+        .context("looking for PostgreSQL's programs (--pg-bindir DIR names them)")?;
+    if let Some(out) = said.filter(|out| out.status.success()) {
+        dirs.push(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()));
     }
     dirs.extend(newest_first(Path::new("/usr/lib/postgresql")));
     if let Some(path) = std::env::var_os("PATH") {
         dirs.extend(std::env::split_paths(&path));
     }
-    dirs
+    Ok(dirs)
 }
 
 /// `ROOT/NN/bin` for every numeric version NN, newest first.

@@ -191,7 +191,11 @@ impl Cluster {
                 &log,
                 libc::SIGQUIT,
             )?;
+            let pid = server.pid();
             self.server = Some(server);
+            if let Some(dir) = &self.dir {
+                dir.record_server(pid)?;
+            }
             match self.wait_ready() {
                 Ok(()) => {
                     let name = self.abstract_name.as_deref();

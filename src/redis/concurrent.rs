@@ -16,13 +16,15 @@
 use super::keys::*;
 use super::resp::Client;
 use super::roundtrip::{set_value, Work};
-use super::target::{Target, WAIT};
+use super::target::Target;
+use super::wait::{Patience, SLICE};
 use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
 use crate::results::{Metrics, Trial};
 use crate::stats::Percentiles;
 use crate::transport::poller::{Poller, READABLE};
-use anyhow::{Context, Result};
+use crate::transport::Endpoint;
+use anyhow::Result;
 use std::io;
 use std::time::{Duration, Instant};
 
@@ -56,11 +58,11 @@ pub fn trial(
         work: &work,
         sent: &mut sent,
         finished: Vec::with_capacity(clients),
+        quiet: Patience::new(target.limit()),
+        at: &target.endpoint,
     };
     meter.start();
-    let elapsed_ns = run
-        .drive(&mut samples, budget)
-        .with_context(|| target.endpoint.to_string())?;
+    let elapsed_ns = run.drive(&mut samples, budget)?;
     let count = samples.len() as u64;
     meter.stop(count);
     Ok(Trial {
@@ -81,6 +83,10 @@ struct Loop<'a> {
     sent: &'a mut [Instant],
     /// The connections that finished in the last wake-up, as many as there are.
     finished: Vec<usize>,
+    /// How long the replies may stop coming.
+    quiet: Patience,
+    /// Where the server is, for the error that says it stopped.
+    at: &'a Endpoint,
 }
 
 impl Loop<'_> {
@@ -98,11 +104,9 @@ impl Loop<'_> {
         let mut out = self.conns.len();
         let mut sending = true;
         let mut last = start;
-        // When the replies stopped coming, while they have.
-        let mut quiet_since: Option<Instant> = None;
         while out > 0 {
             let mut woken = false;
-            for token in self.poller.ready(WAIT)? {
+            for token in self.poller.ready(SLICE)? {
                 woken = true;
                 let i = token as usize;
                 self.conns[i].receive(&self.work.request, self.work.expect)?;
@@ -127,24 +131,15 @@ impl Loop<'_> {
                 self.poller.remove(self.conns[i].conn().as_raw_fd())?;
             }
             if woken {
-                quiet_since = None;
+                self.quiet.restart();
                 continue;
             }
-            // Nothing ready: a signal cut the wait short (Ctrl-C ends the trial), or
-            // the server is stuck (for WAIT in all, however many signals came).
-            if crate::interrupt::interrupted() {
-                return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
-            }
-            let since = *quiet_since.get_or_insert_with(Instant::now);
-            if since.elapsed() >= WAIT {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!(
-                        "the Redis server answered none of {out} GETs within {} s",
-                        WAIT.as_secs()
-                    ),
-                ));
-            }
+            // Nothing ready within a slice: Ctrl-C ends the trial, and so does a
+            // server that has answered nothing for the limit. (A reply that comes a
+            // byte at a time is bounded by its client.)
+            let at = self.at;
+            self.quiet
+                .check(|| format!("the Redis server at {at} answered none of {out} GETs"))?;
         }
         Ok(nanos(last - start))
     }

@@ -21,14 +21,12 @@ pub fn trial(target: &Target, budget: Duration, meter: &mut Meter) -> Result<Tri
     // One client whose buffer every connection reuses; its first connection is
     // closed by the first timed one.
     let mut client = target.open(0)?;
-    let failed = |e: io::Error| anyhow::Error::new(e).context(target.endpoint.to_string());
     for _ in 0..WARMUP_CONNECTIONS {
-        once(target, &mut client, &ping).map_err(failed)?;
+        once(target, &mut client, &ping)?;
     }
     let mut samples = sample_buffer(sample_capacity(budget));
     meter.start();
-    let elapsed_ns =
-        timed(&mut samples, budget, || once(target, &mut client, &ping)).map_err(failed)?;
+    let elapsed_ns = timed(&mut samples, budget, || once(target, &mut client, &ping))?;
     let count = samples.len() as u64;
     meter.stop(count);
     Ok(Trial {

@@ -26,10 +26,10 @@ pub fn quick(_run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
     Ok(Some(Box::new(plan)))
 }
 
-/// A throwaway server's directory, alive while its `redis-server` runs.
+/// A throwaway server's directory; it records its `redis-server` in its owner
+/// file, so the sweep keeps it while that server runs.
 pub const SERVER: Kind = Kind {
     prefix: super::DIR_PREFIX,
-    alive: super::alive,
 };
 
 pub const REDACTION: Redaction = Redaction {

@@ -2,7 +2,8 @@
 //! `config.rs`, its account in `account.rs`, the checks of who answers in
 //! `listeners.rs`, finding the program in `program.rs`) or the user's (`url.rs`),
 //! reached over unix, tcp and tls (`target.rs`) by a minimal RESP client for the
-//! timed loops (`resp.rs`), and its experiments: round trips of PING, GET and
+//! timed loops (`resp.rs`) whose every wait is bounded and interruptible
+//! (`wait.rs`), and its experiments: round trips of PING, GET and
 //! pipelined GETs (`roundtrip.rs`), a connection per command (`connect.rs`) and
 //! many clients at once (`concurrent.rs`). `describe.rs` says how each is reported,
 //! `suite.rs` runs them through the harness, `family.rs` is what the registry
@@ -25,6 +26,7 @@ pub mod server;
 pub mod suite;
 pub mod target;
 pub mod url;
+pub mod wait;
 
 pub use program::{find_program, version};
 pub use server::Server;
@@ -39,8 +41,6 @@ use clap::{Args, FromArgMatches};
 use keys::*;
 use plan::RedisPlan;
 use roundtrip::Work;
-use server::SERVER_DIR;
-use std::io::Read;
 use target::Target;
 
 /// The family as `families.rs` registers it.
@@ -132,33 +132,8 @@ impl RedisExperiment {
     }
 }
 
-/// The prefix of a throwaway server's private directory, for the leftover sweep
-/// (with [`alive`], which tells whether its server still runs).
+/// The prefix of a throwaway server's private directory, for the leftover sweep.
 pub const DIR_PREFIX: &str = "sockbench-redis-";
-
-/// True when a `redis-server` still runs from the private directory `dir`, for the
-/// leftover sweep: by its pid file, naming a running `redis` process of the account
-/// that owns the server's directory (so a reused process ID of another account's
-/// server does not keep the directory for ever).
-pub fn alive(dir: &crate::dir::Dir) -> bool {
-    let Ok(srv) = dir.open_dir(SERVER_DIR) else {
-        return false;
-    };
-    let Ok(owner) = srv.entry().map(|e| e.uid) else {
-        return false;
-    };
-    let Ok(file) = srv.open_read(config::PID_FILE) else {
-        return false;
-    };
-    let mut text = String::new();
-    if file.take(64).read_to_string(&mut text).is_err() {
-        return false;
-    }
-    let Ok(pid) = text.trim().parse::<u32>() else {
-        return false;
-    };
-    running(pid, Some(owner))
-}
 
 /// True when process `pid` is a running (not exited, not a zombie) `redis`
 /// process, of the account `uid` when given.
@@ -176,6 +151,10 @@ pub fn running(pid: u32, uid: Option<u32>) -> bool {
         .is_none_or(|uid| std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == uid));
     live && ours && comm.contains("(redis")
 }
+
+#[cfg(test)]
+#[path = "hostile_tests.rs"]
+mod hostile_tests;
 
 #[cfg(test)]
 mod tests {

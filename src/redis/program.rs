@@ -1,8 +1,8 @@
 //! Finding `redis-server` and asking it its version.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// `redis-server` on `PATH` (or in /usr/bin, /usr/local/bin), if installed.
 pub fn find_program() -> Option<PathBuf> {
@@ -13,22 +13,16 @@ pub fn find_program() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The version `program --version` reports (`7.0.15`), for the server's facts.
-pub fn version(program: &Path) -> Result<String> {
-    let out = Command::new(program)
-        .arg("--version")
-        .env_clear()
-        .stdin(Stdio::null())
-        .output()
-        .with_context(|| format!("cannot run {} --version", program.display()))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    parse_version(&text).with_context(|| {
-        format!(
-            "{} --version said {:?}, with no version in it",
-            program.display(),
-            text.trim()
-        )
-    })
+/// The version `program --version` reports (`7.0.15`), for the server's facts;
+/// `None` when it cannot be run or names none. One that hangs is an error within
+/// a few seconds (`subprocess::ask`), as is a Ctrl-C meanwhile.
+pub fn version(program: &Path) -> Result<Option<String>> {
+    let mut command = Command::new(program);
+    command.arg("--version").env_clear();
+    let Some(answer) = crate::subprocess::ask(&mut command, crate::subprocess::ASK_LIMIT)? else {
+        return Ok(None);
+    };
+    Ok(parse_version(&String::from_utf8_lossy(&answer.stdout)))
 }
 
 /// `7.0.15` from `Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 …`.
@@ -52,7 +46,7 @@ mod tests {
             eprintln!("skipped: redis-server is not installed");
             return;
         };
-        let found = version(&program).unwrap();
+        let found = version(&program).unwrap().expect("a version");
         assert!(found.starts_with(|c: char| c.is_ascii_digit()), "{found}");
     }
 }

@@ -15,10 +15,14 @@
 //! of 7 rounds of 50,000). This client speaks only what the experiments need (simple strings, errors, integers,
 //! bulk strings, arrays; no RESP3, no pub/sub, no cluster redirections) over any
 //! [`Conn`], so unix, tcp and tls go through the same transport code as every
-//! other family.
+//! other family. Every wait on the server is bounded as a whole and sees Ctrl-C
+//! (`wait.rs`): reads and writes block a slice at a time, and the clock is read only
+//! when a slice ends empty or a reply needs a further read.
 
-use crate::transport::Conn;
+use super::wait::{self, Patience};
+use crate::transport::{Conn, Endpoint};
 use std::io::{self, Read, Write};
+use std::time::Duration;
 
 /// The largest reply accepted (a server could otherwise make sockbench allocate
 /// whatever a length field says); Redis's own bulk limit is 512 MB.
@@ -97,7 +101,7 @@ impl Expect {
     fn check(self, reply: Reply) -> io::Result<()> {
         match (self, reply) {
             (_, Reply::Error(text)) => Err(io::Error::other(format!(
-                "the Redis server answered: {}",
+                "answered: {}",
                 String::from_utf8_lossy(text)
             ))),
             (Expect::Status(want), Reply::Status(got)) if want.as_bytes() == got => Ok(()),
@@ -105,7 +109,7 @@ impl Expect {
             (Expect::Any, _) => Ok(()),
             (want, got) => Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("the Redis server answered {got:?} where {want:?} was expected"),
+                format!("answered {got:?} where {want:?} was expected"),
             )),
         }
     }
@@ -118,17 +122,25 @@ pub struct Client {
     /// The unread bytes are `buf[start..end]`.
     start: usize,
     end: usize,
+    /// How long the request under way may still wait for the server.
+    patience: Patience,
+    /// `the Redis server at …`, for the errors that say what it did.
+    server: String,
 }
 
 impl Client {
-    /// A client on `conn` whose buffer holds a reply of `reply_bytes` (a bulk
-    /// string's length) without growing; it is allocated and touched here.
-    pub fn new(conn: Conn, reply_bytes: usize) -> Client {
+    /// A client on `conn` to the server at `at`, whose buffer holds a reply of
+    /// `reply_bytes` (a bulk string's length) without growing; it is allocated and
+    /// touched here. Each request may wait `limit` for the server, provided `conn`
+    /// blocks at most a slice (`wait::SLICE`) in one read or write.
+    pub fn new(conn: Conn, reply_bytes: usize, at: &Endpoint, limit: Duration) -> Client {
         Client {
             conn,
             buf: vec![0; (reply_bytes + 64).max(MIN_BUFFER)],
             start: 0,
             end: 0,
+            patience: Patience::new(limit),
+            server: format!("the Redis server at {at}"),
         }
     }
 
@@ -175,36 +187,72 @@ impl Client {
                 if let Reply::Array(n) = reply {
                     pending += n;
                 }
-                if top {
-                    expect.check(reply)?;
+                let checked = if top {
                     top = false;
+                    expect.check(reply)
                 } else {
-                    Expect::Any.check(reply)?;
-                }
+                    Expect::Any.check(reply)
+                };
+                checked.map_err(|e| self.said(e))?;
             }
         }
         Ok(())
     }
 
-    /// Writes the whole request.
+    /// Writes the whole request (in one write, unless the server reads slowly),
+    /// and starts its wait for the server.
     #[inline]
     pub fn send(&mut self, request: &Request) -> io::Result<()> {
-        self.conn.write_all(&request.bytes).map_err(closed)
+        self.patience.restart();
+        let bytes = &request.bytes;
+        let mut sent = 0;
+        loop {
+            match self.conn.write(&bytes[sent..]) {
+                Ok(n) if sent + n == bytes.len() => return Ok(()),
+                Ok(0) => return Err(self.closed(io::ErrorKind::WriteZero.into())),
+                Ok(n) => sent += n,
+                Err(e) if wait::slice_ended(&e) => {}
+                Err(e) => return Err(self.closed(e)),
+            }
+            let server = &self.server;
+            self.patience
+                .check(|| format!("{server} read the request too slowly: not all sent"))?;
+        }
     }
 
     /// Reads the next reply (an array's elements are the replies after it).
     #[inline]
     pub fn reply(&mut self) -> io::Result<Reply<'_>> {
+        let mut further = false;
         loop {
-            match parse(&self.buf[self.start..self.end])? {
+            match parse(&self.buf[self.start..self.end]).map_err(|e| self.said(e))? {
                 Parsed::Done(frame, used) => {
                     let base = self.start;
                     self.start += used;
                     return Ok(frame.reply(&self.buf[base..]));
                 }
-                Parsed::Need(total) => self.fill(total)?,
+                Parsed::Need(total) => {
+                    if further {
+                        self.look()?;
+                    }
+                    self.fill(total)?;
+                    further = true;
+                }
             }
         }
+    }
+
+    /// Whether the reply awaited may still be waited for (Ctrl-C, the limit).
+    #[cold]
+    fn look(&mut self) -> io::Result<()> {
+        let (server, partial) = (&self.server, self.end > self.start);
+        self.patience.check(|| {
+            if partial {
+                format!("{server} sent its reply too slowly: not complete")
+            } else {
+                format!("{server} did not answer")
+            }
+        })
     }
 
     /// Reads at least one more byte, making room for a reply of `total` bytes.
@@ -212,7 +260,10 @@ impl Client {
         if total > MAX_REPLY {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("the Redis server sent a reply of {total} bytes, over sockbench's limit of {MAX_REPLY}"),
+                format!(
+                    "{} sent a reply of {total} bytes, over sockbench's limit of {MAX_REPLY}",
+                    self.server
+                ),
             ));
         }
         if self.start == self.end {
@@ -231,31 +282,39 @@ impl Client {
         }
         loop {
             match self.conn.read(&mut self.buf[self.end..]) {
-                Ok(0) => return Err(closed(io::ErrorKind::UnexpectedEof.into())),
+                Ok(0) => return Err(self.closed(io::ErrorKind::UnexpectedEof.into())),
                 Ok(n) => {
                     self.end += n;
                     return Ok(());
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(closed(e)),
+                Err(e) if wait::slice_ended(&e) => self.look()?,
+                Err(e) => return Err(self.closed(e)),
             }
         }
     }
-}
 
-/// Says what a failed read or write means.
-fn closed(e: io::Error) -> io::Error {
-    use io::ErrorKind::*;
-    match e.kind() {
-        UnexpectedEof | ConnectionReset | BrokenPipe | ConnectionAborted => io::Error::new(
-            e.kind(),
-            "the Redis server closed the connection (it exited or was killed)",
-        ),
-        WouldBlock | TimedOut => io::Error::new(
-            TimedOut,
-            "the Redis server did not answer within the read timeout",
-        ),
-        _ => e,
+    /// Says what a failed read or write means, naming the server.
+    #[cold]
+    fn closed(&self, e: io::Error) -> io::Error {
+        use io::ErrorKind::*;
+        match e.kind() {
+            UnexpectedEof | ConnectionReset | BrokenPipe | ConnectionAborted | WriteZero => {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{} closed the connection (it exited or was killed)",
+                        self.server
+                    ),
+                )
+            }
+            _ => self.said(e),
+        }
+    }
+
+    /// `e`, what the server did ("answered: ERR …"), with the server named.
+    #[cold]
+    fn said(&self, e: io::Error) -> io::Error {
+        io::Error::new(e.kind(), format!("{} {e}", self.server))
     }
 }
 
@@ -353,7 +412,7 @@ fn number(text: &[u8]) -> io::Result<i64> {
 fn not_resp(what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
-        format!("the Redis server sent {what}, which is not RESP"),
+        format!("sent {what}, which is not RESP"),
     )
 }
 

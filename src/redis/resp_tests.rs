@@ -78,7 +78,15 @@ fn serve(replies: Vec<u8>, chunk: usize, request_len: usize) -> Client {
             std::thread::sleep(std::time::Duration::from_micros(50));
         }
     });
-    Client::new(Conn::Unix(ours), 0)
+    Client::new(Conn::Unix(ours), 0, &pair(), Duration::from_secs(10))
+}
+
+/// Where a socket pair's client says its server is.
+fn pair() -> Endpoint {
+    Endpoint {
+        transport: crate::transport::Transport::Unix,
+        address: crate::transport::Address::Path("pair".into()),
+    }
 }
 
 #[test]

@@ -10,7 +10,6 @@ use crate::harness::measure::{rate, sample_buffer, sample_capacity, timed};
 use crate::results::{Metrics, Trial};
 use crate::stats::Percentiles;
 use anyhow::{Context, Result};
-use std::io;
 use std::time::{Duration, Instant};
 
 /// Untimed requests first: at most this many, for at most [`WARMUP_TIME`] (the
@@ -93,12 +92,9 @@ pub fn trial(
     if let Some(size) = size {
         set_value(&mut client, size)?;
     }
-    let failed = |e: io::Error| anyhow::Error::new(e).context(target.endpoint.to_string());
     let end = Instant::now() + WARMUP_TIME;
     for _ in 0..WARMUP_REQUESTS {
-        client
-            .exchange(&work.request, work.expect)
-            .map_err(failed)?;
+        client.exchange(&work.request, work.expect)?;
         if Instant::now() >= end {
             break;
         }
@@ -107,8 +103,7 @@ pub fn trial(
     meter.start();
     let elapsed_ns = timed(&mut samples, budget, || {
         client.exchange(&work.request, work.expect)
-    })
-    .map_err(failed)?;
+    })?;
     let commands = samples.len() as u64 * work.request.commands() as u64;
     meter.stop(commands);
     let rtt = Percentiles::of(&mut samples);

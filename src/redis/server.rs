@@ -15,12 +15,14 @@
 //! password sockbench checks who answers (`listeners.rs`). The server runs in its
 //! own process group (a Ctrl-C meant for sockbench must not reach it) and gets
 //! SIGKILL if sockbench dies without cleaning up; the leftover sweep then knows its
-//! directory by [`super::DIR_PREFIX`] and [`super::alive`].
+//! directory by [`super::DIR_PREFIX`], and that its server is gone by the owner
+//! file, where the server's process is recorded when it starts.
 
 use super::account::{self, Account};
 use super::config::{self, Settings, Tls, SOCKET, USER};
 use super::listeners;
 use super::resp::{Client, Expect, Reply, Request};
+use super::wait::{Patience, LIMIT, SLICE};
 use crate::dir::Dir;
 use crate::leftovers::PrivateDir;
 use crate::system::peers;
@@ -37,8 +39,9 @@ use std::time::{Duration, Instant};
 const READY_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long it may take to exit after SIGTERM before it is killed.
 const STOP_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a connection, and then a reply, may take outside the timed loops.
-const WAIT: Duration = Duration::from_secs(10);
+/// How long the first PING may wait for its answer before the server's process is
+/// looked at again.
+const READY_POLL: Duration = Duration::from_millis(100);
 /// The server account's directory inside the private one, and the log beside it.
 pub(super) const SERVER_DIR: &str = "srv";
 const LOG: &str = "redis.log";
@@ -194,8 +197,9 @@ impl Server {
         let child = command
             .spawn()
             .with_context(|| format!("cannot start {} {}", self.program.display(), CONFIG))?;
+        let pid = child.id();
         self.child = Some(child);
-        Ok(())
+        self.private().record_server(pid)
     }
 
     /// Waits until the server answers an unauthenticated PING with NOAUTH on its
@@ -210,9 +214,12 @@ impl Server {
             if asked.is_none() {
                 if let Ok(stream) = std::os::unix::net::UnixStream::connect(self.socket()) {
                     self.check_peer(&stream)?;
-                    // Short waits, so Ctrl-C and the deadline are seen between them.
-                    stream.set_read_timeout(Some(Duration::from_millis(100)))?;
-                    let mut client = Client::new(Conn::Unix(stream), 0);
+                    // Short waits, so Ctrl-C, the process and the deadline are seen
+                    // between them.
+                    stream.set_read_timeout(Some(READY_POLL))?;
+                    stream.set_write_timeout(Some(READY_POLL))?;
+                    let at = self.endpoint(Transport::Unix).context("no socket")?;
+                    let mut client = Client::new(Conn::Unix(stream), 0, &at, READY_POLL);
                     client.send(&Request::new(&[b"PING"]))?;
                     asked = Some(client);
                 }
@@ -283,14 +290,15 @@ impl Server {
                 transport.name()
             )
         })?;
+        let mut patience = Patience::new(LIMIT);
+        let mut waited = || patience.check(|| "the TLS handshake was not complete".into());
         let conn = Connector::new(&endpoint, TlsVersion::V1_3)?
-            .connect_within(WAIT)
+            .connect_sliced(SLICE, Some(LIMIT), &mut waited)
             .with_context(|| format!("cannot connect to the Redis server at {endpoint}"))?;
         if let Conn::Unix(stream) = &conn {
             self.check_peer(stream)?;
         }
-        conn.set_read_timeout(Some(WAIT))?;
-        let mut client = Client::new(conn, reply_bytes);
+        let mut client = Client::new(conn, reply_bytes, &endpoint, LIMIT);
         client.auth(USER, &self.password)?;
         Ok(client)
     }

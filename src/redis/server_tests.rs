@@ -2,8 +2,9 @@
 //! none.
 
 use super::*;
+use crate::leftovers::server_runs;
 use crate::redis::config::PID_FILE;
-use crate::redis::{alive, find_program};
+use crate::redis::find_program;
 use std::os::unix::fs::PermissionsExt;
 
 fn program() -> Option<PathBuf> {
@@ -63,8 +64,8 @@ fn nothing_is_kept_on_disk_and_nothing_is_left_after_drop() {
     let mut server = Server::start(&program).unwrap();
     let base = server.dirs().0.path().to_path_buf();
     assert!(
-        alive(server.dirs().0),
-        "its pid file names a running server"
+        server_runs(server.dirs().0),
+        "its owner file records a running server"
     );
     let mut client = server.connect(Transport::Unix, 0).unwrap();
     for i in 0..100 {
@@ -80,7 +81,7 @@ fn nothing_is_kept_on_disk_and_nothing_is_left_after_drop() {
     );
     // A clean shutdown saves nothing either (`save ""`).
     server.stop();
-    assert!(!alive(server.dirs().0), "stopped");
+    assert!(!server_runs(server.dirs().0), "stopped");
     let left = names(server.dirs().1);
     assert!(
         left.iter()
@@ -197,7 +198,7 @@ fn a_server_killed_mid_run_gives_a_clear_error_and_leaves_nothing() {
     std::thread::sleep(Duration::from_millis(50));
     let e = server.check_running().unwrap_err().to_string();
     assert!(e.contains("SIGKILL"), "{e}");
-    assert!(!alive(server.dirs().0), "its pid file names a dead process");
+    assert!(!server_runs(server.dirs().0), "it records a dead process");
     drop(server);
     assert!(!base.exists(), "{} is gone", base.display());
 }

@@ -33,7 +33,7 @@ pub fn measure(plan: &RedisPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
     let facts: Vec<ServerFacts> = targets
         .iter()
         .map(|t| facts(t, server.as_ref().map(|s| s.1.as_str())))
-        .collect();
+        .collect::<Result<_>>()?;
     let tls: Vec<Option<TlsInfo>> = targets
         .iter()
         .map(Target::tls_info)
@@ -106,7 +106,7 @@ fn reach(plan: &RedisPlan, progress: &dyn Progress) -> Result<Reached> {
                      redis-server), or measure your own server with --url",
                 )
             })?;
-            let version = super::version(&program).unwrap_or_else(|_| "unknown".into());
+            let version = super::version(&program)?.unwrap_or_else(|| "unknown".into());
             progress.note("redis: starting a throwaway redis-server");
             let server = Server::start(&program)?;
             let (user, password) = server.credentials();
@@ -134,25 +134,28 @@ fn reach(plan: &RedisPlan, progress: &dyn Progress) -> Result<Reached> {
 }
 
 /// What the record says of the server behind `target`.
-fn facts(target: &Target, throwaway_version: Option<&str>) -> ServerFacts {
+fn facts(target: &Target, throwaway_version: Option<&str>) -> Result<ServerFacts> {
     let version = match throwaway_version {
         Some(v) => v.to_string(),
-        None => reported_version(target).unwrap_or_else(|| "unknown".into()),
+        None => reported_version(target)?.unwrap_or_else(|| "unknown".into()),
     };
-    ServerFacts {
+    Ok(ServerFacts {
         kind: "redis".into(),
         version,
         throwaway: target.throwaway,
         details: serde_json::Map::new(),
-    }
+    })
 }
 
-/// The version a user's server reports in `INFO server`, if it lets the user ask.
-fn reported_version(target: &Target) -> Option<String> {
-    let mut client = target.open(64 << 10).ok()?;
-    client.send(&Request::new(&[b"INFO", b"server"])).ok()?;
-    let Ok(Reply::Bulk(text)) = client.reply() else {
-        return None;
+/// The version a user's server reports in `INFO server`; `None` when it does not
+/// let the user ask (an error reply) or names none. A server that cannot be
+/// reached, closes, or is too slow to answer is an error, as it would be in the
+/// first experiment.
+pub(super) fn reported_version(target: &Target) -> Result<Option<String>> {
+    let mut client = target.open(64 << 10)?;
+    client.send(&Request::new(&[b"INFO", b"server"]))?;
+    let Reply::Bulk(text) = client.reply()? else {
+        return Ok(None);
     };
     let text = String::from_utf8_lossy(text);
     let field = |name: &str| {
@@ -160,9 +163,9 @@ fn reported_version(target: &Target) -> Option<String> {
             .find_map(|l| l.strip_prefix(name))
             .map(|v| v.trim().to_string())
     };
-    field("valkey_version:")
+    Ok(field("valkey_version:")
         .map(|v| format!("Valkey {v}"))
-        .or_else(|| field("redis_version:"))
+        .or_else(|| field("redis_version:")))
 }
 
 /// One experiment's trials, as the harness runs them.

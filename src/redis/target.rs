@@ -4,17 +4,12 @@
 
 use super::resp::{Client, Expect, Request};
 use super::url::UserUrl;
+use super::wait::{Patience, LIMIT, SLICE};
 use crate::system::peers;
 use crate::transport::{Conn, Connector, Endpoint, TlsInfo, TlsVersion, Transport};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::io;
 use std::time::Duration;
-
-/// How long a connection, a TLS handshake, a write and a reply may each take. The
-/// timed loops keep these timeouts too, so a server that stops answering (stopped,
-/// not killed) ends a trial within them, and Ctrl-C is seen then at the latest;
-/// their kernel timer is part of every transport's figure alike.
-pub const WAIT: Duration = Duration::from_secs(10);
 
 /// The process and account that must hold the other end of a Unix socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +30,10 @@ pub struct Target {
     select: Option<Request>,
     /// For the throwaway server's socket: checked on every connection.
     holder: Option<Holder>,
+    /// How long a connection, a TLS handshake and a request may each wait for the
+    /// server (`wait.rs`); the timed loops keep it too, so a server that stops
+    /// answering, or answers a byte at a time, ends a trial within it.
+    limit: Duration,
     /// True for the throwaway server sockbench started.
     pub throwaway: bool,
 }
@@ -54,6 +53,7 @@ impl Target {
             login: Some(auth(Some(user), password)),
             select: None,
             holder: Some(holder),
+            limit: LIMIT,
             throwaway: true,
         })
     }
@@ -72,6 +72,7 @@ impl Target {
                 .db
                 .map(|db| Request::new(&[b"SELECT", db.to_string().as_bytes()])),
             holder: None,
+            limit: LIMIT,
             throwaway: false,
         })
     }
@@ -80,10 +81,48 @@ impl Target {
         self.endpoint.transport
     }
 
+    /// How long a connection, a handshake and a request may each wait.
+    pub fn limit(&self) -> Duration {
+        self.limit
+    }
+
+    /// The same target with another limit, for tests of servers that never finish.
+    #[cfg(test)]
+    pub(super) fn limited(self, limit: Duration) -> Target {
+        Target { limit, ..self }
+    }
+
     /// A new connection, its socket's holder checked (the throwaway server's
-    /// socket): nothing is sent before. Made to be timed: no allocation.
+    /// socket): nothing is sent before. Made to be timed: no allocation, no clock
+    /// read unless the TLS handshake waits more than once.
     pub fn connect(&self) -> io::Result<Conn> {
-        self.check(self.connector.connect_bounded(WAIT)?)
+        self.check(self.connection(None)?)
+    }
+
+    /// A connection whose reads and writes block a slice at a time; the TCP connect
+    /// bounded by `connect` when given.
+    #[inline]
+    fn connection(&self, connect: Option<Duration>) -> io::Result<Conn> {
+        let mut patience = Patience::new(self.limit);
+        let mut waited = || patience.check(|| "the TLS handshake was not complete".into());
+        self.connector
+            .connect_sliced(SLICE, connect, &mut waited)
+            .map_err(|e| self.unreachable(e))
+    }
+
+    /// `e`, a failed connection, with the server named.
+    #[cold]
+    fn unreachable(&self, e: io::Error) -> io::Error {
+        match e.kind() {
+            io::ErrorKind::Interrupted => e,
+            kind => io::Error::new(
+                kind,
+                format!(
+                    "cannot connect to the Redis server at {}: {e}",
+                    self.endpoint
+                ),
+            ),
+        }
     }
 
     /// Logs in on `client`'s connection and selects the URL's database. Made to be
@@ -100,18 +139,17 @@ impl Target {
 
     /// A connection logged in, whose buffer holds a reply of `reply_bytes`.
     pub fn open(&self, reply_bytes: usize) -> Result<Client> {
-        let conn = self
-            .connector
-            .connect_within(WAIT)
-            .and_then(|c| {
-                c.set_read_timeout(Some(WAIT))?;
-                c.set_write_timeout(Some(WAIT))?;
-                self.check(c)
-            })
-            .with_context(|| format!("cannot connect to Redis at {}", self.endpoint))?;
-        let mut client = Client::new(conn, reply_bytes);
-        self.log_in(&mut client)
-            .with_context(|| format!("Redis at {} refused the login", self.endpoint))?;
+        let conn = self.connection(Some(self.limit))?;
+        let conn = self.check(conn)?;
+        let mut client = Client::new(conn, reply_bytes, &self.endpoint, self.limit);
+        self.log_in(&mut client).map_err(|e| match e.kind() {
+            // An answer other than OK (`WRONGPASS`, `NOAUTH`, …); a server that
+            // closed or stalled says so itself.
+            io::ErrorKind::Other | io::ErrorKind::InvalidData => {
+                anyhow::Error::new(e).context("the login was refused")
+            }
+            _ => e.into(),
+        })?;
         Ok(client)
     }
 

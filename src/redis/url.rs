@@ -46,9 +46,16 @@ pub fn parse(text: &str) -> Result<UserUrl> {
 /// Parses one `--url` value as it is written.
 fn parse_text(text: &str) -> Result<UserUrl> {
     let (name, url) = match text.split_once('=') {
-        Some((name, rest)) if !name.contains("://") && !name.is_empty() => (Some(name), rest),
+        Some((name, rest)) if !name.contains("://") => (Some(name), rest),
         _ => (None, text),
     };
+    if let Some(name) = name {
+        crate::plan::url_name(name).map_err(|why| {
+            usage(format!(
+                "--url NAME=URL: {why}; e.g. cache=redis://127.0.0.1:6379"
+            ))
+        })?;
+    }
     let refuse = |why: &str| {
         usage(format!(
             "--url {}: {why}; write redis://[USER:PASSWORD@]127.0.0.1[:PORT][/DB], rediss://… \
@@ -249,5 +256,29 @@ mod tests {
             .to_string();
         assert!(e.contains("this URL reaches tcp"), "{e}");
         assert!(parse_text("tls=rediss://127.0.0.1").is_ok());
+    }
+
+    #[test]
+    fn a_name_holds_letters_digits_and_dashes_as_the_postgresql_family_s_do() {
+        let u = parse_text("cache-1.b_2=redis://127.0.0.1").unwrap();
+        assert_eq!(u.label, "cache-1.b_2");
+        let long = format!("{}=redis://127.0.0.1", "n".repeat(5_000));
+        let e = parse_text(&long).unwrap_err().to_string();
+        assert!(e.contains("5000 characters long; use at most 64"), "{e}");
+        for bad in [
+            "a\x1b[31mb=redis://127.0.0.1",
+            "a\nb=redis://127.0.0.1",
+            "a b=redis://127.0.0.1",
+            "=redis://:hunter2@127.0.0.1",
+            "a@b=redis://127.0.0.1",
+        ] {
+            let e = parse_text(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("must be 1 to 64 letters, digits, '-', '_' or '.'"),
+                "{e}"
+            );
+            assert!(!e.chars().any(char::is_control), "{e:?}");
+            assert!(!e.contains("hunter2"), "{e}");
+        }
     }
 }

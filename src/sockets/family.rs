@@ -22,5 +22,4 @@ pub fn quick(_run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
 /// its owner there.
 pub const SERVER: Kind = Kind {
     prefix: "sockbench-srv-",
-    alive: Kind::never_alive,
 };

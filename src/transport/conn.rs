@@ -158,22 +158,33 @@ impl Connector {
 }
 
 impl Connector {
-    /// Opens one connection whose reads and writes, the TLS handshake's included,
-    /// give up after `wait` (`WouldBlock`/`TimedOut`), and stay so bounded: for
-    /// timed loops of new connections, where a server that stops answering must end
-    /// the trial (two more system calls per connection than [`Connector::connect`]).
+    /// Opens one connection whose reads and writes each block at most `slice`, and
+    /// stay so, for a client that bounds whole operations itself; a TLS handshake
+    /// runs in slices too, asking `waited` whether to go on (see
+    /// [`tls::connect_sliced`]). The TCP connect waits at most `connect` when given;
+    /// without it, it is the plain blocking one (timed loops of new connections: two
+    /// more system calls per connection than [`Connector::connect`], six for TLS).
     #[inline]
-    pub fn connect_bounded(&self, wait: Duration) -> io::Result<Conn> {
-        let bound = |conn: Conn| -> io::Result<Conn> {
-            conn.set_read_timeout(Some(wait))?;
-            conn.set_write_timeout(Some(wait))?;
+    pub fn connect_sliced(
+        &self,
+        slice: Duration,
+        connect: Option<Duration>,
+        waited: &mut dyn FnMut() -> io::Result<()>,
+    ) -> io::Result<Conn> {
+        let sliced = |conn: Conn| -> io::Result<Conn> {
+            conn.set_read_timeout(Some(slice))?;
+            conn.set_write_timeout(Some(slice))?;
             Ok(conn)
         };
-        match self {
-            Connector::Unix(addr) => bound(Conn::Unix(unix::connect(addr)?)),
-            Connector::Tcp(addr) => bound(Conn::Tcp(tcp::connect(addr)?)),
-            Connector::Tls(addr, connector) => {
-                tls::connect_bounded(addr, connector, wait).map(|s| Conn::Tls(Box::new(s)))
+        match (self, connect) {
+            (Connector::Unix(addr), _) => sliced(Conn::Unix(unix::connect(addr)?)),
+            (Connector::Tcp(addr), None) => sliced(Conn::Tcp(tcp::connect(addr)?)),
+            (Connector::Tcp(addr), Some(wait)) => {
+                sliced(Conn::Tcp(tcp::connect_timeout(addr, wait)?))
+            }
+            (Connector::Tls(addr, connector), _) => {
+                tls::connect_sliced(addr, connector, slice, connect, waited)
+                    .map(|s| Conn::Tls(Box::new(s)))
             }
         }
     }

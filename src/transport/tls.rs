@@ -11,7 +11,7 @@ use super::{tcp, Conn};
 use anyhow::{Context, Result};
 use openssl::pkey::PKey;
 use openssl::ssl::{
-    HandshakeError, SslAcceptor, SslConnector, SslMethod, SslOptions, SslRef, SslStream,
+    ErrorCode, HandshakeError, SslAcceptor, SslConnector, SslMethod, SslOptions, SslRef, SslStream,
     SslVerifyMode, SslVersion,
 };
 use openssl::x509::X509;
@@ -100,20 +100,80 @@ pub fn connect(addr: &SocketAddr, connector: &SslConnector) -> io::Result<SslStr
         .map_err(|e| io::Error::other(e.to_string()))
 }
 
-/// [`connect`] with every read and write, the handshake's included, bounded by
-/// `wait`, and left so (for timed loops of new connections).
-#[inline]
-pub fn connect_bounded(
+/// [`connect`] for a client that bounds whole operations: every read and write
+/// blocks at most `slice`, and stays so; the TCP connect waits at most `connect`
+/// when given (else it is the plain blocking one, as in timed loops of new
+/// connections). The handshake runs on the socket made non-blocking, waiting in
+/// `poll` for at most `slice` at a time: after a slice that ends empty, and before
+/// every wait after the first (a server that sends its part in pieces), `waited`
+/// says whether to go on, so a server that drips its handshake cannot hold the
+/// client longer than `waited` allows. A handshake whose answer comes whole costs
+/// four system calls more than a blocking one (the switches to non-blocking and
+/// back, the read that finds nothing yet, the `poll`), and no call of `waited`.
+pub fn connect_sliced(
     addr: &SocketAddr,
     connector: &SslConnector,
-    wait: std::time::Duration,
+    slice: std::time::Duration,
+    connect: Option<std::time::Duration>,
+    waited: &mut dyn FnMut() -> io::Result<()>,
 ) -> io::Result<SslStream<TcpStream>> {
-    let stream = tcp::connect(addr)?;
-    stream.set_read_timeout(Some(wait))?;
-    stream.set_write_timeout(Some(wait))?;
-    connector
-        .connect("localhost", stream)
-        .map_err(|e| io::Error::other(e.to_string()))
+    let stream = match connect {
+        Some(wait) => tcp::connect_timeout(addr, wait)?,
+        None => tcp::connect(addr)?,
+    };
+    stream.set_nonblocking(true)?;
+    let mut step = connector.connect("localhost", stream);
+    let mut waits = 0u32;
+    loop {
+        match step {
+            Ok(stream) => {
+                let socket = stream.get_ref();
+                socket.set_nonblocking(false)?;
+                socket.set_read_timeout(Some(slice))?;
+                socket.set_write_timeout(Some(slice))?;
+                return Ok(stream);
+            }
+            Err(HandshakeError::WouldBlock(mid)) => {
+                if waits > 0 {
+                    waited()?;
+                }
+                waits += 1;
+                let events = match mid.error().code() {
+                    ErrorCode::WANT_WRITE => libc::POLLOUT,
+                    _ => libc::POLLIN,
+                };
+                if !ready(mid.get_ref(), events, slice)? {
+                    waited()?;
+                }
+                step = mid.handshake();
+            }
+            Err(HandshakeError::Failure(mid)) => {
+                return Err(io::Error::other(handshake_failure(mid.error())))
+            }
+            Err(e) => return Err(io::Error::other(e.to_string())),
+        }
+    }
+}
+
+/// Waits at most `wait` until `socket` is ready for `events`; false when the wait
+/// ended without it (its time, or a signal).
+fn ready(socket: &TcpStream, events: libc::c_short, wait: std::time::Duration) -> io::Result<bool> {
+    let mut fd = libc::pollfd {
+        fd: std::os::fd::AsRawFd::as_raw_fd(socket),
+        events,
+        revents: 0,
+    };
+    let ms = wait.as_millis().min(libc::c_int::MAX as u128) as libc::c_int;
+    // SAFETY: `fd` is a valid pollfd on the stack and 1 is the number of entries
+    // behind the pointer.
+    match unsafe { libc::poll(&mut fd, 1, ms) } {
+        n if n > 0 => Ok(true),
+        0 => Ok(false),
+        _ => match io::Error::last_os_error() {
+            e if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+            e => Err(e),
+        },
+    }
 }
 
 /// [`connect`] with the handshake bounded by `wait`, for a first contact with a

@@ -224,6 +224,22 @@ pub fn wait_for_exit(child: &mut KillOnDrop, complaint: &str) -> std::process::E
     }
 }
 
+/// Waits at most `limit` for a background run to end, and how long it took; kills
+/// it (through the guard) and fails when it does not, so the test never hangs.
+pub fn exit_within(
+    child: &mut KillOnDrop,
+    limit: Duration,
+) -> (std::process::ExitStatus, Duration) {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return (status, started.elapsed());
+        }
+        assert!(started.elapsed() < limit, "still running after {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Starts `sockbench serve` and returns it with the addresses it reported.
 pub fn start_serve(tmp: &Path, listen: &[String]) -> (KillOnDrop, Vec<String>) {
     let mut cmd = sockbench(tmp);

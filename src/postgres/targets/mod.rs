@@ -23,7 +23,7 @@ use crate::error::usage;
 use crate::postgres::keys::ServerInfo;
 use crate::system::pg_environment;
 use crate::transport::{Kind as SocketKind, TlsInfo, Transport, CERTIFICATE_KIND};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 /// The cluster's targets, one per transport.
 pub fn cluster_targets(cluster: &Cluster, transports: &[Transport]) -> Result<Vec<PgTarget>> {
@@ -62,7 +62,7 @@ pub fn user_params(label: &str, uri: &str) -> Result<(ConnParams, Vec<(String, S
             .map(|(_, v)| v.clone())
     };
     if let Some(name) = named_service(&pairs).or_else(|| named_service(&all)) {
-        let set = service::keywords(&name).map_err(|e| usage(format!("--url {label}: {e}")))?;
+        let set = service::keywords(&name).with_context(|| format!("--url {label}"))?;
         all.retain(|(k, _)| !set.contains(k));
     }
     all.extend([

@@ -9,6 +9,8 @@
 //! `~/.pg_service.conf`; and, when the service is not there, `pg_service.conf` in
 //! `PGSYSCONFDIR`, else in the directory `pg_config --sysconfdir` names.
 
+use crate::error::usage;
+use anyhow::Context;
 use std::path::{Path, PathBuf};
 
 /// Far larger than any service file.
@@ -18,18 +20,20 @@ const MAX_BYTES: u64 = 1 << 20;
 /// empty when no file has it (libpq then refuses the service itself). A file libpq
 /// would read on its way that is not a regular file of a sane size (a FIFO, which
 /// would block libpq's read for ever, `/dev/zero`, which it would read for ever) is
-/// an error that names it.
-pub fn keywords(service: &str) -> Result<Vec<String>, String> {
+/// a usage error that names it; a `pg_config` that hangs (or a Ctrl-C while it
+/// runs) is an error too.
+pub fn keywords(service: &str) -> anyhow::Result<Vec<String>> {
     let user = match std::env::var_os("PGSERVICEFILE") {
         Some(file) => Some(("PGSERVICEFILE", PathBuf::from(file))),
         None => std::env::var_os("HOME")
             .map(|h| ("the service file", Path::new(&h).join(".pg_service.conf"))),
     };
-    let system = || {
-        std::env::var_os("PGSYSCONFDIR")
-            .map(PathBuf::from)
-            .or_else(sysconfdir)
-            .map(|d| ("the system's service file", d.join("pg_service.conf")))
+    let system = || -> anyhow::Result<_> {
+        let dir = match std::env::var_os("PGSYSCONFDIR") {
+            Some(dir) => Some(PathBuf::from(dir)),
+            None => sysconfdir()?,
+        };
+        Ok(dir.map(|d| ("the system's service file", d.join("pg_service.conf"))))
     };
     // The system's file only when the user's lacks the service, as libpq.
     if let Some(keys) = user
@@ -39,7 +43,7 @@ pub fn keywords(service: &str) -> Result<Vec<String>, String> {
     {
         return Ok(keys);
     }
-    if let Some(keys) = system()
+    if let Some(keys) = system()?
         .map(|(n, f)| section_in(n, &f, service))
         .transpose()?
         .flatten()
@@ -51,30 +55,30 @@ pub fn keywords(service: &str) -> Result<Vec<String>, String> {
 
 /// The keywords of `[service]` in `file` (called `name` in messages); `None` when
 /// the file is not there (libpq passes it over) or has no such section.
-fn section_in(name: &str, file: &Path, service: &str) -> Result<Option<Vec<String>>, String> {
+fn section_in(name: &str, file: &Path, service: &str) -> anyhow::Result<Option<Vec<String>>> {
     if std::fs::metadata(file).is_err() {
         return Ok(None);
     }
     let text = crate::input::read_text(file, MAX_BYTES).map_err(|why| {
-        format!(
+        usage(format!(
             "{name} {} cannot be read as a service file ({why}), and libpq would wait on it \
              or read it without end; point it at your service file",
             crate::units::shown(&file.display().to_string())
-        )
+        ))
     })?;
     Ok(section(&text, service))
 }
 
 /// libpq's own configuration directory, as `pg_config` reports it.
-fn sysconfdir() -> Option<PathBuf> {
-    let out = std::process::Command::new("pg_config")
-        .arg("--sysconfdir")
-        .output()
-        .ok()?;
-    let dir = String::from_utf8(out.stdout)
-        .ok()
-        .filter(|_| out.status.success())?;
-    Some(PathBuf::from(dir.trim()))
+fn sysconfdir() -> anyhow::Result<Option<PathBuf>> {
+    let mut pg_config = std::process::Command::new("pg_config");
+    pg_config.arg("--sysconfdir");
+    let said = crate::subprocess::ask(&mut pg_config, crate::subprocess::ASK_LIMIT)
+        .context("looking for libpq's service file")?;
+    let dir = said
+        .filter(|out| out.status.success())
+        .and_then(|out| String::from_utf8(out.stdout).ok());
+    Ok(dir.map(|d| PathBuf::from(d.trim())))
 }
 
 /// The keywords of `[service]` in a service file's text, or `None` without it.

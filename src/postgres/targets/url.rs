@@ -42,7 +42,7 @@ impl FromStr for UrlArg {
         let split = s.split_once('=');
         if let Some((name, rest)) = split {
             if is_uri(rest) {
-                return checked_name(name, s).map(|name| UrlArg {
+                return checked_name(name).map(|name| UrlArg {
                     name: Some(name),
                     uri: rest.to_string(),
                 });
@@ -54,7 +54,7 @@ impl FromStr for UrlArg {
         }
         if let Some((name, rest)) = split {
             if !is_keyword(name) && !rest.is_empty() {
-                let name = checked_name(name, s)?;
+                let name = checked_name(name)?;
                 return match parse_conninfo(rest) {
                     Ok(_) => Ok(UrlArg {
                         name: Some(name),
@@ -87,21 +87,11 @@ fn is_uri(text: &str) -> bool {
     text.starts_with("postgres://") || text.starts_with("postgresql://")
 }
 
-fn checked_name(name: &str, whole: &str) -> Result<String, String> {
-    if is_name(name) {
-        return Ok(name.to_string());
-    }
-    if name.len() > MAX_NAME && plain(name) {
-        return Err(format!(
-            "the NAME of NAME=URI is {} characters long; use at most {MAX_NAME}",
-            name.len()
-        ));
-    }
-    Err(format!(
-        "expected NAME=URI with a plain NAME (letters, digits, '-', '_', '.'; at most \
-         {MAX_NAME}), e.g. tcp=postgres://foo@127.0.0.1/foo, got '{}'",
-        crate::units::shown(&redact::argument(whole))
-    ))
+/// `name`, when it may name results (as every family's `--url` checks it).
+fn checked_name(name: &str) -> Result<String, String> {
+    crate::plan::url_name(name)
+        .map(|()| name.to_string())
+        .map_err(|why| format!("{why}; e.g. tcp=postgres://foo@127.0.0.1/foo"))
 }
 
 /// `METHOD=URI` from `--auth-url`: the method is always there, so the text is split
@@ -117,7 +107,7 @@ impl FromStr for NamedUrl {
     fn from_str(s: &str) -> Result<NamedUrl, String> {
         match s.split_once('=') {
             Some((name, uri)) if !uri.is_empty() => Ok(NamedUrl {
-                name: checked_name(name, s)?,
+                name: checked_name(name)?,
                 uri: uri.to_string(),
             }),
             _ => Err(format!(
@@ -126,19 +116,6 @@ impl FromStr for NamedUrl {
             )),
         }
     }
-}
-
-/// The longest NAME a result is filed under.
-pub const MAX_NAME: usize = 64;
-
-/// A name for results: short, and no part of a URI.
-fn is_name(name: &str) -> bool {
-    (1..=MAX_NAME).contains(&name.len()) && plain(name)
-}
-
-fn plain(name: &str) -> bool {
-    name.chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 #[cfg(test)]
@@ -186,6 +163,14 @@ mod tests {
         let long = format!("{}=postgres://foo@h/db", "n".repeat(65));
         let e = long.parse::<UrlArg>().expect_err("65 characters");
         assert!(e.contains("65 characters long; use at most 64"), "{e}");
+        // The same words as the Redis family's, a control character escaped.
+        let e = "a\x1bb=postgres://foo@h/db"
+            .parse::<UrlArg>()
+            .expect_err("ESC");
+        assert!(
+            e.contains("letters, digits, '-', '_' or '.', not 'a\\u{1b}b'"),
+            "{e}"
+        );
         let e = "nonsense".parse::<UrlArg>().expect_err("no =");
         assert!(e.contains("neither a URI"), "{e}");
     }
