@@ -75,17 +75,14 @@ fn nobody() -> Option<(u32, u32)> {
     Some(unsafe { ((*entry).pw_uid, (*entry).pw_gid) })
 }
 
-#[test]
-fn another_local_account_never_reaches_any_role() {
-    let Some(binaries) = binaries_or_skip("another_local_account_never_reaches_any_role") else {
-        return;
-    };
+/// PostgreSQL's programs and `psql` run as `nobody`, or `None` after saying why the
+/// test is skipped (no PostgreSQL, or not root, so no other account to act as).
+fn stranger_or_skip(test: &str) -> Option<(super::bindir::Binaries, Stranger)> {
+    let binaries = binaries_or_skip(test)?;
     // SAFETY: a plain syscall.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!(
-            "SKIPPED another_local_account_never_reaches_any_role: needs root to act as 'nobody'"
-        );
-        return;
+        eprintln!("SKIPPED {test}: needs root to act as 'nobody'");
+        return None;
     }
     let (uid, gid) = nobody().expect("a 'nobody' account");
     let stranger = Stranger {
@@ -98,6 +95,16 @@ fn another_local_account_never_reaches_any_role() {
         "{} missing",
         stranger.psql.display()
     );
+    Some((binaries, stranger))
+}
+
+#[test]
+fn another_local_account_never_reaches_any_role() {
+    let Some((binaries, stranger)) =
+        stranger_or_skip("another_local_account_never_reaches_any_role")
+    else {
+        return;
+    };
     let marks = tempfile::tempdir().unwrap();
     std::fs::set_permissions(marks.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let marker = marks.path().join("ran-a-program");
@@ -165,19 +172,9 @@ fn another_local_account_never_reaches_any_role() {
 /// directory cannot be opened.
 #[test]
 fn trust_is_offered_to_no_other_account() {
-    let Some(binaries) = binaries_or_skip("trust_is_offered_to_no_other_account") else {
+    let Some((binaries, stranger)) = stranger_or_skip("trust_is_offered_to_no_other_account")
+    else {
         return;
-    };
-    // SAFETY: a plain syscall.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED trust_is_offered_to_no_other_account: needs root to act as 'nobody'");
-        return;
-    }
-    let (uid, gid) = nobody().expect("a 'nobody' account");
-    let stranger = Stranger {
-        psql: binaries.dir.join("psql"),
-        uid,
-        gid,
     };
     let marks = tempfile::tempdir().unwrap();
     let marker = marks.path().join("ran-a-program");
