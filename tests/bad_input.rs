@@ -132,6 +132,21 @@ fn postgres_malformed_and_unreachable_urls() {
 
 #[test]
 fn postgres_options_that_do_not_fit() {
+    // Trust only where no other account can connect: the private socket alone.
+    for transports in ["tcp,tls", "unix,unix-abstract"] {
+        assert_rejected(
+            &[
+                "postgres",
+                "--experiments",
+                "auth",
+                "--auth-methods",
+                "trust,md5",
+                "--transports",
+                transports,
+            ],
+            "trust is offered only over the Unix socket in sockbench's private directory",
+        );
+    }
     assert_rejected(
         &["postgres", "--experiments", "latency"],
         "unknown experiment 'latency'",

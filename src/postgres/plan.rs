@@ -310,11 +310,10 @@ fn check_auth_applies(source: &PgSource, methods_given: bool) -> Result<()> {
     }
     if methods.iter().any(|m| m.private_only()) && !trust_offered(transports) {
         return Err(usage(
-            "trust authentication is measured only over the Unix socket in sockbench's \
-             private directory, where no other local account can connect, and not while the \
-             cluster also listens on an abstract socket, which any account can reach; measure \
-             it with --transports unix (without unix-abstract), or leave trust out of \
-             --auth-methods",
+            "trust is offered only over the Unix socket in sockbench's private directory, \
+             which no other account can open, and not with unix-abstract, which any account \
+             can reach; measure it with unix in --transports and without unix-abstract, or \
+             leave trust out of --auth-methods",
         ));
     }
     Ok(())
