@@ -3,8 +3,10 @@
 //! trials with its 95% interval, so that the value is the centre of `low`–`high`;
 //! with one trial, that trial's value and no interval; the tables show medians,
 //! which can differ by a few percent), its paired ratio to the reference
-//! transport (`vs_reference`, unit `ratio`: 1.28 is 28% more time per operation)
-//! and its CPU per operation, client and server apart. Numbers are written in full,
+//! transport (`vs_reference`, unit `ratio`: 1.28 is 28% more time per operation;
+//! for TLS, to tcp when measured), the extra CPU per operation of that comparison
+//! (`extra_cpu_ns`, client and server together, with its interval), and its CPU per
+//! operation, client and server apart. Numbers are written in full,
 //! never formatted for people; an empty cell is a figure or parameter the record
 //! does not have.
 //!
@@ -12,7 +14,8 @@
 //! one column per case parameter the report's experiments declare (e.g. `size`,
 //! `clients`, `auth_method`, `connect_per_transaction`), in the order they declare
 //! them, then `placement`, `transport`, `figure` (its path in the
-//! result file, e.g. `rtt_ns.p50`, `cpu.client.cpu_ns`), `unit` (`ns`, `per_s`,
+//! result file, e.g. `rtt_ns.p50`, `cpu.client.cpu_ns`), `against` (for
+//! `vs_reference` and `extra_cpu_ns`, the transport compared with), `unit` (`ns`, `per_s`,
 //! `bytes_per_s`, `count`, `ratio`), `value`, `low`, `high`, `within_5_percent` (the interval lies within ±5% of the
 //! estimate: precise enough; it says nothing about whether two transports differ).
 //!
@@ -38,10 +41,11 @@ pub struct Csv;
 /// The columns before the case parameters.
 const FIRST: [&str; 2] = ["run", "experiment"];
 /// The columns after them.
-const LAST: [&str; 8] = [
+const LAST: [&str; 9] = [
     "placement",
     "transport",
     "figure",
+    "against",
     "unit",
     "value",
     "low",
@@ -78,6 +82,7 @@ impl Exporter for Csv {
                         let optional = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
                         out.push_str(&line(case.iter().cloned().chain([
                             text(&f.name),
+                            f.against.as_deref().map_or(String::new(), text),
                             f.unit.to_string(),
                             f.value.to_string(),
                             optional(f.low),
@@ -129,6 +134,9 @@ fn param(experiment: &Experiment, c: &CaseParam, p: &Params) -> String {
 pub struct Figure {
     /// Its path in the result file (`rtt_ns.p50`), or `vs_reference`.
     pub name: String,
+    /// For a comparison (`vs_reference`, `extra_cpu_ns`): the transport compared
+    /// with, the reference or for TLS tcp.
+    pub against: Option<String>,
     pub unit: &'static str,
     pub value: f64,
     /// The 95% interval, where it has one.
@@ -153,6 +161,7 @@ pub fn figures(experiment: &Experiment, r: &ResultRecord) -> Vec<Figure> {
     let h = &r.headline;
     let mut out = vec![Figure {
         name: experiment.headline.name.to_string(),
+        against: None,
         unit: unit_name(experiment.headline.unit),
         value: h.interval.map_or(h.spread.median, |i| i.estimate),
         low: h.interval.map(|i| i.low),
@@ -162,16 +171,29 @@ pub fn figures(experiment: &Experiment, r: &ResultRecord) -> Vec<Figure> {
     if let Some(v) = &h.vs_reference {
         out.push(Figure {
             name: "vs_reference".into(),
+            against: Some(v.reference.clone()),
             unit: "ratio",
             value: v.ratio.estimate,
             low: Some(v.ratio.low),
             high: Some(v.ratio.high),
             settled: Some(h.settled),
         });
+        if let Some(d) = v.extra_cpu_ns {
+            out.push(Figure {
+                name: "extra_cpu_ns".into(),
+                against: Some(v.reference.clone()),
+                unit: "ns",
+                value: d.estimate,
+                low: Some(d.low),
+                high: Some(d.high),
+                settled: None,
+            });
+        }
     }
     let plain = |name: String, unit: &'static str, value: Option<f64>| {
         value.map(|value| Figure {
             name,
+            against: None,
             unit,
             value,
             low: None,

@@ -2,22 +2,25 @@
 //! a script. The shape, stable within a `format` number:
 //!
 //! ```text
-//! { "format": 1, "title": "sockbench results",
+//! { "format": 2, "title": "sockbench results",
 //!   "sections": [ {                      // one per result file (one for compare)
 //!     "heading": "run.json — 2026-…",
 //!     "summary": ["…"],                  // the verdict's (or comparison's) sentences
 //!     "verdict": [ { "sentence": "Short queries (…): use the Unix socket — …",
 //!                    "caveat": false,      // true: "In short" and what the run could not see
 //!                    "what": "Short queries (SELECT 1 on a kept connection)",
-//!                    "ratios": [ { "transport": "tcp", "estimate": 1.09,
+//!                    "ratios": [ { "transport": "tcp" | "tls vs tcp", "estimate": 1.09,
 //!                                  "low": 1.02, "high": 1.17, "n": 5 } ],
 //!                    "pairs": [ { "base": "tcp", "other": "tls",
 //!                                 "outcome": "differs" | "same" | "not settled",
 //!                                 "base_cost": …, "other_cost": …,  // geometric means
-//!                                 "ratio": { "estimate": …, … } | null } ] } ],
+//!                                 "ratio": { "estimate": …, … } | null,
+//!                                 "extra_cpu_ns": { "estimate": …, "low": …,
+//!                                                   "high": … } | null } ] } ],
 //!     "records": [ { "experiment": "sockets.pingpong", "transport": "tcp",
 //!                    "params": { "size": 64, … },   // what makes its case (not budgets)
-//!                    "figures": [ { "figure": "rtt_ns.p50", "unit": "ns",
+//!                    "figures": [ { "figure": "rtt_ns.p50", "against": null | "unix",
+//!                                   "unit": "ns",
 //!                                   "value": 89100.0, "low": …, "high": …,
 //!                                   "settled": true } ] } ],
 //!     "tables": [ { "title": "…", "experiment": "sockets.pingpong" | null,
@@ -33,8 +36,9 @@
 //! ```
 //!
 //! `records` and `figures` are those of the CSV format (`export/csv.rs`): every
-//! headline, the ratio to the reference (`vs_reference`, unit `ratio`) and the CPU
-//! per operation. A missing number is `null` or left out, never a string. Strings
+//! headline, the ratio to the transport compared with (`vs_reference`, unit
+//! `ratio`; `against` names it), its extra CPU (`extra_cpu_ns`) and the CPU per
+//! operation. A missing number is `null` or left out, never a string. Strings
 //! are the result file's as they are (JSON escapes control characters; what shows
 //! them must make them safe).
 
@@ -50,7 +54,7 @@ use serde_json::{json, Value};
 pub struct Json;
 
 /// The version of the shape above.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 impl Exporter for Json {
     fn render(&self, document: &Document) -> String {
@@ -76,6 +80,11 @@ impl Exporter for Json {
                             "base_cost": p.base_cost,
                             "other_cost": p.other_cost,
                             "ratio": p.ratio.as_ref().map(interval),
+                            "extra_cpu_ns": p.extra_cpu_ns.map(|d| json!({
+                                "estimate": number(d.estimate),
+                                "low": number(d.low),
+                                "high": number(d.high),
+                            })),
                         })).collect::<Vec<_>>(),
                         "ratios": l.ratios.iter().map(|(t, i)| {
                             let mut r = interval(i);
@@ -129,6 +138,7 @@ fn record(experiment: &crate::report::experiment::Experiment, r: &ResultRecord) 
         "params": params,
         "figures": figures(experiment, r).into_iter().map(|f| json!({
             "figure": f.name,
+            "against": f.against,
             "unit": f.unit,
             "value": number(f.value),
             "low": f.low.map(number),

@@ -42,7 +42,21 @@ pub static PING: Experiment = Experiment {
     cases: &[],
     table: |records| round_trips(&PING, records),
     charts: &[],
-    verdict: None,
+    verdict: Some(VerdictLine {
+        counted: None,
+        rank: 11,
+        case: Pick::Only,
+        what: |_| "PING on a kept connection".into(),
+        metric: RTT,
+        work: Work {
+            heading: "Round trips to Redis",
+            op: "PING",
+            ops: "PINGs",
+            kind: WorkKind::Requests,
+            typical: &[1_000.0, 10_000.0, 100_000.0],
+            pool_against: None,
+        },
+    }),
 };
 
 pub static GET: Experiment = Experiment {
@@ -62,6 +76,7 @@ pub static GET: Experiment = Experiment {
         log_x: true,
     }],
     verdict: Some(VerdictLine {
+        counted: None,
         rank: 12,
         case: Pick::Smallest(BY_SIZE),
         what: |p| {
@@ -93,6 +108,7 @@ pub static PIPELINE: Experiment = Experiment {
     table: pipeline,
     charts: &[],
     verdict: Some(VerdictLine {
+        counted: None,
         rank: 13,
         case: Pick::Largest(BY_DEPTH),
         what: |p| format!("GETs {} at a time in a pipeline", p.get(DEPTH).unwrap_or(0)),
@@ -118,9 +134,21 @@ pub static CONNECT: Experiment = Experiment {
     cases: &[],
     table: connect,
     charts: &[],
-    // The verdict's Redis lines are commands one at a time and pipelined; the
-    // table says what a new connection costs.
-    verdict: None,
+    verdict: Some(VerdictLine {
+        counted: None,
+        rank: 22,
+        case: Pick::Only,
+        what: |_| "connect, AUTH, PING, close".into(),
+        metric: CONNECTIONS,
+        work: Work {
+            heading: "New Redis connections",
+            op: "connection",
+            ops: "connections",
+            kind: WorkKind::Connections,
+            typical: &[10.0, 100.0, 1_000.0],
+            pool_against: Some(&GET),
+        },
+    }),
 };
 
 pub static CONCURRENT: Experiment = Experiment {
@@ -133,7 +161,26 @@ pub static CONCURRENT: Experiment = Experiment {
     cases: &[BY_CLIENTS],
     table: concurrent,
     charts: &[],
-    verdict: None,
+    verdict: Some(VerdictLine {
+        counted: None,
+        rank: 42,
+        case: Pick::Largest(BY_CLIENTS),
+        what: |p| {
+            format!(
+                "{} clients doing GETs of 64 B at once",
+                p.get(CLIENTS).unwrap_or(0)
+            )
+        },
+        metric: OPS,
+        work: Work {
+            heading: "Many Redis clients",
+            op: "GET",
+            ops: "GETs",
+            kind: WorkKind::Clients,
+            typical: &[],
+            pool_against: None,
+        },
+    }),
 };
 
 /// PING and GET: per case, the round trip with its certainty and tails, and the

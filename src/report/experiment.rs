@@ -208,6 +208,18 @@ pub struct VerdictLine {
     pub metric: Metric,
     /// The kind of work the line speaks for, and how it speaks of it.
     pub work: Work,
+    /// The operation CPU time and the kernel's events are counted per, from the
+    /// picked case's parameters (`64 KiB write`), where it is not one of
+    /// `work.op` (a byte of a stream); `None`: per `work.op`.
+    pub counted: Option<fn(&Params) -> String>,
+}
+
+impl VerdictLine {
+    /// What CPU time and events are counted per in the case with `params`.
+    pub fn cpu_op(&self, params: &Params) -> String {
+        self.counted
+            .map_or_else(|| self.work.op.to_string(), |per| per(params))
+    }
 }
 
 /// The kind of work a verdict line answers for: what it is called, what one
@@ -251,7 +263,7 @@ pub enum Pick {
     Smallest(CaseParam),
     /// The one with the largest value of the parameter.
     Largest(CaseParam),
-    /// Every case, each against the cheapest, on the reference transport: the
+    /// Every case, each against the first measured, on the reference transport: the
     /// line compares the cases (e.g. authentication methods), not transports.
     Cases(CaseParam),
 }

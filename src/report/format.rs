@@ -1,7 +1,7 @@
 //! Numbers formatted for tables: durations, rates and relative differences.
 
 use crate::results::metric::Unit;
-use crate::stats::Interval;
+use crate::stats::{Interval, MOST_ROUNDS};
 
 /// Nanoseconds with a unit that keeps three significant digits: `850 ns`,
 /// `12.3 µs`, `4.56 ms`.
@@ -108,8 +108,13 @@ pub fn percent(ratio: f64) -> String {
 }
 
 /// A cost ratio with its 95% interval, all three in the estimate's form:
-/// `+28% [+19%, +37%]`, `24× [19×, 30×]`, `0.41× [0.30×, 0.55×]`.
+/// `+28% [+19%, +37%]`, `24× [19×, 30×]`, `0.41× [0.30×, 0.55×]`; where the
+/// interval is too wide to say anything ([`Interval::informative`]), `not settled
+/// (2 rounds; about 40 would settle it)`.
 pub fn versus(ratio: &Interval) -> String {
+    if !ratio.informative() {
+        return format!("not settled ({})", rounds(ratio));
+    }
     let show = if reads_as_factor(ratio.estimate) {
         factor
     } else {
@@ -121,6 +126,20 @@ pub fn versus(ratio: &Interval) -> String {
         show(ratio.low),
         show(ratio.high)
     )
+}
+
+/// The rounds an interval rests on and, when more would settle it, about how
+/// many: `2 rounds; about 40 would settle it`, or that they vary too much for
+/// more to help ([`MOST_ROUNDS`]).
+pub fn rounds(ratio: &Interval) -> String {
+    match ratio.rounds_to_settle() {
+        Some(m) if m <= MOST_ROUNDS => format!("{} rounds; about {m} would settle it", ratio.n),
+        Some(_) => format!(
+            "{} rounds, which vary too much for more to settle it",
+            ratio.n
+        ),
+        None => format!("{} rounds", ratio.n),
+    }
 }
 
 /// `PostgreSQL 15.18 (Debian 15.18-0+deb12u1) on x86_64-pc-linux-gnu, …` without the
@@ -205,6 +224,27 @@ mod tests {
         assert_eq!(versus(&interval(2.1, 1.5, 2.9)), "2.1× [1.5×, 2.9×]");
         assert_eq!(versus(&interval(0.41, 0.3, 0.55)), "0.41× [0.30×, 0.55×]");
         assert_eq!(versus(&interval(0.978, 0.79, 1.19)), "−2.2% [−21%, +19%]");
+    }
+
+    #[test]
+    fn an_interval_too_wide_to_say_anything_is_not_settled_with_its_rounds() {
+        let wide = Interval {
+            estimate: 1.03,
+            low: 0.004,
+            high: 247.0,
+            n: 2,
+        };
+        let shown = versus(&wide);
+        assert!(shown.starts_with("not settled (2 rounds"), "{shown}");
+        assert!(!shown.contains('['), "{shown}");
+        // Just within the rule: printed with its bounds.
+        let edge = Interval {
+            estimate: 2.0,
+            low: 1.0,
+            high: 4.0,
+            n: 8,
+        };
+        assert_eq!(versus(&edge), "2.0× [1.0×, 4.0×]");
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub fn load(path: &Path, known: impl Fn(&str) -> Option<Declared>) -> Result<Res
     }
     let mut file: ResultFile = serde_json::from_value(value)
         .map_err(|e| usage(format!("{shown} is not a valid sockbench result file: {e}")))?;
-    if format < 3 {
+    if format < 5 {
         upgrade(&mut file, |id| known(id).map(|d| d.headline));
     }
     file.schema_version = SCHEMA_VERSION;
@@ -103,8 +103,9 @@ fn password_storage_into_server(value: &mut Value) {
     }
 }
 
-/// Fills in what format 2 did not record: the intervals of every experiment's
-/// records, from their trials.
+/// Recomputes what formats before 5 recorded otherwise or not at all, from the
+/// trials: the intervals (format 2), TLS compared with tcp and the extra CPU of
+/// each comparison (formats 2 to 4).
 fn upgrade(
     file: &mut ResultFile,
     headline: impl Fn(&str) -> Option<crate::results::metric::Metric>,

@@ -16,13 +16,13 @@ pub use params::Params;
 
 use crate::cpu::load::Load;
 use crate::cpu::Cost;
-use crate::stats::{Interval, Spread};
+use crate::stats::{Difference, Interval, Spread};
 use crate::system::System;
 use crate::transport::TlsInfo;
 use serde::{Deserialize, Serialize};
 
 /// Version of the result file format.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// A whole result file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -100,7 +100,8 @@ pub struct Headline {
     /// The headline's 95% interval over trials (geometric mean), with two or more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Interval>,
-    /// The time per operation against the reference transport, round by round.
+    /// The time per operation against the transport it is compared with (the
+    /// reference; for TLS, tcp), round by round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vs_reference: Option<Versus>,
     /// Whether the interval that decides (`vs_reference`'s; on the reference, all
@@ -109,14 +110,21 @@ pub struct Headline {
     pub settled: bool,
 }
 
-/// One transport against the reference transport of the same case.
+/// One transport against the one it is compared with in the same case (see
+/// [`paired::against`]): the reference transport, or for TLS tcp.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Versus {
-    /// The reference transport: `unix` when measured, else the first.
+    /// The transport compared with: the reference (`unix` when measured, else the
+    /// first), or for TLS tcp when it was measured.
     pub reference: String,
-    /// This transport's time per operation over the reference's, paired by round:
-    /// 1.28 is 28% more time. `low`–`high` is its 95% interval.
+    /// This transport's time per operation over that one's, paired by round: 1.28
+    /// is 28% more time. `low`–`high` is its 95% interval.
     pub ratio: Interval,
+    /// The extra CPU time per operation, client and server together, over that
+    /// one's: the mean of the rounds' differences with its 95% interval. The one
+    /// figure of extra CPU everything prints for this comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_cpu_ns: Option<Difference>,
 }
 
 /// One trial: its figures plus the counts behind them.

@@ -1,9 +1,14 @@
-//! Paired comparisons within one run: every transport against the reference
-//! transport, round by round, with 95% intervals; and whether they are settled.
+//! Paired comparisons within one run: every transport against the one it is
+//! compared with, round by round, with 95% intervals; and whether they are settled.
+//!
+//! The rule, written once here ([`against`]): every transport is compared with the
+//! reference transport (unix when measured), except TLS, which is compared with the
+//! same transport without it, tcp, when tcp was measured. The terminal, the tables,
+//! the CSV, the page and the verdict all print these comparisons.
 
 use super::metric::{within_limits, Metric};
 use super::{Metrics, ResultRecord, Versus};
-use crate::stats::Interval;
+use crate::stats::{Difference, Interval};
 use crate::transport::Transport;
 
 /// The transport every other one is compared with: the Unix socket when it was
@@ -14,6 +19,39 @@ pub fn reference<S: AsRef<str>>(labels: &[S]) -> usize {
         .iter()
         .position(|l| l.as_ref().parse() == Ok(Transport::Unix))
         .unwrap_or(0)
+}
+
+/// Which of `labels` the one at `i` is compared with: TLS with tcp when tcp is
+/// among them, everything else with the [`reference`]. `None` for the reference
+/// itself.
+pub fn against<S: AsRef<str>>(labels: &[S], i: usize) -> Option<usize> {
+    let is = |l: &S, t: Transport| l.as_ref().parse() == Ok(t);
+    let tcp = labels.iter().position(|l| is(l, Transport::Tcp));
+    let with = match tcp {
+        Some(tcp) if is(&labels[i], Transport::Tls) => tcp,
+        _ => reference(labels),
+    };
+    (with != i).then_some(with)
+}
+
+/// The extra CPU time per operation of `other` over `base`, client and server
+/// together, round by round: the mean of the differences with its interval.
+pub fn extra_cpu(base: &ResultRecord, other: &ResultRecord) -> Option<Difference> {
+    let per_round = |r: &ResultRecord| -> Vec<Option<f64>> {
+        r.trials.iter().map(|t| cpu_ns(&t.metrics)).collect()
+    };
+    let (a, b): (Vec<f64>, Vec<f64>) = per_round(base)
+        .into_iter()
+        .zip(per_round(other))
+        .filter_map(|(a, b)| Some((a?, b?)))
+        .unzip();
+    Difference::paired(&a, &b)
+}
+
+/// CPU time per operation, client and server together.
+pub fn cpu_ns(metrics: &Metrics) -> Option<f64> {
+    let cost = metrics.cpu.as_ref()?;
+    Some(cost.client.cpu_ns + cost.server.map_or(0.0, |s| s.cpu_ns))
 }
 
 /// A figure as a cost, time per operation or its like, so that lower is better: a
@@ -57,17 +95,20 @@ pub fn pair(records: &mut [ResultRecord], headline: &Metric) {
             .iter()
             .map(|&j| records[j].transport.as_str())
             .collect();
-        let r = group[reference(&labels)];
-        let versus = (r != i)
-            .then(|| {
-                let ratio = Interval::of_ratios(&costs(&records[r])?, &costs(&records[i])?)
-                    .map(within_limits)?;
-                Some(Versus {
-                    reference: records[r].transport.clone(),
-                    ratio,
-                })
+        let me = group
+            .iter()
+            .position(|&j| j == i)
+            .expect("in its own group");
+        let versus = against(&labels, me).and_then(|w| {
+            let r = group[w];
+            let ratio = Interval::of_ratios(&costs(&records[r])?, &costs(&records[i])?)
+                .map(within_limits)?;
+            Some(Versus {
+                reference: records[r].transport.clone(),
+                ratio,
+                extra_cpu_ns: extra_cpu(&records[r], &records[i]),
             })
-            .flatten();
+        });
         let deciding = match (&versus, group.len()) {
             (Some(v), _) => Some(v.ratio),
             (None, 1) => records[i].headline.interval,

@@ -38,12 +38,13 @@ pub static CONNECT: Experiment = Experiment {
     table: connect,
     charts: &[],
     verdict: Some(VerdictLine {
+        counted: None,
         rank: 25,
         case: Pick::Only,
-        what: |_| "connect, greeting, close, raw socket".into(),
+        what: |_| "connect, greeting, close".into(),
         metric: CONNECTIONS,
         work: Work {
-            heading: "New connections",
+            heading: "New raw socket connections",
             op: "connection",
             ops: "connections",
             kind: WorkKind::Connections,
@@ -76,6 +77,7 @@ pub static PINGPONG: Experiment = Experiment {
         log_x: true,
     }],
     verdict: Some(VerdictLine {
+        counted: None,
         rank: 30,
         case: Pick::Smallest(BY_SIZE),
         what: |p| {
@@ -110,6 +112,7 @@ pub static STREAM: Experiment = Experiment {
     table: stream,
     charts: &[],
     verdict: Some(VerdictLine {
+        counted: Some(|p| format!("{} write", format_size(p.get(WRITE_SIZE).unwrap_or(0)))),
         rank: 60,
         case: Pick::Largest(BY_WRITE_SIZE),
         what: |p| match p.get(STREAMS).filter(|&n| n > 1) {
@@ -154,12 +157,18 @@ pub static CONCURRENT: Experiment = Experiment {
         log_x: false,
     }],
     verdict: Some(VerdictLine {
+        counted: None,
         rank: 45,
         case: Pick::Largest(BY_CLIENTS),
-        what: |p| format!("{} clients, raw socket", p.get(CLIENTS).unwrap_or(0)),
+        what: |p| {
+            format!(
+                "{} clients doing round trips at once",
+                p.get(CLIENTS).unwrap_or(0)
+            )
+        },
         metric: OPS,
         work: Work {
-            heading: "Many clients",
+            heading: "Many raw socket clients",
             op: "round trip",
             ops: "round trips",
             kind: WorkKind::Clients,

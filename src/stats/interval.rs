@@ -30,6 +30,16 @@ pub const BETWEEN_RUNS: f64 = 0.01;
 /// An interval is settled when it is narrower than this on either side (±5%).
 pub const SETTLED: f64 = 0.05;
 
+/// Rounds beyond which more of them is not the way to settle a comparison: it
+/// varies too much from round to round.
+pub const MOST_ROUNDS: u32 = 200;
+
+/// An interval whose upper bound is more than this many times its lower bound
+/// says nothing a reader can use (`+3.0% [−100%, +24600%]` from 2 rounds): it is
+/// never printed, and the comparison is not settled whatever it excludes. The rule
+/// for every interval of a ratio sockbench prints ([`Interval::informative`]).
+pub const WIDEST: f64 = 4.0;
+
 /// A positive figure (or ratio) and its 95% confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
@@ -118,9 +128,35 @@ impl Interval {
         (self.high / self.estimate - 1.0).max(1.0 - self.low / self.estimate)
     }
 
+    /// Whether the interval is narrow enough to print ([`WIDEST`]).
+    pub fn informative(&self) -> bool {
+        self.high / self.low <= WIDEST
+    }
+
     /// Narrower than ±[`SETTLED`].
     pub fn settled(&self) -> bool {
         self.half_width() < SETTLED
+    }
+
+    /// About how many rounds would make a paired interval ([`Interval::of_paired`])
+    /// settled, when it is not: the spread of one round's log ratio is read back
+    /// from the interval (its t quantile and the [`BETWEEN_RUNS`] widening taken
+    /// out), then the first count of rounds whose interval would be narrower than
+    /// ±[`SETTLED`]. `None` when it is settled already, or when no count up to
+    /// 100,000 would do (the widening alone is too wide).
+    pub fn rounds_to_settle(&self) -> Option<u32> {
+        if self.settled() || self.n < 2 {
+            return None;
+        }
+        let n = f64::from(self.n);
+        let half = (self.high.ln() - self.low.ln()) / 2.0;
+        let se = half / t_975(self.n as usize - 1);
+        let variance = ((se * se - BETWEEN_RUNS * BETWEEN_RUNS) * n).max(0.0);
+        let target = (1.0 + SETTLED).ln();
+        (self.n + 1..=100_000).find(|&m| {
+            let m = f64::from(m);
+            t_975(m as usize - 1) * (variance / m + BETWEEN_RUNS * BETWEEN_RUNS).sqrt() < target
+        })
     }
 }
 

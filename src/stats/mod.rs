@@ -5,12 +5,14 @@
 //! min–max range ([`Spread`]), and a spread wider than [`NOISY_SPREAD`] of the median
 //! flags the result as noisy instead of hiding it.
 
+mod difference;
 mod fit;
 mod interval;
 mod percentiles;
 mod spread;
 
+pub use difference::Difference;
 pub use fit::Fit;
-pub use interval::{t_975, Interval, METHOD as INTERVAL_METHOD, SETTLED};
+pub use interval::{t_975, Interval, METHOD as INTERVAL_METHOD, MOST_ROUNDS, SETTLED, WIDEST};
 pub use percentiles::Percentiles;
 pub use spread::{median, Spread};

@@ -6,39 +6,65 @@ use crate::export::charts::{self, Colours, Figure, Group};
 use crate::report::block::{Block, Value};
 use crate::report::Section;
 
-/// The summary under the verdict: per kind of work, each transport's time per
-/// operation against the reference with its 95% interval. None without a ratio.
+/// The summary under the verdict: per verdict line, each comparison of its own
+/// (each transport against the reference, TLS against tcp) with its 95% interval;
+/// an interval too wide to say anything is left out, as the verdict says "not
+/// settled" there. None without a ratio.
 pub fn summary(section: &Section, colours: &Colours) -> Option<Figure> {
     let groups: Vec<Group> = section
         .verdict
         .iter()
-        .filter(|line| !line.ratios.is_empty())
         .map(|line| Group {
             label: charts::capitalised(&line.what),
-            ratios: line.ratios.clone(),
+            ratios: line
+                .ratios
+                .iter()
+                .filter(|(_, r)| r.informative())
+                .cloned()
+                .collect(),
         })
+        .filter(|g| !g.ratios.is_empty())
         .collect();
     if groups.is_empty() {
         return None;
     }
     let reference = section
-        .blocks
+        .verdict
         .iter()
-        .flat_map(|b| &b.records)
-        .find_map(|r| r.headline.vs_reference.as_ref())
-        .map_or("the reference".into(), |vs| vs.reference.clone());
+        .find(|l| !l.ratios.is_empty())
+        .map_or("the reference".into(), |l| l.reference.clone());
+    // A comparison with another transport (`tls vs tcp`) wears its transport's colour.
+    let mut colours = colours.to_vec();
+    for (name, _) in groups.iter().flat_map(|g| &g.ratios) {
+        if let Some((transport, _)) = name.split_once(" vs ") {
+            let colour = charts::colour_of(&colours, transport);
+            if !colours.iter().any(|(n, _)| n == name) {
+                colours.push((name.clone(), colour));
+            }
+        }
+    }
+    let aside = groups
+        .iter()
+        .flat_map(|g| &g.ratios)
+        .any(|(name, _)| name.contains(" vs "));
+    let over = if aside {
+        format!("{reference} (TLS over tcp)")
+    } else {
+        reference.clone()
+    };
     Some(Figure {
-        title: format!("Extra time per operation over {reference}, 95% intervals"),
+        title: format!("Extra time per operation over {over}, 95% intervals"),
         note: format!(
             "Dot: the estimate, paired round by round; line: its 95% interval (an arrow \
              where it goes on beyond the axis). A line that crosses “same” cannot tell \
-             the transport from {reference}. Log scale: 2× is as far right of “same” as \
-             −50% is left."
+             the transport from the one it is compared with: {reference}, or for TLS \
+             tcp, as everywhere sockbench prints TLS. Log scale: 2× is as far right of \
+             “same” as −50% is left."
         ),
         svg: charts::ratios(
             &groups,
-            colours,
-            &format!("time per operation against {reference} (log scale)"),
+            &colours,
+            &format!("time per operation against {over} (log scale)"),
             true,
         ),
     })

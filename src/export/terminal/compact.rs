@@ -7,13 +7,15 @@ use super::wrap::wrap;
 use super::Screen;
 use crate::families;
 use crate::report::format::{figure, versus};
+use crate::results::paired::reference;
 use crate::results::ResultRecord;
 
 impl Screen {
     /// One finished experiment in a few lines: its id and what it does, then one
     /// line per case with the reference transport's headline figure and every other
-    /// transport's extra time per operation over it, with its 95% interval:
-    /// `  64 B   unix 72.6 µs · tcp +19% [-15%, +66%] · tls +39% [-1.0%, +96%]`.
+    /// transport's extra time per operation over the one it is compared with (the
+    /// reference, or for TLS tcp, named), with its 95% interval:
+    /// `  64 B   unix 72.6 µs · tcp +19% [-15%, +66%] · tls vs tcp +39% [+20%, +60%]`.
     pub fn summary(&self, records: &[ResultRecord]) -> String {
         let catalog = families::catalog();
         let Some(experiment) = records.first().and_then(|r| catalog.of(r)) else {
@@ -37,18 +39,16 @@ impl Screen {
         let label_width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
         let dot = if self.ascii { " | " } else { " · " };
         for ((_, of), label) in cases.iter().zip(&labels) {
-            let reference = of
-                .iter()
-                .find_map(|r| r.headline.vs_reference.as_ref())
-                .map(|v| v.reference.clone());
+            let transports: Vec<&str> = of.iter().map(|r| r.transport.as_str()).collect();
+            let reference = transports.get(reference(&transports)).copied();
             let parts: Vec<String> = of
                 .iter()
                 .map(|r| {
                     let shown = match &r.headline.vs_reference {
-                        Some(v) if reference.as_deref() != Some(r.transport.as_str()) => {
-                            versus(&v.ratio)
-                        }
-                        _ => experiment.headline.read(&r.metrics).map_or_else(
+                        Some(v) if Some(v.reference.as_str()) == reference => versus(&v.ratio),
+                        // TLS against tcp: named, as everywhere.
+                        Some(v) => format!("vs {} {}", v.reference, versus(&v.ratio)),
+                        None => experiment.headline.read(&r.metrics).map_or_else(
                             || "-".to_string(),
                             |value| figure(experiment.headline.unit, value),
                         ),

@@ -94,6 +94,7 @@ pub static QUERY: Experiment = Experiment {
         intercept: INTERCEPT,
     }],
     verdict: Some(VerdictLine {
+        counted: None,
         rank: 10,
         case: Pick::Only,
         what: |p| format!("SELECT 1 on a kept connection{}", protocol_words(p)),
@@ -132,12 +133,13 @@ pub static CONNECT: Experiment = Experiment {
     },
     charts: &[],
     verdict: Some(VerdictLine {
+        counted: None,
         rank: 20,
         case: Pick::Only,
         what: |_| "connect, SELECT 1, close".into(),
         metric: CONNECTION,
         work: Work {
-            heading: "New connections",
+            heading: "New PostgreSQL connections",
             op: "connection",
             ops: "connections",
             kind: WorkKind::Connections,
@@ -167,6 +169,7 @@ pub static AUTH: Experiment = Experiment {
     },
     charts: &[],
     verdict: Some(VerdictLine {
+        counted: None,
         rank: 22,
         case: Pick::Cases(BY_AUTH_METHOD),
         what: |_| "each new connection".into(),
@@ -199,6 +202,7 @@ pub static ROWS: Experiment = Experiment {
         intercept: INTERCEPT,
     }],
     verdict: Some(VerdictLine {
+        counted: None,
         rank: 50,
         case: Pick::Only,
         what: |_| "rows of one large SELECT".into(),
@@ -241,6 +245,7 @@ pub static CONCURRENT: Experiment = Experiment {
         log_x: false,
     }],
     verdict: Some(VerdictLine {
+        counted: None,
         rank: 40,
         case: Pick::Largest(BY_CLIENTS),
         what: |p| {
@@ -253,7 +258,7 @@ pub static CONCURRENT: Experiment = Experiment {
         },
         metric: TPS_RATE,
         work: Work {
-            heading: "Many clients",
+            heading: "Many PostgreSQL clients",
             op: "transaction",
             ops: "transactions",
             kind: WorkKind::Clients,
@@ -287,6 +292,7 @@ pub static CONCURRENT_RATE: Experiment = Experiment {
     },
     charts: &[],
     verdict: Some(VerdictLine {
+        counted: None,
         rank: 45,
         case: Pick::Largest(BY_CLIENTS),
         what: |p| {

@@ -72,10 +72,15 @@ pub fn shared_cpu(records: &[ResultRecord]) -> Option<(usize, usize)> {
 
 /// How to read the comparison row, the one relative figure of every table.
 pub const VERSUS_NOTE: &str = "vs unix (or the first transport), 95% CI: time per \
-     operation over the reference's, as the geometric mean of each round's ratio (rates \
-     turned into time per operation first), with its 95% confidence interval; +36% is 36% \
-     more time, −4.2% less, 24× twenty-four times the time, 0.41× under half; an interval \
-     that holds +0% means no clear difference";
+     operation over the reference's — TLS's over tcp's where tcp was measured (\"tls: \
+     tcp\"), as everywhere sockbench compares TLS — as the geometric mean of each round's \
+     ratio (rates turned into time per operation first), with its 95% confidence \
+     interval; +36% is 36% more time, −4.2% less, 24× twenty-four times the time, 0.41× \
+     under half; an interval that holds +0% means no clear difference, and one whose \
+     upper end is more than 4 times its lower reads \"not settled (N rounds)\". extra \
+     CPU/op: the same comparison's extra CPU time per operation, client and server \
+     together, as the mean of the rounds' differences with its 95% interval (the \
+     verdict's and the why's figure)";
 
 /// The note every table carries when a range was wide.
 pub const NOISY_NOTE: &str = "~ marks a range over trials wider than 10% of the median: noisy";

@@ -9,8 +9,7 @@ use crate::report::experiment::placement;
 use crate::report::format::capitalised;
 use crate::results::ResultRecord;
 
-/// Rounds beyond which more of them is not the way to settle a comparison.
-const MOST_ROUNDS: u32 = 200;
+use crate::stats::MOST_ROUNDS;
 
 /// The caveats of a run's records, as sentences, given the verdict's comparisons.
 pub fn lines(records: &[ResultRecord], pairs: &[&Pair]) -> Vec<String> {

@@ -21,11 +21,10 @@ use super::experiment::{
     placement, CaseParam, Catalog, Experiment, Pick, VerdictLine, Work, WorkKind,
 };
 use super::format::versus;
-use crate::results::paired::reference;
+use crate::results::paired::{against, reference};
 use crate::results::params::PLACEMENT;
 use crate::results::ResultRecord;
-use crate::stats::Interval;
-use crate::transport::Transport;
+use crate::stats::{Difference, Interval};
 
 /// One line of the verdict.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,8 +37,8 @@ pub struct Line {
     pub placement: Option<&'static str>,
     /// The transport the others are compared with.
     pub reference: String,
-    /// Each other transport's paired ratio to the reference (cost: above 1 means
-    /// more time per operation), for a chart.
+    /// Each comparison's paired ratio (cost: above 1 means more time per
+    /// operation), named as [`compared`] (`tcp`, `tls vs tcp`), for a chart.
     pub ratios: Vec<(String, Interval)>,
     /// The statements the sentence is made of: the reference against tcp (and any
     /// other plain transport), TLS against tcp.
@@ -128,23 +127,15 @@ fn picked_line(
     }
     let labels: Vec<&str> = rs.iter().map(|r| r.transport.as_str()).collect();
     let base = rs[reference(&labels)];
-    let tcp = rs
+    // Each other transport against the one it is compared with everywhere
+    // ([`against`]): the reference, or for TLS tcp.
+    let pairs: Vec<Pair> = (0..rs.len())
+        .filter_map(|i| Pair::of(&v.metric, rs[against(&labels, i)?], rs[i]))
+        .collect();
+    let ratios = pairs
         .iter()
-        .copied()
-        .find(|r| transport(r) == Some(Transport::Tcp));
-    let mut pairs = Vec::new();
-    let mut ratios = Vec::new();
-    for r in rs.iter().copied().filter(|r| r.transport != base.transport) {
-        if let Some(p) = Pair::of(&v.metric, base, r) {
-            ratios.extend(p.ratio.map(|i| (r.transport.clone(), i)));
-        }
-        // TLS is compared with the same transport without it.
-        let against = match (transport(r), tcp) {
-            (Some(Transport::Tls), Some(tcp)) => tcp,
-            _ => base,
-        };
-        pairs.extend(Pair::of(&v.metric, against, r));
-    }
+        .filter_map(|p| Some((compared(p, &base.transport), p.ratio?)))
+        .collect();
     let placed = placement.map(|p| p.describe());
     let case_words = (v.what)(&base.params);
     let what = match placed {
@@ -152,8 +143,9 @@ fn picked_line(
         None => format!("{} ({case_words})", v.work.heading),
     };
     let reference_ns = words::per_op_ns(&v.metric, pairs.first().map_or(0.0, |p| p.base_cost));
-    let mut sentence = words::sentence(&what, &v.work, &v.metric, &pairs);
-    if let Some(why) = explain(&rs, &pairs, v.work.op) {
+    let cpu_op = v.cpu_op(&base.params);
+    let mut sentence = words::sentence(&what, &v.work, &v.metric, &pairs, &cpu_op);
+    if let Some(why) = explain(&rs, &pairs, &cpu_op) {
         sentence.push(' ');
         sentence.push_str(&why);
     }
@@ -173,7 +165,7 @@ fn picked_line(
 }
 
 /// A line that compares cases (authentication methods) on the reference
-/// transport: each against the cheapest.
+/// transport: each against the first case measured.
 fn cases_line(
     experiment: &'static Experiment,
     of: Vec<&ResultRecord>,
@@ -187,20 +179,18 @@ fn cases_line(
         .filter(|r| r.transport == reference_label)
         .filter(|r| crate::results::paired::cost(&v.metric, &r.metrics).is_some())
         .collect();
-    let cheapest = rs.iter().copied().min_by(|a, b| {
-        let cost = |r: &ResultRecord| crate::results::paired::cost(&v.metric, &r.metrics);
-        cost(a)
-            .partial_cmp(&cost(b))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    })?;
+    // The baseline is the first case measured (the experiment's own order:
+    // trust first for authentication), never the one that came out cheapest in
+    // this run, which would change from run to run.
+    let first = rs.first().copied()?;
     let name = |r: &ResultRecord| param.label(&r.params).unwrap_or_else(|| "?".into());
     let pairs: Vec<Pair> = rs
         .iter()
         .copied()
-        .filter(|r| !std::ptr::eq(*r, cheapest))
+        .filter(|r| !std::ptr::eq(*r, first))
         .filter_map(|r| {
-            let mut p = Pair::of(&v.metric, cheapest, r)?;
-            p.base = name(cheapest);
+            let mut p = Pair::of(&v.metric, first, r)?;
+            p.base = name(first);
             p.other = name(r);
             Some(p)
         })
@@ -208,11 +198,11 @@ fn cases_line(
     if pairs.is_empty() {
         return None;
     }
-    let placed = placement(&cheapest.params).map(|p| p.describe());
+    let placed = placement(&first.params).map(|p| p.describe());
     let mut what = format!(
         "{} ({}, over {reference_label}",
         v.work.heading,
-        (v.what)(&cheapest.params)
+        (v.what)(&first.params)
     );
     if let Some(p) = placed {
         what.push_str(&format!(", {p}"));
@@ -246,20 +236,25 @@ fn explain(records: &[&ResultRecord], pairs: &[Pair], op: &str) -> Option<String
         .flatten()
         .filter(|p| p.outcome == Outcome::Differs)
         .filter_map(|p| {
-            let (cheap, dear) = if p.estimate() >= 1.0 {
-                (&p.base, &p.other)
+            let (cheap, dear, extra) = if p.estimate() >= 1.0 {
+                (&p.base, &p.other, p.extra_cpu_ns)
             } else {
-                (&p.other, &p.base)
+                (&p.other, &p.base, p.extra_cpu_ns.map(Difference::negated))
             };
-            why::explain(op, find(cheap)?, find(dear)?)
+            why::explain(op, extra, find(cheap)?, find(dear)?)
         })
         .collect();
     (!said.is_empty()).then(|| format!("Why: {}.", said.join("; ")))
 }
 
-/// The transport a record's label names, for sockbench's own labels.
-fn transport(r: &ResultRecord) -> Option<Transport> {
-    r.transport.parse().ok()
+/// How a comparison is named beside others of its line: `tcp` against the
+/// reference, `tls vs tcp` against another.
+pub fn compared(p: &Pair, reference: &str) -> String {
+    if p.base == reference {
+        p.other.clone()
+    } else {
+        format!("{} vs {}", p.other, p.base)
+    }
 }
 
 /// A new connection that costs many requests: the first answer is to keep
@@ -352,8 +347,8 @@ pub fn sentences(lines: &[Line]) -> Vec<String> {
 pub fn text(lines: &[Line]) -> String {
     let sentences = sentences(lines);
     if sentences.is_empty() {
-        return "Verdict: none (fewer than two transports measured, or only experiments \
-                that have no verdict line: their tables above say what they measured).\n"
+        return "Verdict: none. A verdict compares transports, and no experiment here \
+                measured two or more.\n"
             .into();
     }
     let mut text = String::from("Verdict, on this machine:\n");

@@ -2,9 +2,9 @@
 //! the geometric means it comes from, and which of three outcomes it is.
 
 use crate::results::metric::Metric;
-use crate::results::paired::cost;
+use crate::results::paired::{cost, extra_cpu};
 use crate::results::ResultRecord;
-use crate::stats::Interval;
+use crate::stats::{Difference, Interval};
 
 /// How far apart two transports may be and still be called the same: ±5%.
 pub const SAME: f64 = 0.05;
@@ -17,13 +17,15 @@ pub enum Outcome {
     /// The interval lies within ±5%: the same for any practical purpose, even when
     /// it excludes no change.
     Same,
-    /// The interval is too wide to tell either (or there were too few rounds).
+    /// The interval is too wide to tell either, or to print at all
+    /// ([`Interval::informative`]), or there were too few rounds.
     Inconclusive,
 }
 
 impl Outcome {
     pub fn of(ratio: Option<&Interval>) -> Outcome {
         match ratio {
+            Some(i) if !i.informative() => Outcome::Inconclusive,
             Some(i) if i.low >= 1.0 - SAME && i.high <= 1.0 + SAME => Outcome::Same,
             Some(i) if i.low > 1.0 || i.high < 1.0 => Outcome::Differs,
             _ => Outcome::Inconclusive,
@@ -44,9 +46,10 @@ pub struct Pair {
     pub base_cost: f64,
     pub other_cost: f64,
     pub outcome: Outcome,
-    /// The extra CPU time per operation, client and server together (median over
-    /// the paired rounds), when both sides measured it.
-    pub extra_cpu_ns: Option<f64>,
+    /// The extra CPU time per operation, client and server together, with its
+    /// interval ([`extra_cpu`]), when both sides measured it: the one figure of
+    /// extra CPU that the tables, the CSV and the why show too.
+    pub extra_cpu_ns: Option<Difference>,
 }
 
 impl Pair {
@@ -65,13 +68,6 @@ impl Pair {
             let side = |f: fn(&(f64, f64)) -> f64| geometric_mean(rounds.iter().map(f));
             (side(|r| r.0), side(|r| r.1))
         };
-        let mut extra_cpu: Vec<f64> = base
-            .trials
-            .iter()
-            .zip(&other.trials)
-            .filter_map(|(a, b)| Some(cpu_ns(&b.metrics)? - cpu_ns(&a.metrics)?))
-            .collect();
-        extra_cpu.sort_by(f64::total_cmp);
         Some(Pair {
             base: base.transport.clone(),
             other: other.transport.clone(),
@@ -79,7 +75,7 @@ impl Pair {
             ratio,
             base_cost,
             other_cost,
-            extra_cpu_ns: (!extra_cpu.is_empty()).then(|| crate::stats::median(&extra_cpu)),
+            extra_cpu_ns: extra_cpu(base, other),
         })
     }
 
@@ -89,20 +85,10 @@ impl Pair {
     }
 
     /// About how many rounds would make the interval settled (within ±5% on either
-    /// side), when it is not: its half width shrinks with the square root of the
-    /// rounds.
+    /// side), when it is not ([`Interval::rounds_to_settle`]).
     pub fn rounds_to_settle(&self) -> Option<u32> {
-        let i = self.ratio?;
-        let half = (i.high.ln() - i.low.ln()) / 2.0;
-        let target = (1.0 + SAME).ln();
-        (half > target).then(|| (f64::from(i.n) * (half / target).powi(2)).ceil() as u32)
+        self.ratio?.rounds_to_settle()
     }
-}
-
-/// CPU time per operation, client and server together.
-fn cpu_ns(metrics: &crate::results::Metrics) -> Option<f64> {
-    let cost = metrics.cpu.as_ref()?;
-    Some(cost.client.cpu_ns + cost.server.map_or(0.0, |s| s.cpu_ns))
 }
 
 fn geometric_mean(values: impl Iterator<Item = f64>) -> f64 {

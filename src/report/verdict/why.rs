@@ -7,8 +7,9 @@
 use super::words::listed;
 use crate::cpu::why::{Event, Layer, Why};
 use crate::report::columns::why::{layer_times, per_op};
-use crate::report::format::duration_ns;
+use crate::report::format::duration_interval_ns;
 use crate::results::ResultRecord;
+use crate::stats::Difference;
 
 /// An event the sentence may name: what it is called, and its events.
 const EVENTS: [(&str, &str, &[Event]); 4] = [
@@ -28,15 +29,37 @@ const SMALL: f64 = 0.25;
 /// Below this share of the extra CPU time, the largest layers do not explain it.
 const EXPLAINS: f64 = 0.4;
 
-/// Why `other` costs more per `op` than `base`, from both records' counting
-/// trials; none when either has no kernel account or `other` is not the dearer.
-pub fn explain(op: &str, base: &ResultRecord, other: &ResultRecord) -> Option<String> {
-    let (a, b) = (account(base)?, account(other)?);
+/// Why `other` costs more per `op` than `base`: the events it adds, from both
+/// records' counting trials, and its extra CPU time (`extra`, `other` − `base`:
+/// the comparison's one figure, from the measured rounds) with the layers it grew
+/// in. None when neither says anything.
+pub fn explain(
+    op: &str,
+    extra: Option<Difference>,
+    base: &ResultRecord,
+    other: &ResultRecord,
+) -> Option<String> {
+    let (a, b) = (account(base), account(other));
     let (base, other) = (&base.transport, &other.transport);
-    let parts: Vec<String> = [events(a, b, base), layers(a, b)]
-        .into_iter()
-        .flatten()
-        .collect();
+    let events = a.zip(b).and_then(|(a, b)| events(a, b, base));
+    let cpu = extra.map(|extra| {
+        if !extra.resolved() {
+            return format!(
+                "spends no more CPU time that the rounds can tell ({}), so the \
+                 difference is waiting, not work",
+                duration_interval_ns(extra.estimate, extra.low, extra.high)
+            );
+        }
+        let spends = format!(
+            "spends {} more CPU time",
+            duration_interval_ns(extra.estimate, extra.low, extra.high)
+        );
+        match a.zip(b).and_then(|(a, b)| layers(a, b)) {
+            Some(layers) => format!("{spends}, {layers}"),
+            None => spends,
+        }
+    });
+    let parts: Vec<String> = [events, cpu].into_iter().flatten().collect();
     (!parts.is_empty()).then(|| format!("per {op}, {other} {}", parts.join(" and ")))
 }
 
@@ -66,9 +89,10 @@ fn events(a: &Why, b: &Why, base: &str) -> Option<String> {
     (!more.is_empty()).then(|| format!("makes {} more ({base}: {})", listed(&more), listed(&had)))
 }
 
-/// `spends 1.00 µs more CPU time, 85% of the growth in TCP and IP`: the layers whose time grew most, as a share of all that grew (a layer the
-/// other transport does not use, such as Unix sockets against TCP, shrinks); or
-/// that the layers do not explain it.
+/// `85% of the growth in TCP and IP`: the layers whose time grew most, as a share
+/// of all that grew (a layer the other transport does not use, such as Unix
+/// sockets against TCP, shrinks); or that the layers do not explain it. None
+/// without layers on both sides, or when no layer grew.
 fn layers(a: &Why, b: &Why) -> Option<String> {
     let (la, lb) = (layer_times(a), layer_times(b));
     if la.is_empty() || lb.is_empty() {
@@ -79,14 +103,6 @@ fn layers(a: &Why, b: &Why) -> Option<String> {
             .find(|(l, _)| *l == layer)
             .map_or(0.0, |(_, ns)| *ns)
     };
-    let total = |all: &[(Layer, f64)]| all.iter().map(|(_, ns)| ns).sum::<f64>();
-    let extra = total(&lb) - total(&la);
-    if extra <= 0.0 {
-        return Some(
-            "spends no more CPU time, so the kernel's account does not explain the difference"
-                .into(),
-        );
-    }
     let mut grown: Vec<(Layer, f64)> = Layer::ALL
         .iter()
         .map(|&l| (l, of(&lb, l) - of(&la, l)))
@@ -94,6 +110,9 @@ fn layers(a: &Why, b: &Why) -> Option<String> {
         .collect();
     grown.sort_by(|x, y| y.1.total_cmp(&x.1));
     let growth: f64 = grown.iter().map(|(_, d)| d).sum();
+    if growth <= 0.0 {
+        return None;
+    }
     // The two layers that grew most, and a third that holds a tenth of the growth.
     let top: Vec<(Layer, f64)> = grown
         .into_iter()
@@ -103,15 +122,10 @@ fn layers(a: &Why, b: &Why) -> Option<String> {
         .collect();
     let share = top.iter().map(|(_, d)| d).sum::<f64>() / growth;
     let names: Vec<String> = top.iter().map(|(l, _)| describe(*l).to_string()).collect();
-    let cpu = format!("spends {} more CPU time", duration_ns(extra));
     Some(if share < EXPLAINS {
-        format!("{cpu}, spread over many layers that none explains")
+        "spread over many layers that none explains".into()
     } else {
-        format!(
-            "{cpu}, {:.0}% of the growth in {}",
-            100.0 * share,
-            listed(&names)
-        )
+        format!("{:.0}% of the growth in {}", 100.0 * share, listed(&names))
     })
 }
 
@@ -190,11 +204,17 @@ mod tests {
                 (Layer::User, 500.0),
             ],
         );
-        let text = explain("round trip", &unix, &tcp).unwrap();
+        let text = explain(
+            "round trip",
+            Some(extra(1000.0, 800.0, 1200.0)),
+            &unix,
+            &tcp,
+        )
+        .unwrap();
         assert_eq!(
             text,
-            "per round trip, tcp makes 2.00 packets more (unix: 0) and spends 1.00 µs \
-             more CPU time, 100% of the growth in TCP, the loopback device and IP"
+            "per round trip, tcp makes 2.00 packets more (unix: 0) and spends 1.00 [0.80, \
+             1.20] µs more CPU time, 100% of the growth in TCP, the loopback device and IP"
         );
     }
 
@@ -202,14 +222,20 @@ mod tests {
     fn a_difference_the_layers_do_not_hold_is_said_to_be_unexplained() {
         let a = record("unix", &[], &[(Layer::User, 1000.0)]);
         let b = record("tcp", &[], &[(Layer::User, 900.0)]);
-        let text = explain("round trip", &a, &b).unwrap();
-        assert!(text.contains("does not explain the difference"), "{text}");
+        let text = explain("round trip", Some(extra(-100.0, -300.0, 100.0)), &a, &b).unwrap();
+        assert!(text.contains("waiting, not work"), "{text}");
         let spread = record(
             "tcp",
             &[],
             &Layer::ALL.map(|l| (l, if l == Layer::User { 1000.0 } else { 100.0 })),
         );
-        let text = explain("round trip", &a, &spread).unwrap();
+        let text = explain(
+            "round trip",
+            Some(extra(1900.0, 1500.0, 2300.0)),
+            &a,
+            &spread,
+        )
+        .unwrap();
         assert!(
             text.contains("spread over many layers that none explains"),
             "{text}"
@@ -221,6 +247,26 @@ mod tests {
         let mut a = record("unix", &[], &[(Layer::User, 1000.0)]);
         let b = record("tcp", &[], &[(Layer::User, 2000.0)]);
         a.counters = None;
-        assert_eq!(explain("round trip", &a, &b), None);
+        assert_eq!(explain("round trip", None, &a, &b), None);
+    }
+
+    #[test]
+    fn the_cpu_figure_is_the_comparisons_own_whatever_the_layers_add_up_to() {
+        // The layers add 1000 ns; the comparison's figure from the rounds is 850.
+        let a = record("unix", &[], &[(Layer::User, 1000.0)]);
+        let b = record("tcp", &[], &[(Layer::User, 1000.0), (Layer::Tcp, 1000.0)]);
+        let text = explain("round trip", Some(extra(850.0, 700.0, 1000.0)), &a, &b).unwrap();
+        assert!(
+            text.contains("spends 850 [700, 1000] ns more CPU time"),
+            "{text}"
+        );
+    }
+
+    fn extra(estimate: f64, low: f64, high: f64) -> Difference {
+        Difference {
+            estimate,
+            low,
+            high,
+        }
     }
 }

@@ -3,22 +3,24 @@
 
 use super::pair::{Outcome, Pair};
 use crate::report::experiment::{Work, WorkKind};
-use crate::report::format::{duration_ns, factor, figure, versus};
+use crate::report::format::{duration_interval_ns, duration_ns, factor, figure, rounds, versus};
 use crate::results::metric::{Metric, Unit};
 
-/// Below this share of one core, a cost does not matter.
-const NEGLIGIBLE: f64 = 0.01;
+/// Below this share of one core, as printed, a cost does not matter (README: "under
+/// 1% of a core").
+const NEGLIGIBLE_PERCENT: f64 = 1.0;
 
 /// The whole sentence of one line: the reference against the plain transports,
-/// then TLS against tcp.
-pub fn sentence(what: &str, work: &Work, metric: &Metric, pairs: &[Pair]) -> String {
+/// then TLS against tcp. `cpu_op` is the operation CPU time is counted per (`query`,
+/// `64 KiB write`).
+pub fn sentence(what: &str, work: &Work, metric: &Metric, pairs: &[Pair], cpu_op: &str) -> String {
     let mut parts = Vec::new();
     let (tls, mut plain): (Vec<&Pair>, Vec<&Pair>) = pairs.iter().partition(|p| is_tls(p));
     // The main statement is the reference against tcp, when tcp was measured.
     plain.sort_by_key(|p| p.other.parse() != Ok(crate::transport::Transport::Tcp));
     let mut plain = plain.into_iter();
     if let Some(main) = plain.next() {
-        parts.push(choice(work, metric, main));
+        parts.push(choice(work, metric, main, cpu_op));
     }
     for other in plain {
         parts.push(also(work, metric, other));
@@ -45,11 +47,13 @@ pub fn is_tls(p: &Pair) -> bool {
         && p.base.parse() == Ok(crate::transport::Transport::Tcp)
 }
 
-/// The main statement: which to use, what it saves, and whether that matters.
-fn choice(work: &Work, metric: &Metric, p: &Pair) -> String {
+/// The main statement: which to use, what it saves, and whether that matters;
+/// "either is fine" where the difference is real but its extra CPU stays under 1%
+/// of a core even at the busiest typical rate.
+fn choice(work: &Work, metric: &Metric, p: &Pair, cpu_op: &str) -> String {
     let (a, b) = (&p.base, &p.other);
     let figures = figures(work, metric, p);
-    let interval = p.ratio.as_ref().map_or("too few rounds".into(), versus);
+    let interval = shown_ratio(p);
     match p.outcome {
         Outcome::Differs => {
             let (win, lose) = if p.estimate() > 1.0 { (a, b) } else { (b, a) };
@@ -60,32 +64,58 @@ fn choice(work: &Work, metric: &Metric, p: &Pair) -> String {
                 let r = p.estimate().max(1.0 / p.estimate());
                 format!("{lose} {}", longer(r, work.op, win))
             };
-            let mut s = format!("use {} — {saving} ({figures}; {b} {interval})", named(win));
-            if let Some(m) = matters(work, p) {
-                s.push_str("; ");
-                s.push_str(&m);
+            let said = format!("{saving} ({figures}; {b} {interval})");
+            match matters(work, p, cpu_op) {
+                Some(Matters::No(why)) => {
+                    format!("either is fine: {} {said}; {why}", faster(win))
+                }
+                Some(Matters::Yes(why)) => format!("use {} — {said}; {why}", named(win)),
+                None => format!("use {} — {said}", named(win)),
             }
-            s
         }
         Outcome::Same => format!(
             "the transport does not matter — {a} and {b} are the same within ±5% \
              ({b} {interval})"
         ),
-        Outcome::Inconclusive => {
-            format!("not settled — {b} {interval} against {a} could be a gain or a loss")
-        }
+        Outcome::Inconclusive => match p.ratio.filter(|r| !r.informative()) {
+            Some(r) => format!(
+                "not settled — too few rounds to tell {b} from {a} ({})",
+                rounds(&r)
+            ),
+            None => format!("not settled — {b} {interval} against {a} could be a gain or a loss"),
+        },
+    }
+}
+
+/// `the Unix socket is faster —`: the faster side, for "either is fine".
+fn faster(win: &str) -> String {
+    format!("{} is faster —", named(win))
+}
+
+/// A pair's ratio as the verdict prints it, with its interval.
+fn shown_ratio(p: &Pair) -> String {
+    p.ratio.as_ref().map_or("(too few rounds)".into(), versus)
+}
+
+/// What a comparison that is not settled rests on: its interval when it is narrow
+/// enough to print, else its rounds and how many would settle it.
+fn open(p: &Pair) -> String {
+    match &p.ratio {
+        Some(r) if r.informative() => versus(r),
+        Some(r) => rounds(r),
+        None => "too few rounds".into(),
     }
 }
 
 /// Another plain transport (tcp6, unix-abstract, a named server) against the
 /// reference, briefly.
 fn also(work: &Work, metric: &Metric, p: &Pair) -> String {
-    let interval = p.ratio.as_ref().map_or("too few rounds".into(), versus);
+    let interval = shown_ratio(p);
     let (a, b) = (&p.base, &p.other);
     match p.outcome {
         Outcome::Differs => format!("{b}: {} ({interval})", saving_of(work, metric, p)),
         Outcome::Same => format!("{b}: the same as {a} within ±5% ({interval})"),
-        Outcome::Inconclusive => format!("{b} against {a}: not settled ({interval})"),
+        Outcome::Inconclusive => format!("{b} against {a}: not settled ({})", open(p)),
     }
 }
 
@@ -94,7 +124,7 @@ fn tls_cost(work: &Work, metric: &Metric, p: &Pair) -> String {
     extra_cost("TLS", work, metric, p)
 }
 
-/// A line that compares cases (e.g. authentication methods) with the cheapest.
+/// A line that compares cases (e.g. authentication methods) with the first case measured.
 pub fn cases_sentence(what: &str, work: &Work, metric: &Metric, pairs: &[Pair]) -> String {
     let parts: Vec<String> = pairs
         .iter()
@@ -105,7 +135,7 @@ pub fn cases_sentence(what: &str, work: &Work, metric: &Metric, pairs: &[Pair]) 
 
 /// What `who` adds over `p.base`.
 fn extra_cost(who: &str, work: &Work, metric: &Metric, p: &Pair) -> String {
-    let interval = p.ratio.as_ref().map_or("too few rounds".into(), versus);
+    let interval = shown_ratio(p);
     let figures = figures(work, metric, p);
     match p.outcome {
         Outcome::Differs if p.estimate() > 1.0 => {
@@ -113,7 +143,7 @@ fn extra_cost(who: &str, work: &Work, metric: &Metric, p: &Pair) -> String {
         }
         Outcome::Differs => format!("{who} is faster than {} here ({interval})", p.base),
         Outcome::Same => format!("{who} costs the same as {} within ±5% ({interval})", p.base),
-        Outcome::Inconclusive => format!("{who} against {}: not settled ({interval})", p.base),
+        Outcome::Inconclusive => format!("{who} against {}: not settled ({})", p.base, open(p)),
     }
 }
 
@@ -199,47 +229,70 @@ pub fn per_op_ns(metric: &Metric, cost: f64) -> f64 {
     }
 }
 
+/// What the extra CPU says at the rates the work typically runs.
+enum Matters {
+    /// At the busiest typical rate it is 1% of a core or more: the sentence.
+    Yes(String),
+    /// Under 1% of a core even at the busiest typical rate, or the difference is
+    /// waiting rather than CPU: the sentence.
+    No(String),
+}
+
 /// Whether the difference matters at the rates the work typically runs: the extra
-/// CPU per operation (client and server) as a share of one core at each rate.
-fn matters(work: &Work, p: &Pair) -> Option<String> {
+/// CPU per operation (client and server, [`Pair::extra_cpu_ns`]) as a share of one
+/// core at each rate. A share counts from 1% as it is printed, so "1.0%" never
+/// reads as "does not matter".
+fn matters(work: &Work, p: &Pair, cpu_op: &str) -> Option<Matters> {
     if work.typical.is_empty() {
         return None;
     }
-    let extra = p.extra_cpu_ns?.abs();
-    if p.extra_cpu_ns? * (p.estimate() - 1.0) <= 0.0 || extra <= 0.0 {
-        return Some("the difference is waiting, not CPU: it adds latency, not load".into());
+    let extra = p.extra_cpu_ns?;
+    if extra.estimate * (p.estimate() - 1.0) <= 0.0 {
+        return Some(Matters::Yes(
+            "the difference is waiting, not CPU: it adds latency, not load".into(),
+        ));
     }
-    let share = |rate: f64| rate * extra / 1e9;
+    let per_op = extra.estimate.abs();
+    let share = |rate: f64| rate * per_op / 1e9;
     let ops = work.ops;
     let rates = work.typical;
-    let first_that_counts = rates.iter().position(|r| share(*r) >= NEGLIGIBLE);
+    let first_that_counts = rates.iter().position(|r| counts(share(*r)));
+    let (low, high) = if extra.estimate < 0.0 {
+        (-extra.high, -extra.low)
+    } else {
+        (extra.low, extra.high)
+    };
     let cpu = format!(
-        "its extra CPU ({} per {}, client and server)",
-        duration_ns(extra),
-        work.op
+        "its extra CPU ({} per {cpu_op}, client and server)",
+        duration_interval_ns(per_op, low, high),
     );
     Some(match first_that_counts {
         None => {
             let top = rates[rates.len() - 1];
-            format!(
-                "even at {} {ops}/s {cpu} is {} of a core: it does not matter",
+            Matters::No(format!(
+                "even at {} {ops}/s {cpu} is {} of a core",
                 whole(top),
                 core_share(share(top))
-            )
+            ))
         }
-        Some(0) => format!(
+        Some(0) => Matters::Yes(format!(
             "at {} {ops}/s {cpu} is already {} of a core",
             whole(rates[0]),
             core_share(share(rates[0]))
-        ),
-        Some(i) => format!(
+        )),
+        Some(i) => Matters::Yes(format!(
             "at {} {ops}/s {cpu} is {} of a core; at {}/s ({}) it does not matter",
             whole(rates[i]),
             core_share(share(rates[i])),
             whole(rates[i - 1]),
             core_share(share(rates[i - 1]))
-        ),
+        )),
     })
+}
+
+/// Whether a share of one core counts: 1% or more as [`core_share`] prints it.
+fn counts(share: f64) -> bool {
+    shown_percent(share) >= NEGLIGIBLE_PERCENT
 }
 
 /// `the Unix socket` for unix, else the label.
@@ -252,7 +305,7 @@ pub fn named(label: &str) -> String {
 
 /// A share of one core: `1.2%`, `0.04%`.
 fn core_share(share: f64) -> String {
-    let p = share * 100.0;
+    let p = shown_percent(share);
     if p >= 10.0 {
         format!("{p:.0}%")
     } else if p >= 0.1 {
@@ -260,6 +313,20 @@ fn core_share(share: f64) -> String {
     } else {
         format!("{p:.2}%")
     }
+}
+
+/// A share of one core in percent, rounded as [`core_share`] prints it.
+fn shown_percent(share: f64) -> f64 {
+    let p = share * 100.0;
+    let digits = if p >= 10.0 {
+        0
+    } else if p >= 0.1 {
+        1
+    } else {
+        2
+    };
+    let scale = 10f64.powi(digits);
+    (p * scale).round() / scale
 }
 
 /// `a`, `a and b`, `a, b and c`.
