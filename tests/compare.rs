@@ -55,7 +55,8 @@ fn a_gap_that_changed_is_said_with_its_direction_and_numbers() {
         .split("###")
         .next()
         .unwrap();
-    // tcp's time doubled, and so did its ratio to unix; unix and tls did not move.
+    // tcp's time doubled, and so did its ratio to unix; unix and tls did not
+    // move, so tls against tcp (as TLS is always compared) halved.
     assert!(
         table.contains("| ↳ time, vs A |  | B slower: ×2.00 ["),
         "{table}"
@@ -65,7 +66,11 @@ fn a_gap_that_changed_is_said_with_its_direction_and_numbers() {
         "{table}"
     );
     assert_eq!(table.matches("slower").count(), 2, "{table}");
-    assert!(!table.contains("faster"), "{table}");
+    assert!(
+        table.contains("| ↳ vs tcp, change vs A |  | tls relatively faster: ×0.50 ["),
+        "{table}"
+    );
+    assert_eq!(table.matches("faster").count(), 1, "{table}");
     // The figures shown reproduce the ratios: +2.0% in A, +104% in B.
     assert!(
         table.contains("| ↳ vs unix, paired | +2.0% [−21%, +32%] | 2.0× ["),
@@ -76,7 +81,7 @@ fn a_gap_that_changed_is_said_with_its_direction_and_numbers() {
         "the summary names the gap that changed:\n{out}"
     );
     assert!(
-        out.contains("the gap to the reference changed in 1 of "),
+        out.contains("the gap to the reference (for TLS, to tcp) changed in 2 of "),
         "{out}"
     );
 
@@ -197,7 +202,8 @@ fn fewer_than_two_files_or_csv_are_refused_in_one_line() {
 
 #[test]
 fn a_ratio_to_another_reference_is_not_compared_with_one_to_unix() {
-    // B measured sockets.connect without unix: its tls is paired with tcp.
+    // B measured sockets.connect without tcp: its tls is paired with unix, A's
+    // with tcp.
     let tmp = tempdir();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RUN);
     let mut file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -205,21 +211,21 @@ fn a_ratio_to_another_reference_is_not_compared_with_one_to_unix() {
     file["results"]
         .as_array_mut()
         .unwrap()
-        .retain(|r| r["experiment"] != "sockets.connect" || r["transport"] != "unix");
-    let b = tmp.path().join("no-unix.json");
+        .retain(|r| r["experiment"] != "sockets.connect" || r["transport"] != "tcp");
+    let b = tmp.path().join("no-tcp.json");
     std::fs::write(&b, serde_json::to_string(&file).unwrap()).unwrap();
     let out = stdout(&["compare", RUN, b.to_str().unwrap(), "--format", "markdown"]);
     let connect = out.split("### sockets.connect").nth(1).unwrap();
     let connect = connect.split("###").next().unwrap();
     let tls = connect.split("| tls |").nth(1).unwrap();
-    assert!(tls.contains("| ↳ vs unix, paired | 24× ["), "{tls}");
+    assert!(tls.contains("| ↳ vs tcp, paired | 24× ["), "{tls}");
     assert!(
         tls.contains("×] | - |\n"),
-        "B's tls against tcp shown as against unix:\n{tls}"
+        "B's tls against unix shown as against tcp:\n{tls}"
     );
-    assert!(tls.contains("| ↳ vs unix, change vs A |  | - |"), "{tls}");
+    assert!(tls.contains("| ↳ vs tcp, change vs A |  | - |"), "{tls}");
     assert!(
-        connect.contains("in one file only: unix (in A)"),
+        connect.contains("in one file only: tcp (in A)"),
         "{connect}"
     );
 }

@@ -5,42 +5,9 @@
 mod common;
 
 use common::fixtures::{sockbench, stdout, PLACED, RUN, SOCKETS};
-use common::{tempdir, text};
+use common::{parse_csv, tempdir, text};
 use serde_json::Value;
 use std::path::Path;
-
-/// The records of a CSV text, each a list of fields (RFC 4180: quoted fields may
-/// hold commas, doubled quotes and line breaks; records end with CRLF).
-fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    let mut records = Vec::new();
-    let (mut record, mut field) = (Vec::new(), String::new());
-    let mut chars = text.chars().peekable();
-    let mut quoted = false;
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') if field.is_empty() => quoted = true,
-            (false, ',') => record.push(std::mem::take(&mut field)),
-            (false, '\r') => {
-                assert_eq!(chars.next(), Some('\n'), "CR without LF");
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-            }
-            (false, '\n') => panic!("a record ended by LF alone"),
-            (false, c) => field.push(c),
-        }
-    }
-    assert!(
-        !quoted && field.is_empty() && record.is_empty(),
-        "unfinished"
-    );
-    records
-}
 
 /// The index of the column named `name` in a CSV's header.
 fn col(header: &[String], name: &str) -> usize {
@@ -59,8 +26,8 @@ fn csv_has_a_row_per_record_and_figure() {
     // between the fixed columns.
     assert_eq!(header[..2].join(","), "run,experiment");
     assert_eq!(
-        header[header.len() - 8..].join(","),
-        "placement,transport,figure,unit,value,low,high,within_5_percent"
+        header[header.len() - 9..].join(","),
+        "placement,transport,figure,against,unit,value,low,high,within_5_percent"
     );
     for param in [
         "size",
@@ -79,10 +46,11 @@ fn csv_has_a_row_per_record_and_figure() {
         rows.iter().all(|r| r.len() == header.len()),
         "every row as long as the header"
     );
-    let [experiment, transport, figure, unit, value, low, high, settled] = [
+    let [experiment, transport, figure, against, unit, value, low, high, settled] = [
         "experiment",
         "transport",
         "figure",
+        "against",
         "unit",
         "value",
         "low",
@@ -119,8 +87,15 @@ fn csv_has_a_row_per_record_and_figure() {
         r[size] == "64"
     });
     assert_eq!(ratio[unit], "ratio");
+    assert_eq!(ratio[against], "unix");
     let r: f64 = ratio[value].parse().unwrap();
     assert!((1.0..2.0).contains(&r), "{ratio:?}");
+    // TLS is compared with tcp, as everywhere, and the row says so.
+    let tls = find("sockets.pingpong", "tls", "vs_reference", &|r| {
+        r[size] == "64"
+    });
+    assert_eq!(tls[against], "tcp");
+    assert_eq!(rtt[against], "", "a figure that compares nothing");
     // Case parameters in their own columns; the reference has no ratio.
     let scram = find("postgres.auth", "tcp", "connect_ns.p50", &|r| {
         r[auth] == "scram-sha-256"
@@ -182,10 +157,33 @@ fn csv_keeps_text_from_a_result_file_from_becoming_a_formula() {
 }
 
 #[test]
+fn csv_gives_each_comparison_its_extra_cpu_with_its_interval() {
+    // A file whose rounds measured CPU: each comparison's extra CPU per operation
+    // stands beside its ratio, against the same transport.
+    let csv = stdout(&["report", PLACED, "--format", "csv"]);
+    let rows = parse_csv(&csv);
+    let at = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+    let extra: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| r[at("figure")] == "extra_cpu_ns")
+        .collect();
+    assert!(!extra.is_empty(), "no extra_cpu_ns rows:\n{csv}");
+    for r in extra {
+        assert_eq!(
+            (r[at("transport")].as_str(), r[at("against")].as_str()),
+            ("tcp", "unix")
+        );
+        assert_eq!(r[at("unit")], "ns");
+        let [v, lo, hi]: [f64; 3] = ["value", "low", "high"].map(|c| r[at(c)].parse().unwrap());
+        assert!(lo <= v && v <= hi, "{r:?}");
+    }
+}
+
+#[test]
 fn json_is_the_report_with_its_numbers() {
     let out = stdout(&["report", RUN, SOCKETS, "--format", "json"]);
     let json: Value = serde_json::from_str(&out).expect("report --format json is JSON");
-    assert_eq!(json["format"], 1);
+    assert_eq!(json["format"], 2);
     let sections = json["sections"].as_array().unwrap();
     assert_eq!(sections.len(), 2);
     let run = &sections[0];

@@ -295,7 +295,7 @@ fn the_page_reads_from_the_verdict_to_the_system_facts() {
     );
     // The summary has a line per kind of work in the verdict.
     let summary = &report[places[2]..places[3]];
-    for what in ["Short queries", "New connections", "Bulk bytes"] {
+    for what in ["Short queries", "New raw socket connections", "Bulk bytes"] {
         assert!(summary.contains(what), "{what} not in the summary");
     }
     // Chart titles are words, not field names (`rtt_ns.p50`) or experiment ids.

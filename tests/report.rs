@@ -54,7 +54,7 @@ fn html_report_matches_snapshot_and_stands_alone() {
     let experiments = 3 + 5;
     assert_eq!(html.matches("<svg").count(), 1 + experiments + 3, "charts");
     for title in [
-        "Extra time per operation over unix, 95% intervals",
+        "Extra time per operation over unix (TLS over tcp), 95% intervals",
         "Round trip by message size",
         "New connections per second (connect, greeting, close)",
         "Time per query (SELECT 1 on a kept connection)",
@@ -85,8 +85,9 @@ fn table_report_shows_every_experiment_of_every_file() {
         out.contains("Short queries (SELECT 1 on a kept connection): not settled"),
         "verdict:\n{out}"
     );
-    // A format-2 file gets its intervals from its trials when it is loaded.
-    assert!(out.contains("vs unix, 95% CI"), "{out}");
+    // A format-2 file gets its intervals from its trials when it is loaded, TLS
+    // against tcp as everywhere.
+    assert!(out.contains("vs unix (tls:"), "{out}");
     assert!(!out.contains("differences under 10%"), "{out}");
     insta::assert_snapshot!("report.txt", out);
 }
@@ -129,7 +130,7 @@ fn compare_puts_both_runs_side_by_side() {
     }
     assert!(same.contains("times faster in 0, slower in 0,"), "{same}");
     assert!(
-        same.contains("the gap to the reference changed in 0 of "),
+        same.contains("the gap to the reference (for TLS, to tcp) changed in 0 of "),
         "{same}"
     );
 
@@ -207,12 +208,12 @@ fn every_relative_figure_is_time_per_operation_against_the_reference() {
             assert!(!line.contains(unit), "a figure with a percentage: {line}");
         }
     }
-    // tls takes 24 times unix's time per connection: a factor, never +2329%;
-    // the rate itself stands alone.
+    // tls takes 24 times tcp's time per connection (TLS is compared with tcp):
+    // a factor, never +2329%; the rate itself stands alone.
     let connect = table_of(&out, "sockets.connect");
     assert_eq!(cells_of(connect, "connections/s")[2], "615/s");
     assert!(
-        cells_of(connect, "vs unix, 95% CI")[2].starts_with("24× ["),
+        cells_of(connect, "vs unix (tls: tcp), 95% CI")[2].starts_with("24× ["),
         "{connect}"
     );
     let pingpong = table_of(&out, "sockets.pingpong");

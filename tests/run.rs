@@ -77,7 +77,7 @@ fn run_measures_both_suites_into_a_result_file_and_gives_a_verdict() {
         "Verdict, on this machine:",
         "  In short: ",
         "  Short queries (SELECT 1 on a kept connection, on one CPU): ",
-        "  New connections (connect, SELECT 1, close, on one CPU): ",
+        "  New PostgreSQL connections (connect, SELECT 1, close, on one CPU): ",
         "  Raw round trips (64 B messages, raw socket, on one CPU): ",
         "  Bulk results (rows of one large SELECT, on one CPU): ",
     ] {
@@ -94,13 +94,28 @@ fn run_measures_both_suites_into_a_result_file_and_gives_a_verdict() {
     assert_clean(&scratch);
 
     // The file it wrote is one `report` and `compare` read.
-    for format in ["markdown", "html"] {
+    let mut reported = Vec::new();
+    for format in ["markdown", "html", "csv", "json"] {
         let out = run(
             &scratch,
             &["report", files[0].to_str().unwrap(), "--format", format],
         );
         assert!(out.status.success(), "{}", text(&out.stderr));
+        reported.push(text(&out.stdout));
     }
+
+    // Every comparison reads the same wherever it is printed.
+    let seen = common::consistency::Seen {
+        terminal: &stdout,
+        html: &reported[1],
+        csv: &reported[2],
+        json: &reported[3],
+    };
+    let checked = common::consistency::one_figure_per_comparison(
+        &common::consistency::load(&files[0]),
+        &seen,
+    );
+    assert!(checked >= 20, "only {checked} comparisons checked");
 }
 
 #[test]

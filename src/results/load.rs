@@ -16,6 +16,9 @@ const MAX_FILE_BYTES: u64 = 64 << 20;
 /// Where every figure is a headline or a ratio of two, which the report also divides
 /// by or takes the logarithm of: each at least [`MIN_POSITIVE`].
 const POSITIVE_PARTS: [&str; 3] = ["headline.spread", "headline.interval", ".ratio."];
+/// Where every figure is a difference, which may be below zero: a comparison's
+/// extra CPU per operation.
+const SIGNED_PARTS: [&str; 1] = [".extra_cpu_ns."];
 
 /// The oldest result format this sockbench reads: format 2 lacks only the intervals,
 /// which are computed from its trials on loading.
@@ -184,9 +187,10 @@ fn check_values(value: &Value, path: &str, declared: Option<&Declared>) -> Resul
             let x = n.as_f64().unwrap_or(f64::INFINITY);
             let field = path.rsplit(['.', '[']).next().unwrap_or(path);
             let figure = |name: &str| declared.and_then(|d| d.figure(name));
-            let signed = path
-                .split(['.', '['])
-                .any(|segment| figure(segment).is_some_and(|m| m.signed));
+            let signed = SIGNED_PARTS.iter().any(|p| path.contains(p))
+                || path
+                    .split(['.', '['])
+                    .any(|segment| figure(segment).is_some_and(|m| m.signed));
             if x.abs() > MAX_MAGNITUDE {
                 return Err(format!("{path} is {n}"));
             }

@@ -45,6 +45,8 @@ fn impossible_values_are_named_by_their_path() {
         assert!(e.contains(named), "{e}");
     }
     let fine = json!([{"metrics": {"intercept_ns": -300.0, "auth_ns": -20.0, "r2": 0.99},
+                       "headline": {"vs_reference": {"extra_cpu_ns":
+                           {"estimate": -40.0, "low": -900.0, "high": 820.0}}},
                        "trials": [{"elapsed_ns": 5}]}]);
     assert_eq!(check_values(&fine, "results"), Ok(()));
 }

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod consistency;
 pub mod fixtures;
 pub mod pgbouncer;
 pub mod redis;
@@ -341,4 +342,37 @@ pub fn stop_child(child: &mut Child, steps: &[(libc::c_int, Duration)]) {
         }
     }
     let _ = child.wait();
+}
+
+/// The records of a CSV text, each a list of fields (RFC 4180: quoted fields may
+/// hold commas, doubled quotes and line breaks; records end with CRLF).
+pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut records = Vec::new();
+    let (mut record, mut field) = (Vec::new(), String::new());
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') if field.is_empty() => quoted = true,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\r') => {
+                assert_eq!(chars.next(), Some('\n'), "CR without LF");
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (false, '\n') => panic!("a record ended by LF alone"),
+            (false, c) => field.push(c),
+        }
+    }
+    assert!(
+        !quoted && field.is_empty() && record.is_empty(),
+        "unfinished"
+    );
+    records
 }

@@ -6,24 +6,19 @@ use crate::export::charts::{self, Colours, Figure, Group};
 use crate::report::block::{Block, Value};
 use crate::report::Section;
 
-/// The summary under the verdict: per verdict line, each comparison of its own
-/// (each transport against the reference, TLS against tcp) with its 95% interval;
-/// an interval too wide to say anything is left out, as the verdict says "not
-/// settled" there. None without a ratio.
+/// The summary under the verdict: every verdict line that compares transports,
+/// with each of its comparisons (each transport against the reference, TLS
+/// against tcp) and its 95% interval; an interval too wide for the axis ends in
+/// arrows, as wide as the verdict's "not settled". None without a ratio.
 pub fn summary(section: &Section, colours: &Colours) -> Option<Figure> {
     let groups: Vec<Group> = section
         .verdict
         .iter()
+        .filter(|line| !line.ratios.is_empty())
         .map(|line| Group {
             label: charts::capitalised(&line.what),
-            ratios: line
-                .ratios
-                .iter()
-                .filter(|(_, r)| r.informative())
-                .cloned()
-                .collect(),
+            ratios: line.ratios.clone(),
         })
-        .filter(|g| !g.ratios.is_empty())
         .collect();
     if groups.is_empty() {
         return None;

@@ -53,9 +53,10 @@ impl Change {
         }
     }
 
-    /// Which of the four outcomes the interval shows.
+    /// Which of the four outcomes the interval shows; one too wide to print
+    /// ([`Interval::informative`]) is not settled whatever it excludes.
     pub fn outcome(&self) -> Outcome {
-        let Some(i) = self.interval else {
+        let Some(i) = self.interval.filter(Interval::informative) else {
             return Outcome::Unsettled;
         };
         if i.high < 1.0 {
@@ -69,10 +70,17 @@ impl Change {
         }
     }
 
-    /// `×1.22 [1.06, 1.42]`, or `×1.05` without an interval.
+    /// `×1.22 [1.06, 1.42]`, or `×1.05` without an interval; an interval too
+    /// wide to say anything is not printed: `×1.05 (6 rounds in all: too few to bound it)`.
     pub fn numbers(&self) -> String {
         match self.interval {
-            Some(i) => format!("×{:.2} [{:.2}, {:.2}]", i.estimate, i.low, i.high),
+            Some(i) if i.informative() => {
+                format!("×{:.2} [{:.2}, {:.2}]", i.estimate, i.low, i.high)
+            }
+            Some(i) => format!(
+                "×{:.2} ({} rounds in all: too few to bound it)",
+                i.estimate, i.n
+            ),
             None => format!("×{:.2}", self.estimate),
         }
     }

@@ -34,7 +34,7 @@ impl Tally {
             }
             out.push(format!(
                 "{} against A: times faster in {}, slower in {}, no clear difference in {}, \
-                 not settled in {} of {}; the gap to the reference changed in {} of {} \
+                 not settled in {} of {}; the gap to the reference (for TLS, to tcp) changed in {} of {} \
                  (not settled in {}).",
                 run.letter,
                 count(t, Outcome::Faster),
