@@ -30,7 +30,7 @@ use bars::bars;
 use lines::{fitted, lines};
 use plotters::chart::MeshStyle;
 use plotters::prelude::*;
-pub use ratios::{ratios, Group};
+pub use ratios::{ratios, Group, STYLE as RATIOS_STYLE};
 
 pub(super) const WIDTH: u32 = 600;
 /// Axis labels: plotters writes a font size of 0.8 times this.
@@ -52,7 +52,8 @@ pub struct Figure {
     pub title: String,
     /// How to read it (what the bar and the whisker are).
     pub note: String,
-    /// The SVG document, or why it could not be drawn.
+    /// The chart's markup (an SVG document, or HTML with SVG in it), or why it
+    /// could not be drawn.
     pub svg: Result<String, String>,
 }
 
