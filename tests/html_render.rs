@@ -1,7 +1,7 @@
 //! The HTML page as a person sees it: headless Chromium lays out the `report` and
 //! `compare` pages at 1280 and 390 px wide, and the test fails on a console message
 //! (the page has no JavaScript, so any is an error), on content wider than the
-//! viewport, on a chart's text that sticks out of its chart (clipped), on summary
+//! viewport, on a chart's text that sticks out of its chart (clipped), on chart
 //! text smaller than 11 px, or on a table wider than its box without a cue that
 //! it scrolls. Screenshots at both widths are left in `target/tmp/html-render/` to
 //! look at.
@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const WIDTHS: [u32; 2] = [1280, 390];
-/// The smallest text of the summary chart, in CSS pixels as shown.
+/// The smallest text of a chart, in CSS pixels as shown.
 const SMALLEST_TEXT: f64 = 11.0;
 const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -75,8 +75,8 @@ struct Layout {
     wide: Vec<String>,
     /// Text of a chart that sticks out of its chart's box.
     clipped: Vec<String>,
-    /// The smallest text of the summary chart, in CSS pixels as shown.
-    summary_text: f64,
+    /// The smallest text of any chart, in CSS pixels as shown.
+    chart_text: f64,
     /// Tables wider than their box that show no cue that more is to the side.
     hidden_columns: Vec<String>,
 }
@@ -127,7 +127,7 @@ fn measure(chromium: &Path, dir: &Path, page: &str) -> (Vec<Layout>, Vec<String>
             svgs: l["svgs"].as_u64().unwrap(),
             wide: strings(&l["wide"]),
             clipped: strings(&l["clipped"]),
-            summary_text: l["summaryText"].as_f64().unwrap_or(f64::INFINITY),
+            chart_text: l["chartText"].as_f64().unwrap_or(f64::INFINITY),
             hidden_columns: strings(&l["hiddenColumns"]),
         })
         .collect();
@@ -149,7 +149,7 @@ fn strings(list: &Value) -> Vec<String> {
 
 /// Run on the harness page once every iframe has loaded: per width, the viewport,
 /// the page's scroll width, its charts, the outermost elements that stick out,
-/// the charts' text outside its chart, the summary's smallest text, and the
+/// the charts' text outside its chart, the charts' smallest text, and the
 /// tables wider than their box without a scroll cue.
 ///
 /// A chart is its `figure`: text of an SVG must lie within that SVG's box (what
@@ -190,8 +190,8 @@ function measure() {
       const ctm = e.getScreenCTM ? e.getScreenCTM() : null;
       return ctm ? size * Math.hypot(ctm.a, ctm.b) : size;
     };
-    const summary = d.querySelector('figure');
-    const summaryText = summary ? Math.min(...texts(summary).map(shown)) : null;
+    const sizes = [...d.querySelectorAll('figure')].flatMap(f => texts(f).map(shown));
+    const chartText = sizes.length ? Math.min(...sizes) : null;
     const hiddenColumns = [...d.querySelectorAll('table')].filter(table => {
       const box = table.parentElement;
       if (box.scrollWidth <= box.clientWidth + 1) return false;
@@ -204,7 +204,7 @@ function measure() {
       return !(scrolls && (shadow || said));
     }).map(name);
     return {width: w.innerWidth, scroll: d.documentElement.scrollWidth,
-            svgs: d.querySelectorAll('svg').length, wide, clipped, summaryText,
+            svgs: d.querySelectorAll('svg').length, wide, clipped, chartText,
             hiddenColumns};
   });
   document.getElementById('probe').textContent = JSON.stringify(out);
@@ -274,9 +274,9 @@ fn check(chromium: &Path, name: &str, page: &str, svgs: u64) {
             layout.clipped
         );
         assert!(
-            layout.summary_text >= SMALLEST_TEXT,
-            "{name} at {width} px: summary text shown at {:.1} px",
-            layout.summary_text
+            layout.chart_text >= SMALLEST_TEXT,
+            "{name} at {width} px: chart text shown at {:.1} px",
+            layout.chart_text
         );
         assert!(
             layout.hidden_columns.is_empty(),
@@ -377,7 +377,7 @@ fn the_measurement_sees_clipped_chart_text_small_text_and_hidden_columns() {
         assert_eq!(layout.hidden_columns.len(), 1, "{layout:?}");
     }
     // 20 units of 1000 on a phone: about 7 px.
-    assert!(layouts[1].summary_text < SMALLEST_TEXT, "{layouts:?}");
+    assert!(layouts[1].chart_text < SMALLEST_TEXT, "{layouts:?}");
 }
 
 /// Where `needle` first is in `page`, or a failure naming it.

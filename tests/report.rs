@@ -52,7 +52,11 @@ fn html_report_matches_snapshot_and_stands_alone() {
     // The summary, a bar chart per experiment, and the charts of another kind
     // (one client count only: no line against clients).
     let experiments = 3 + 5;
-    assert_eq!(html.matches("<figure>").count(), 1 + experiments + 3, "charts");
+    assert_eq!(
+        html.matches("<figure>").count(),
+        1 + experiments + 3,
+        "charts"
+    );
     for title in [
         "Extra time per operation over unix, 95% intervals",
         "Round trip by message size",
