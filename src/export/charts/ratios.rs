@@ -365,4 +365,34 @@ mod tests {
         // Bulk bytes' interval leaves the axis on the left: an arrow there.
         assert_eq!(svg.matches("<polygon").count(), 1, "{svg}");
     }
+
+    #[test]
+    fn a_long_label_is_text_and_a_ratio_beyond_the_axis_ends_in_an_arrow() {
+        let groups = [Group {
+            label: "New connections (PostgreSQL: connect, SELECT 1, close) <&>".into(),
+            ratios: vec![
+                ("tcp".into(), interval(0.5, 0.45, 0.56)),
+                ("tls".into(), interval(127.0, 110.0, 140.0)),
+            ],
+        }];
+        let svg = ratios(&groups, &[], "against unix", true).unwrap();
+        // The label is a line of text that wraps, not SVG text in a gutter.
+        assert!(
+            svg.contains(
+                "<p>New connections (PostgreSQL: connect, SELECT 1, close) &lt;&amp;&gt;</p>"
+            ),
+            "{svg}"
+        );
+        let tcp = format!("tcp\u{a0}{}", relative(0.5));
+        assert!(svg.contains(&tcp) && svg.contains("tls\u{a0}127×"), "{svg}");
+        // 127× is beyond the ceiling: its dot and whisker stop at the axis' end,
+        // where an arrow points on.
+        assert!(svg.contains("<circle cx=\"100.00%\""), "{svg}");
+        assert_eq!(svg.matches("<polygon points=\"0,-5 8,0 0,5\"/>").count(), 1);
+        assert!(
+            svg.contains(">100×</text>") && svg.contains(">−50%</text>"),
+            "{svg}"
+        );
+        assert!(ratios(&[], &[], "against unix", true).is_err());
+    }
 }
