@@ -1,7 +1,9 @@
 //! The HTML page as a person sees it: headless Chromium lays out the `report` and
-//! `compare` pages at 1400 and 412 px wide, and the test fails on a console message
-//! (the page has no JavaScript, so any is an error) or on content wider than the
-//! viewport. Screenshots at both widths are left in `target/tmp/html-render/` to
+//! `compare` pages at 1280 and 390 px wide, and the test fails on a console message
+//! (the page has no JavaScript, so any is an error), on content wider than the
+//! viewport, on a chart's text that sticks out of its chart (clipped), on chart
+//! text smaller than 11 px, or on a table wider than its box without a cue that
+//! it scrolls. Screenshots at both widths are left in `target/tmp/html-render/` to
 //! look at.
 //!
 //! Headless Chromium will not make its window narrower than 500 px, so the page is
@@ -16,7 +18,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const WIDTHS: [u32; 2] = [1400, 412];
+const WIDTHS: [u32; 2] = [1280, 390];
+/// The smallest text of a chart, in CSS pixels as shown.
+const SMALLEST_TEXT: f64 = 11.0;
 const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Chromium on the PATH, or None when the test may be skipped.
@@ -69,6 +73,12 @@ struct Layout {
     svgs: u64,
     /// Elements that stick out of the viewport (outermost first), when any.
     wide: Vec<String>,
+    /// Text of a chart that sticks out of its chart's box.
+    clipped: Vec<String>,
+    /// The smallest text of any chart, in CSS pixels as shown.
+    chart_text: f64,
+    /// Tables wider than their box that show no cue that more is to the side.
+    hidden_columns: Vec<String>,
 }
 
 /// Lays `page` out at each of [`WIDTHS`] and returns the layouts and Chromium's
@@ -115,12 +125,10 @@ fn measure(chromium: &Path, dir: &Path, page: &str) -> (Vec<Layout>, Vec<String>
             width: l["width"].as_f64().unwrap(),
             scroll_width: l["scroll"].as_f64().unwrap(),
             svgs: l["svgs"].as_u64().unwrap(),
-            wide: l["wide"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|w| w.as_str().unwrap().to_string())
-                .collect(),
+            wide: strings(&l["wide"]),
+            clipped: strings(&l["clipped"]),
+            chart_text: l["chartText"].as_f64().unwrap_or(f64::INFINITY),
+            hidden_columns: strings(&l["hiddenColumns"]),
         })
         .collect();
     let console = stderr
@@ -131,8 +139,23 @@ fn measure(chromium: &Path, dir: &Path, page: &str) -> (Vec<Layout>, Vec<String>
     (layouts, console)
 }
 
+fn strings(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Run on the harness page once every iframe has loaded: per width, the viewport,
-/// the page's scroll width, its charts and the outermost elements that stick out.
+/// the page's scroll width, its charts, the outermost elements that stick out,
+/// the charts' text outside its chart, the charts' smallest text, and the
+/// tables wider than their box without a scroll cue.
+///
+/// A chart is its `figure`: text of an SVG must lie within that SVG's box (what
+/// lies outside is clipped), and any text within the figure's box. A scroll cue
+/// is a shadow that scrolls with the box (a background attached to the box, and
+/// one to its content that covers it at the end), or an element that says so.
 const MEASURE: &str = r#"
 const frames = [...document.querySelectorAll('iframe')];
 let loaded = 0;
@@ -140,13 +163,49 @@ function measure() {
   const out = frames.map(f => {
     const w = f.contentWindow, d = f.contentDocument;
     const sticksOut = e => e.getBoundingClientRect().right > w.innerWidth + 0.5;
+    const name = e => e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined
+      ? '.' + e.className : '') + ' "' + (e.textContent || '').trim().slice(0, 60) + '"';
     const wide = [...d.body.querySelectorAll('*')]
       .filter(e => sticksOut(e) && !sticksOut(e.parentElement))
       .slice(0, 8)
-      .map(e => e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') +
-                ' "' + (e.textContent || '').trim().slice(0, 60) + '"');
+      .map(name);
+    const outside = (r, box) => r.left < box.left - 1 || r.right > box.right + 1 ||
+      r.top < box.top - 1 || r.bottom > box.bottom + 1;
+    const px = r => `[${Math.round(r.left)}..${Math.round(r.right)}, ` +
+      `${Math.round(r.top)}..${Math.round(r.bottom)}]`;
+    const clipped = [];
+    d.querySelectorAll('svg').forEach((svg, i) => {
+      const box = svg.getBoundingClientRect();
+      svg.querySelectorAll('text').forEach(t => {
+        const r = t.getBoundingClientRect();
+        if (t.textContent.trim() && r.width > 0 && outside(r, box))
+          clipped.push(`svg ${i} ${name(t)} at ${px(r)} outside ${px(box)}`);
+      });
+    });
+    // Elements that hold text themselves, and the size it is shown at.
+    const texts = root => [...root.querySelectorAll('*')].filter(e =>
+      [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()));
+    const shown = e => {
+      const size = parseFloat(w.getComputedStyle(e).fontSize);
+      const ctm = e.getScreenCTM ? e.getScreenCTM() : null;
+      return ctm ? size * Math.hypot(ctm.a, ctm.b) : size;
+    };
+    const sizes = [...d.querySelectorAll('figure')].flatMap(f => texts(f).map(shown));
+    const chartText = sizes.length ? Math.min(...sizes) : null;
+    const hiddenColumns = [...d.querySelectorAll('table')].filter(table => {
+      const box = table.parentElement;
+      if (box.scrollWidth <= box.clientWidth + 1) return false;
+      const style = w.getComputedStyle(box);
+      const scrolls = ['auto', 'scroll'].includes(style.overflowX);
+      const shadow = style.backgroundImage.includes('gradient') &&
+        style.backgroundAttachment.includes('local') &&
+        style.backgroundAttachment.includes('scroll');
+      const said = box.querySelector('.more-columns') !== null;
+      return !(scrolls && (shadow || said));
+    }).map(name);
     return {width: w.innerWidth, scroll: d.documentElement.scrollWidth,
-            svgs: d.querySelectorAll('svg').length, wide};
+            svgs: d.querySelectorAll('svg').length, wide, clipped, chartText,
+            hiddenColumns};
   });
   document.getElementById('probe').textContent = JSON.stringify(out);
 }
@@ -209,6 +268,21 @@ fn check(chromium: &Path, name: &str, page: &str, svgs: u64) {
             layout.wide
         );
         assert!(layout.svgs >= svgs, "{name}: {layout:?}");
+        assert!(
+            layout.clipped.is_empty(),
+            "{name} at {width} px: chart text clipped: {:#?}",
+            layout.clipped
+        );
+        assert!(
+            layout.chart_text >= SMALLEST_TEXT,
+            "{name} at {width} px: chart text shown at {:.1} px",
+            layout.chart_text
+        );
+        assert!(
+            layout.hidden_columns.is_empty(),
+            "{name} at {width} px: tables wider than their box, without a cue: {:#?}",
+            layout.hidden_columns
+        );
     }
     screenshots(chromium, tmp.path(), name, page);
 }
@@ -220,6 +294,16 @@ fn the_report_page_fits_a_desktop_and_a_phone() {
     };
     let report = page(&["report", "tests/fixtures/run.json", "--format", "html"]);
     check(&chromium, "report", &report, 10);
+}
+
+#[test]
+fn the_page_of_a_placed_run_fits_a_desktop_and_a_phone() {
+    let Some(chromium) = chromium("the_page_of_a_placed_run_fits_a_desktop_and_a_phone") else {
+        return;
+    };
+    // Longer labels: every kind of work is named with its placement.
+    let placed = page(&["report", "tests/fixtures/placed.json", "--format", "html"]);
+    check(&chromium, "placed", &placed, 3);
 }
 
 #[test]
@@ -260,6 +344,40 @@ fn the_measurement_sees_a_page_too_wide_and_a_console_error() {
         "{layouts:?}"
     );
     assert!(console.iter().any(|l| l.contains("boom")), "{console:?}");
+}
+
+#[test]
+fn the_measurement_sees_clipped_chart_text_small_text_and_hidden_columns() {
+    let Some(chromium) =
+        chromium("the_measurement_sees_clipped_chart_text_small_text_and_hidden_columns")
+    else {
+        return;
+    };
+    let tmp = tempdir();
+    let cell = "<td>a wide cell of a table</td>".repeat(60);
+    // A chart whose label runs out of it, drawn 1000 units wide (so its text
+    // shrinks on a phone), and a table that scrolls in a plain box.
+    let page = format!(
+        "<!DOCTYPE html><html><body><figure><svg viewBox=\"0 0 1000 100\" \
+         style=\"width:100%\"><text x=\"900\" y=\"50\" font-size=\"20\">\
+         a label too long for its chart</text></svg></figure>\
+         <div style=\"overflow-x:auto\"><table><tr>{cell}</tr></table></div>\
+         </body></html>"
+    );
+    let (layouts, console) = measure(&chromium, tmp.path(), &page);
+    assert!(console.is_empty(), "{console:?}");
+    for layout in &layouts {
+        assert!(
+            layout
+                .clipped
+                .iter()
+                .any(|c| c.contains("a label too long")),
+            "{layout:?}"
+        );
+        assert_eq!(layout.hidden_columns.len(), 1, "{layout:?}");
+    }
+    // 20 units of 1000 on a phone: about 7 px.
+    assert!(layouts[1].chart_text < SMALLEST_TEXT, "{layouts:?}");
 }
 
 /// Where `needle` first is in `page`, or a failure naming it.

@@ -2,7 +2,9 @@
 //! case) as a horizontal bar at the median, with the 95% interval the tables
 //! report as a whisker.
 
-use super::{colour_of, draw, mesh, number, scale, text, Colours, Figure, WIDTH};
+use super::{
+    colour_of, draw, label_area, mesh, number, scale, text, Colours, Figure, WIDTH, X_LABELS,
+};
 use crate::report::experiment::Experiment;
 use crate::results::ResultRecord;
 use plotters::coord::ranged1d::SegmentValue;
@@ -61,12 +63,12 @@ fn draw_bars(
     let (unit, unit_name) = scale(experiment.headline.unit, largest);
     let labels: Vec<String> = records.iter().map(|r| case(experiment, r)).collect();
     let n = records.len() as i32;
-    let height = 70 + 26 * records.len() as u32;
+    let height = 78 + 26 * records.len() as u32;
     draw((WIDTH, height), |root| {
         let mut chart = ChartBuilder::on(root)
             .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(130)
+            .x_label_area_size(X_LABELS)
+            .y_label_area_size(label_area(&labels))
             .build_cartesian_2d(
                 0f64..(largest / unit * 1.05).max(1e-9),
                 // Segments of 0..n-1 are n rows: none left empty.

@@ -3,7 +3,7 @@
 //! device, copying, TLS, user space …), client and server together, from the
 //! kernel's account of the counting trial scaled to the measured CPU time.
 
-use super::{draw, mesh, number, scale, text, Figure, Marked, LABELS, WIDTH};
+use super::{draw, label_area, mesh, number, scale, text, Figure, Marked, LABELS, WIDTH, X_LABELS};
 use crate::cpu::why::Layer;
 use crate::report::columns::why::layer_times;
 use crate::report::experiment::Experiment;
@@ -71,7 +71,7 @@ fn draw_layers(bars: &[(String, Vec<(Layer, f64)>)]) -> Result<String, String> {
     let largest = bars.iter().map(|(_, ls)| total(ls)).fold(0.0, f64::max);
     let (unit, unit_name) = scale(Unit::Time, largest);
     let n = bars.len();
-    let chart_height = 70 + ROW * n as u32;
+    let chart_height = 78 + ROW * n as u32;
     let legend_rows = present.len().div_ceil(LEGEND_COLUMNS) as u32;
     let height = chart_height + 12 + LEGEND_LINE * legend_rows;
     draw((WIDTH, height), |root| {
@@ -82,8 +82,8 @@ fn draw_layers(bars: &[(String, Vec<(Layer, f64)>)]) -> Result<String, String> {
         };
         let mut chart = ChartBuilder::on(&top)
             .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(130)
+            .x_label_area_size(X_LABELS)
+            .y_label_area_size(label_area(bars.iter().map(|(label, _)| label)))
             .build_cartesian_2d(0f64..(largest / unit * 1.05).max(1e-9), rows)
             .map_err(text)?;
         // The first record on top, as in the table.

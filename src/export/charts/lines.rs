@@ -1,7 +1,9 @@
 //! Line charts: round trip against message size, throughput against clients, and
 //! the total time of every timed batch against N with the least-squares line.
 
-use super::{colour_of, draw, legend, mesh, number, scale, text, Colours, Marked, Series, WIDTH};
+use super::{
+    colour_of, draw, legend, mesh, number, scale, text, Colours, Marked, Series, WIDTH, X_LABELS,
+};
 use crate::report::experiment::Experiment;
 use crate::results::metric::{Metric, Unit};
 use crate::results::ResultRecord;
@@ -50,8 +52,8 @@ pub fn lines(
         builder
             .margin(12)
             .margin_right(24)
-            .x_label_area_size(44)
-            .y_label_area_size(64);
+            .x_label_area_size(X_LABELS)
+            .y_label_area_size(72);
         let y_range = 0f64..(y_max / unit * 1.1).max(1e-9);
         let axes = Axes {
             x_desc,
@@ -100,8 +102,8 @@ pub fn fitted(
         let mut chart = ChartBuilder::on(root)
             .margin(12)
             .margin_right(24)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
+            .x_label_area_size(X_LABELS)
+            .y_label_area_size(72)
             .build_cartesian_2d(
                 0f64..(x_max * 1.05).max(1.0),
                 0f64..(y_max / unit * 1.1).max(1e-9),

@@ -30,11 +30,15 @@ use bars::bars;
 use lines::{fitted, lines};
 use plotters::chart::MeshStyle;
 use plotters::prelude::*;
-pub use ratios::{ratios, Group};
+pub use ratios::{ratios, Group, STYLE as RATIOS_STYLE};
 
-pub(super) const WIDTH: u32 = 600;
-/// Axis labels: plotters writes a font size of 0.8 times this.
-pub(super) const LABELS: (&str, u32) = ("sans-serif", 18);
+/// A chart's width: narrow enough that its text, scaled down with it to a
+/// phone's width, stays at 11 px or more.
+pub(super) const WIDTH: u32 = 480;
+/// Axis labels: plotters writes a font size of 0.8 times this (16 px).
+pub(super) const LABELS: (&str, u32) = ("sans-serif", 20);
+/// The height under the x axis, for its numbers and its name.
+pub(super) const X_LABELS: u32 = 52;
 pub const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -52,7 +56,8 @@ pub struct Figure {
     pub title: String,
     /// How to read it (what the bar and the whisker are).
     pub note: String,
-    /// The SVG document, or why it could not be drawn.
+    /// The chart's markup (an SVG document, or HTML with SVG in it), or why it
+    /// could not be drawn.
     pub svg: Result<String, String>,
 }
 
@@ -153,8 +158,8 @@ pub(super) fn legend<'a, X: Ranged, Y: Ranged>(
         .map_err(text)
 }
 
-/// The axes every chart shares: readable label sizes, one light line between bold
-/// ones.
+/// The axes every chart shares: readable label sizes, at most 6 numbers across
+/// (more crowd each other at these sizes), one light line between bold ones.
 pub(super) fn mesh<'m, 'a, 'b, X, Y, DB>(
     style: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
 ) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
@@ -166,7 +171,19 @@ where
     style
         .label_style(LABELS)
         .axis_desc_style(LABELS)
+        .x_labels(6)
         .max_light_lines(1)
+}
+
+/// The width left of the y axis for `labels` (and the tick marks), at most
+/// half the chart: about 9 px per character at [`LABELS`]' size.
+pub(super) fn label_area<'l>(labels: impl IntoIterator<Item = &'l String>) -> u32 {
+    let longest = labels
+        .into_iter()
+        .map(|l| l.chars().count() as u32)
+        .max()
+        .unwrap_or(0);
+    (longest * 9 + 20).clamp(60, WIDTH / 2)
 }
 
 /// Draws on a fresh SVG of `height` and returns its text.

@@ -4,13 +4,17 @@
 //! The axis is logarithmic so that a ratio of 20 (TLS setting up connections)
 //! does not squeeze +10% (tcp against unix) into a pixel: equal factors take equal
 //! widths either side of "same". A whisker that leaves the axis ends in an arrow.
+//!
+//! The chart is HTML that lays itself out, so that it uses the page's width on a
+//! desktop and stays readable on a phone: a group's label is a line of text that
+//! wraps, each ratio a row of its name beside a strip of SVG whose positions are
+//! percentages of the strip's width, and the axis' numbers another such strip
+//! under them. Text keeps the page's size at any width; [`STYLE`] is its CSS.
 
-use super::{draw, text, Marked};
 use crate::report::format::relative;
 use crate::stats::Interval;
-use plotters::coord::types::RangedCoordf64;
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::RGBColor;
+use std::fmt::Write;
 
 /// Ratios about one thing: its label and a ratio per series that has one.
 pub struct Group {
@@ -18,18 +22,15 @@ pub struct Group {
     pub ratios: Vec<(String, Interval)>,
 }
 
-/// The width of a ratio chart; narrower than the others, so that its text stays
-/// readable when a phone scales it down.
-const WIDTH: u32 = 520;
-/// Pixels per line: a group's label, then one line per ratio.
-const LINE: u32 = 28;
-const GAP: f64 = 0.5;
-/// Bigger than other charts' labels: a summary is read on phones too. (Plotters
-/// writes a font size of 0.8 times this.)
-const LABELS: (&str, u32) = ("sans-serif", 20);
 /// The widest axis: ratios beyond it end in an arrow.
 const FLOOR: f64 = 0.25;
 const CEILING: f64 = 100.0;
+/// The strip's width, in pixels, on which the ticks every width shows are chosen
+/// (a phone's), and the one from which the ticks a wider screen adds are.
+const NARROW: u32 = 260;
+const WIDE: u32 = 520;
+/// A strip's height in pixels; its whisker is drawn across the middle.
+const STRIP: u32 = 22;
 
 /// Ticks the axis may show, with what they say (extra time as a percentage up to
 /// +50%, as a factor beyond), in the order they are preferred when there is no
@@ -52,166 +53,195 @@ const TICKS: [(f64, &str); 15] = [
     (1.0, "same"),
 ];
 
-/// The chart: each group's label on a line of its own, then a dot per series at
-/// the estimate with its interval as a whisker, the series named on its line;
-/// or, unless `named`, a line per group that its label names. `x_desc` names the
-/// axis; series are coloured as `colours` says (in that order).
+/// The page's CSS for the chart: a grid of names and strips, the ticks only a
+/// wide screen has room for hidden on a narrow one, and room either side of a
+/// strip for a dot, an arrow or a tick's number at its ends.
+pub const STYLE: &str = "div.ratios{display:grid;grid-template-columns:fit-content(45%) \
+minmax(0,1fr);column-gap:.6rem;align-items:center;font-size:.9rem;margin:.4rem 0}\
+div.ratios p{grid-column:1/-1;margin:.6rem 0 .1rem;font-weight:600}\
+div.ratios span.name{overflow-wrap:normal;line-height:1.2}\
+div.ratios span.key{display:inline-block;width:.6rem;height:.6rem;border-radius:50%;\
+margin-right:.3rem}\
+div.ratios svg{width:100%;max-width:none;padding:0 22px;box-sizing:border-box;\
+overflow:visible}\
+div.ratios svg.axis{grid-column:2}div.ratios svg text{font-size:13px;fill:#444}\
+div.ratios span.desc{grid-column:2;text-align:center;font-size:.85rem;color:#555}\
+@media (max-width:40rem){div.ratios .more{display:none}}";
+
+/// The chart: each group's label on a line of its own, then a row per series
+/// with its name and estimate beside a dot at the estimate and its interval as a
+/// whisker; or, unless `named`, a row per group that its label names. `x_desc`
+/// names the axis; series are coloured as `colours` says (in that order).
 pub fn ratios(
     groups: &[Group],
     colours: &[(String, RGBColor)],
     x_desc: &str,
     named: bool,
 ) -> Result<String, String> {
-    let (low, high) = axis(groups);
-    // Line positions from the top: the label of each group, then its ratios;
-    // with one series, a line per group that its label names.
-    let mut lines = Vec::new();
-    let mut at = 0.0;
+    if groups.iter().all(|g| g.ratios.is_empty()) {
+        return Err("no ratio to draw".into());
+    }
+    let axis = Axis::new(groups);
+    let mut out = String::from("<div class=\"ratios\">\n");
     for g in groups {
-        let label_at = named.then_some(at);
         if named {
-            at += 1.0;
+            let _ = writeln!(out, "<p>{}</p>", escape(&g.label));
         }
-        let mut points = Vec::new();
         for (series, ratio) in ordered(&g.ratios, colours) {
+            let colour = colours
+                .iter()
+                .find(|(n, _)| n == series)
+                .map_or(RGBColor(0, 0, 0), |(_, c)| *c);
             let name = if named { series } else { &g.label };
-            points.push((at, name, series, ratio));
-            at += 1.0;
-        }
-        lines.push((label_at, &g.label, points));
-        if named {
-            at += GAP;
+            let _ = writeln!(
+                out,
+                "<span class=\"name\"><span class=\"key\" style=\"background:{}\"></span>\
+                 {}\u{a0}{}</span>",
+                hex(colour),
+                escape(name),
+                relative(ratio.estimate)
+            );
+            out.push_str(&axis.strip(name, ratio, colour));
         }
     }
-    let depth = if named { at - GAP + 0.5 } else { at + 0.5 };
-    let y = |line: f64| depth - line - 0.5;
-    let point_labels: Vec<(f64, String)> = lines
-        .iter()
-        .flat_map(|(_, _, points)| points)
-        .map(|(line, name, _, ratio)| (y(*line), format!("{name}  {}", relative(ratio.estimate))))
-        .collect();
-    let label_width = point_labels
-        .iter()
-        .map(|(_, l)| l.chars().count() as u32 * 10 + 16)
-        .max()
-        .unwrap_or(60)
-        .max(60);
-    let ticks = ticks(low, high, WIDTH - label_width - 24);
-    let height = 12 + LINE * depth.ceil() as u32 + 52;
-    draw((WIDTH, height), |root| {
-        let x_range = Marked {
-            axis: RangedCoordf64::from(low.ln()..high.ln()),
-            at: ticks.iter().map(|t| t.0.ln()).collect(),
-        };
-        let y_range = Marked {
-            axis: RangedCoordf64::from(0.0..depth),
-            at: point_labels.iter().map(|p| p.0).collect(),
-        };
-        let mut chart = ChartBuilder::on(root)
-            .margin(12)
-            .margin_bottom(4)
-            .x_label_area_size(48)
-            .y_label_area_size(label_width)
-            .build_cartesian_2d(x_range, y_range)
-            .map_err(text)?;
-        chart
-            .configure_mesh()
-            .label_style(LABELS)
-            .axis_desc_style(LABELS)
-            .disable_y_mesh()
-            .bold_line_style(BLACK.mix(0.12))
-            .x_desc(x_desc)
-            .x_label_formatter(&|v| {
-                ticks
-                    .iter()
-                    .find(|t| (t.0.ln() - v).abs() < 1e-9)
-                    .map_or_else(String::new, |t| t.1.to_string())
-            })
-            .y_label_formatter(&|v| {
-                point_labels
-                    .iter()
-                    .find(|p| (p.0 - v).abs() < 1e-9)
-                    .map_or_else(String::new, |p| p.1.clone())
-            })
-            .draw()
-            .map_err(text)?;
-        // "same": the reference, drawn over the grid.
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                [(0.0, 0.0), (0.0, depth)],
-                BLACK.mix(0.6).stroke_width(2),
-            )))
-            .map_err(text)?;
-        let heading = ("sans-serif", 20)
-            .into_font()
-            .style(FontStyle::Bold)
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        for (label_at, label, points) in &lines {
-            if let Some(label_at) = label_at {
-                let (axis_x, py) = chart.backend_coord(&(low.ln(), y(*label_at)));
-                // On white right of the axis, so that the grid does not run
-                // through the words and the axis stays whole.
-                let wide = 16 + label.chars().count() as i32 * 10;
-                if wide > axis_x + 2 {
-                    root.draw(&Rectangle::new(
-                        [(axis_x + 2, py - 11), (wide, py + 11)],
-                        WHITE.filled(),
-                    ))
-                    .map_err(text)?;
+    out.push_str(&axis.numbers());
+    let _ = writeln!(out, "<span class=\"desc\">{}</span>", escape(x_desc));
+    out.push_str("</div>");
+    Ok(out)
+}
+
+/// Where on a strip a ratio is, and which ticks it shows.
+struct Axis {
+    low: f64,
+    high: f64,
+    /// The ticks, each with whether every width shows it.
+    ticks: Vec<(f64, &'static str, bool)>,
+}
+
+impl Axis {
+    fn new(groups: &[Group]) -> Axis {
+        let (low, high) = axis(groups);
+        let always = ticks(low, high, NARROW);
+        let ticks = ticks(low, high, WIDE)
+            .into_iter()
+            .chain(always.iter().copied())
+            .map(|(at, label)| (at, label, always.iter().any(|t| t.0 == at)))
+            .fold(Vec::new(), |mut all: Vec<(f64, &str, bool)>, t| {
+                if !all.iter().any(|a| a.0 == t.0) {
+                    all.push(t);
                 }
-                root.draw(&Text::new(label.to_string(), (14, py), heading.clone()))
-                    .map_err(text)?;
-            }
-            for (line, _, series, ratio) in points {
-                let colour = colours
-                    .iter()
-                    .find(|(n, _)| n == *series)
-                    .map_or(BLACK, |(_, c)| *c);
-                whisker(&mut chart, (low, high), y(*line), ratio, colour)?;
+                all
+            });
+        Axis { low, high, ticks }
+    }
+
+    /// The position of `ratio` as a percentage of the strip, within the axis.
+    fn at(&self, ratio: f64) -> String {
+        let ratio = ratio.clamp(self.low, self.high);
+        let share = (ratio.ln() - self.low.ln()) / (self.high.ln() - self.low.ln());
+        format!("{:.2}%", share * 100.0)
+    }
+
+    /// The class of a tick's line or number: `more` when only a wide screen has
+    /// room for it.
+    fn class(always: bool) -> &'static str {
+        if always {
+            ""
+        } else {
+            " class=\"more\""
+        }
+    }
+
+    /// A ratio's strip: the grid at the ticks, "same", and the ratio's whisker
+    /// from low to high (an arrow where it leaves the axis) with a dot at the
+    /// estimate.
+    fn strip(&self, name: &str, ratio: &Interval, colour: RGBColor) -> String {
+        let mid = STRIP / 2;
+        let mut svg = format!(
+            "<svg height=\"{STRIP}\"><title>{} {}, 95% interval {} to {}</title>",
+            escape(name),
+            relative(ratio.estimate),
+            relative(ratio.low),
+            relative(ratio.high)
+        );
+        for (at, _, always) in &self.ticks {
+            let x = self.at(*at);
+            let (opacity, width) = if *at == 1.0 { (0.6, 2) } else { (0.12, 1) };
+            let _ = write!(
+                svg,
+                "<line{} x1=\"{x}\" x2=\"{x}\" y1=\"0\" y2=\"{STRIP}\" stroke=\"#000\" \
+                 stroke-opacity=\"{opacity}\" stroke-width=\"{width}\"/>",
+                Self::class(*always)
+            );
+        }
+        let colour = hex(colour);
+        let (from, to) = (self.at(ratio.low), self.at(ratio.high));
+        let _ = write!(
+            svg,
+            "<g stroke=\"{colour}\" fill=\"{colour}\" stroke-width=\"2\">\
+             <line x1=\"{from}\" x2=\"{to}\" y1=\"{mid}\" y2=\"{mid}\"/>"
+        );
+        for (x, beyond, side) in [
+            (&from, ratio.low < self.low, -1),
+            (&to, ratio.high > self.high, 1),
+        ] {
+            if beyond {
+                let _ = write!(
+                    svg,
+                    "<svg x=\"{x}\" y=\"{mid}\" overflow=\"visible\">\
+                     <polygon points=\"0,-5 {},0 0,5\"/></svg>",
+                    8 * side
+                );
+            } else {
+                let _ = write!(
+                    svg,
+                    "<line x1=\"{x}\" x2=\"{x}\" y1=\"{}\" y2=\"{}\"/>",
+                    mid - 6,
+                    mid + 6
+                );
             }
         }
-        Ok(())
-    })
+        let _ = writeln!(
+            svg,
+            "<circle cx=\"{}\" cy=\"{mid}\" r=\"5\" stroke=\"none\"/></g></svg>",
+            self.at(ratio.estimate)
+        );
+        svg
+    }
+
+    /// The strip of tick numbers under the rows, centred on their ticks (the
+    /// strip's padding leaves room for a number at either end).
+    fn numbers(&self) -> String {
+        let mut svg = String::from(
+            "<svg class=\"axis\" height=\"20\">\
+             <line x1=\"0\" x2=\"100%\" y1=\"0.5\" y2=\"0.5\" stroke=\"#000\" \
+             stroke-opacity=\"0.4\"/>",
+        );
+        for (at, label, always) in &self.ticks {
+            let _ = write!(
+                svg,
+                "<text{} x=\"{}\" y=\"15\" text-anchor=\"middle\">{label}</text>",
+                Self::class(*always),
+                self.at(*at)
+            );
+        }
+        svg.push_str("</svg>\n");
+        svg
+    }
 }
 
-/// One ratio: its whisker from low to high (an arrow where it leaves the axis),
-/// its caps, and a dot at the estimate.
-fn whisker<'a>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<RatioAxis, RatioAxis>>,
-    (low, high): (f64, f64),
-    y: f64,
-    ratio: &Interval,
-    colour: RGBColor,
-) -> Result<(), String> {
-    let style = colour.stroke_width(2);
-    let from = ratio.low.clamp(low, high).ln();
-    let to = ratio.high.clamp(low, high).ln();
-    let end = |at: f64, beyond: bool, side: i32| {
-        let shape: Vec<(i32, i32)> = if beyond {
-            vec![(0, -5), (8 * side, 0), (0, 5)]
-        } else {
-            vec![(0, -6), (0, 6)]
-        };
-        EmptyElement::at((at, y)) + Polygon::new(shape, style.filled())
-    };
-    chart
-        .draw_series([PathElement::new([(from, y), (to, y)], style)])
-        .map_err(text)?;
-    chart
-        .draw_series([
-            end(from, ratio.low < low, -1),
-            end(to, ratio.high > high, 1),
-        ])
-        .map_err(text)?;
-    let estimate = ratio.estimate.clamp(low, high).ln();
-    chart
-        .draw_series([Circle::new((estimate, y), 5, colour.filled())])
-        .map_err(text)?;
-    Ok(())
+/// `#1f77b4`.
+fn hex(c: RGBColor) -> String {
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
 }
 
-type RatioAxis = Marked<RangedCoordf64>;
+fn escape(text: &str) -> String {
+    crate::units::printable(text)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
 
 /// Series in the order of `colours`, then any other.
 fn ordered<'r>(
@@ -327,10 +357,42 @@ mod tests {
         ];
         let svg = ratios(&groups, &colours, "extra time", true).unwrap();
         assert!(svg.contains("A SELECT 1 round trip") && svg.contains("Bulk bytes"));
-        assert!(svg.contains("tcp  +8.7%") && svg.contains("tls  +35%"));
-        assert!(svg.contains(">\nsame\n<"), "{svg}");
+        assert!(svg.contains("tcp\u{a0}+8.7%") && svg.contains("tls\u{a0}+35%"));
+        assert!(svg.contains(">same</text>"), "{svg}");
         assert_eq!(svg.matches("<circle").count(), 3);
         // tcp is drawn before tls, as `colours` orders them.
-        assert!(svg.find("tcp  +8.7%") < svg.find("tls  +35%"));
+        assert!(svg.find("tcp\u{a0}+8.7%") < svg.find("tls\u{a0}+35%"));
+        // Bulk bytes' interval leaves the axis on the left: an arrow there.
+        assert_eq!(svg.matches("<polygon").count(), 1, "{svg}");
+    }
+
+    #[test]
+    fn a_long_label_is_text_and_a_ratio_beyond_the_axis_ends_in_an_arrow() {
+        let groups = [Group {
+            label: "New connections (PostgreSQL: connect, SELECT 1, close) <&>".into(),
+            ratios: vec![
+                ("tcp".into(), interval(0.5, 0.45, 0.56)),
+                ("tls".into(), interval(127.0, 110.0, 140.0)),
+            ],
+        }];
+        let svg = ratios(&groups, &[], "against unix", true).unwrap();
+        // The label is a line of text that wraps, not SVG text in a gutter.
+        assert!(
+            svg.contains(
+                "<p>New connections (PostgreSQL: connect, SELECT 1, close) &lt;&amp;&gt;</p>"
+            ),
+            "{svg}"
+        );
+        let tcp = format!("tcp\u{a0}{}", relative(0.5));
+        assert!(svg.contains(&tcp) && svg.contains("tls\u{a0}127×"), "{svg}");
+        // 127× is beyond the ceiling: its dot and whisker stop at the axis' end,
+        // where an arrow points on.
+        assert!(svg.contains("<circle cx=\"100.00%\""), "{svg}");
+        assert_eq!(svg.matches("<polygon points=\"0,-5 8,0 0,5\"/>").count(), 1);
+        assert!(
+            svg.contains(">100×</text>") && svg.contains(">−50%</text>"),
+            "{svg}"
+        );
+        assert!(ratios(&[], &[], "against unix", true).is_err());
     }
 }

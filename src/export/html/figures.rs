@@ -200,7 +200,7 @@ mod tests {
         assert_eq!(figures.len(), 1);
         let svg = figures[0].svg.as_ref().unwrap();
         assert_eq!(svg.matches("<circle").count(), 2, "{svg}");
-        assert!(svg.contains("unix, 64 B  +10%") && svg.contains("tls, 64 B  −15%"));
+        assert!(svg.contains("unix, 64 B\u{a0}+10%") && svg.contains("tls, 64 B\u{a0}−15%"));
         assert!(
             !svg.contains("tcp, 64 B"),
             "a row without a ratio has no line"

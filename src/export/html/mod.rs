@@ -5,7 +5,10 @@
 //! A section reads from the answer to the evidence: the verdict and one chart of
 //! every cost ratio, then each experiment's table and charts, the notes that
 //! explain every table, and the system facts last. The page fits a phone: tables
-//! scroll inside their own box, charts scale, long words wrap.
+//! scroll inside their own box, which shows a shadow at its right edge while more
+//! columns are beyond it (a white end of the content scrolls over the shadow), and
+//! keep their first column in view; the summary chart lays itself out at any
+//! width, other charts scale; long words wrap.
 
 mod figures;
 mod table;
@@ -22,14 +25,20 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:60rem;margi
 padding:0 1rem;color:#222;line-height:1.4;overflow-wrap:anywhere}h1{font-size:1.6rem}\
 h2{font-size:1.3rem;border-bottom:1px solid #ccc;padding-bottom:.2rem;margin-top:2.5rem}\
 h3{font-size:1.05rem;margin:1.8rem 0 .5rem}\
-div.table{overflow-x:auto;max-width:100%}\
-table{border-collapse:collapse;font-size:.9rem;margin:.3rem 0}\
-th,td{border:1px solid #ddd;padding:.25rem .6rem;overflow-wrap:normal}th{background:#f3f3f3}\
+div.table{overflow-x:auto;max-width:100%;\
+background:linear-gradient(to left,#fff 40%,#fff0) right center/2rem 100% no-repeat local,\
+radial-gradient(farthest-side at 100% 50%,#0004,#0000) right center/1rem 100% no-repeat scroll}\
+table{border-collapse:separate;border-spacing:0;border-top:1px solid #ddd;font-size:.9rem;\
+margin:.3rem 0}\
+th,td{border:solid #ddd;border-width:0 1px 1px 0;padding:.25rem .6rem;overflow-wrap:normal}\
+th{background:#0000000b}\
 td:not(:first-child),th:not(:first-child){text-align:right;font-variant-numeric:tabular-nums;\
 white-space:nowrap}\
+td:first-child,th:first-child{position:sticky;left:0;background:#fff;border-left-width:1px}\
+th:first-child{background:#f3f3f3}\
 table.facts td,table.facts th{text-align:left;white-space:normal}\
 td.sub{padding-left:1.6rem;color:#555}\
-tr.differs td{background:#fff3c4}span.differs{font-size:.75rem;font-weight:600;\
+tr.differs td{background:#ffc8003b}tr.differs td:first-child{background:#fff3c4}span.differs{font-size:.75rem;font-weight:600;\
 color:#7a5200;border:1px solid #d9b44a;border-radius:.6rem;padding:0 .35rem;margin-left:.4rem}\
 p.note,figcaption span{font-size:.85rem;color:#555;margin:.2rem 0}\
 div.legend{margin-top:1.5rem}\
@@ -42,8 +51,9 @@ impl Exporter for Html {
         let mut out = format!(
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
+             <title>{}</title>\n<style>{STYLE}{}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
             escape(&document.title),
+            charts::RATIOS_STYLE,
             escape(&document.title)
         );
         // The legend is shown once per page: a later section adds only new notes.
