@@ -395,7 +395,7 @@ fn the_page_reads_from_the_verdict_to_the_system_facts() {
     let order = [
         "<h1>sockbench results</h1>",
         "<ul class=\"verdict\">",
-        "<strong>Extra time per operation over unix, 95% intervals</strong>",
+        "<strong>Extra time per operation over unix (TLS over tcp), 95% intervals</strong>",
         "<h3>sockets.connect",
         "<h3>postgres.rows",
         "<div class=\"legend\">",
