@@ -110,10 +110,11 @@ pub fn percent(ratio: f64) -> String {
 /// A cost ratio with its 95% interval, all three in the estimate's form:
 /// `+28% [+19%, +37%]`, `24× [19×, 30×]`, `0.41× [0.30×, 0.55×]`; where the
 /// interval is too wide to say anything ([`Interval::informative`]), `not settled
-/// (2 rounds; about 40 would settle it)`.
+/// (2 rounds)`, short enough for a line or a cell (the verdict says how many
+/// rounds would settle it, [`rounds`]).
 pub fn versus(ratio: &Interval) -> String {
     if !ratio.informative() {
-        return format!("not settled ({})", rounds(ratio));
+        return format!("not settled ({} rounds)", ratio.n);
     }
     let show = if reads_as_factor(ratio.estimate) {
         factor

@@ -199,6 +199,33 @@ fn whether_it_matters_comes_from_the_extra_cpu_at_typical_rates() {
 }
 
 #[test]
+fn an_extra_cpu_not_told_from_zero_is_weighed_against_no_rate() {
+    // Round by round tcp costs 8 µs more CPU, then 2 µs less, then 9 µs more: the
+    // mean 5 µs would be 5% of a core at 10,000/s, but the rounds cannot tell it
+    // from nothing, and the line does not claim a share of a core.
+    let rs = measured(
+        None,
+        &[
+            ("unix", &[20_000.0, 21_000.0, 20_500.0], 20_000.0),
+            ("tcp", &[30_000.0, 31_000.0, 30_500.0], 20_000.0),
+        ],
+    );
+    let mut rs = rs;
+    for (t, extra) in rs[1].trials.iter_mut().zip([8_000.0, -2_000.0, 9_000.0]) {
+        if let Some(cpu) = t.metrics.cpu.as_mut() {
+            cpu.client.cpu_ns += extra;
+        }
+    }
+    crate::harness::aggregate::rank(&mut rs, &TIME);
+    let v = verdict(&rs);
+    assert!(
+        v[0].contains("is not told from zero: the difference adds latency"),
+        "{v:?}"
+    );
+    assert!(!v[0].contains("of a core"), "{v:?}");
+}
+
+#[test]
 fn a_real_difference_under_one_percent_of_a_core_is_either_is_fine_not_use() {
     // tcp costs 0.5 µs more CPU per query: 0.5% of a core even at 10,000/s.
     let rs = measured(

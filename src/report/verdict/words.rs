@@ -266,6 +266,13 @@ fn matters(work: &Work, p: &Pair, cpu_op: &str) -> Option<Matters> {
         "its extra CPU ({} per {cpu_op}, client and server)",
         duration_interval_ns(per_op, low, high),
     );
+    if low <= 0.0 {
+        // The rounds cannot tell the extra CPU from none: no share of a core to
+        // weigh, as the why says too.
+        return Some(Matters::Yes(format!(
+            "{cpu} is not told from zero: the difference adds latency, not measurable load"
+        )));
+    }
     Some(match first_that_counts {
         None => {
             let top = rates[rates.len() - 1];
