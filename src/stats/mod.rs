@@ -11,6 +11,6 @@ mod percentiles;
 mod spread;
 
 pub use fit::Fit;
-pub use interval::{t_975, Interval, METHOD as INTERVAL_METHOD, SETTLED};
+pub use interval::{t_975, Interval, Mean, METHOD as INTERVAL_METHOD, SETTLED};
 pub use percentiles::Percentiles;
 pub use spread::{median, Spread};

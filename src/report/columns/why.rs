@@ -120,12 +120,15 @@ fn top_layers(why: &Why, n: usize) -> Vec<(Layer, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::why::Account;
+    use crate::cpu::why::{Account, LayerTime};
 
     fn account(events: &[(Event, f64)], layers: &[(Layer, f64)]) -> Account {
         Account {
             events: events.iter().map(|(e, n)| (e.name().into(), *n)).collect(),
-            layers: layers.iter().map(|(l, n)| (l.name().into(), *n)).collect(),
+            layers: layers
+                .iter()
+                .map(|(l, n)| (l.name().into(), LayerTime::plain(*n)))
+                .collect(),
             ..Account::default()
         }
     }
@@ -135,7 +138,7 @@ mod tests {
         let why = Why {
             client: account(&[], &[(Layer::Tcp, 300.0), (Layer::User, 100.0)]),
             server: Some(account(&[], &[(Layer::Tcp, 100.0), (Layer::Copy, 500.0)])),
-            tracepoints: Vec::new(),
+            ..Why::default()
         };
         assert_eq!(
             layer_times(&why),
