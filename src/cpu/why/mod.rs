@@ -12,7 +12,7 @@
 //! timed. One counting trial's split between layers moves by 15-20 points from
 //! one trial to the next (where a timer interrupt lands relative to the loop), far
 //! more than its sample count alone says, so every case runs several counting
-//! trials ([`crate::harness::COUNTING_ROUNDS`]), and each layer's CPU time carries
+//! trials (`COUNTING_ROUNDS` in the harness), and each layer's CPU time carries
 //! the Student t interval of its mean over them ([`LayerTime`]).
 
 pub mod collect;
