@@ -236,39 +236,6 @@ fn build(clock: Clock, task: Task, cpu: usize) -> io::Result<Counter> {
         .build()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_kernel_that_refuses_cycles_is_sampled_by_its_timer() {
-        let mut asked = Vec::new();
-        let clock = choose(|c| {
-            asked.push(c);
-            match c {
-                Clock::Cycles => Err(io::Error::from_raw_os_error(libc::ENOENT)),
-                Clock::CpuClock => Ok(()),
-            }
-        });
-        assert_eq!(clock, Clock::CpuClock);
-        assert_eq!(asked, [Clock::Cycles]);
-        assert_eq!(choose(|_| Ok(())), Clock::Cycles);
-    }
-
-    /// The clock chosen is the one this kernel accepts: where opening a sampling
-    /// `cycles` event fails (no PMU, as in most VMs), `cpu-clock`.
-    #[test]
-    fn the_chosen_clock_is_the_one_the_kernel_accepts() {
-        let cycles = build(Clock::Cycles, Task::Me, 0).is_ok();
-        let expected = if cycles {
-            Clock::Cycles
-        } else {
-            Clock::CpuClock
-        };
-        assert_eq!(chosen(), expected);
-    }
-}
-
 /// The CPUs online, from `/sys/devices/system/cpu/online` (`0-3,5`).
 fn online_cpus() -> Vec<usize> {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
@@ -314,4 +281,37 @@ pub fn crypto_ranges_in(maps: &str) -> Vec<(u64, u64)> {
             ))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_that_refuses_cycles_is_sampled_by_its_timer() {
+        let mut asked = Vec::new();
+        let clock = choose(|c| {
+            asked.push(c);
+            match c {
+                Clock::Cycles => Err(io::Error::from_raw_os_error(libc::ENOENT)),
+                Clock::CpuClock => Ok(()),
+            }
+        });
+        assert_eq!(clock, Clock::CpuClock);
+        assert_eq!(asked, [Clock::Cycles]);
+        assert_eq!(choose(|_| Ok(())), Clock::Cycles);
+    }
+
+    /// The clock chosen is the one this kernel accepts: where opening a sampling
+    /// `cycles` event fails (no PMU, as in most VMs), `cpu-clock`.
+    #[test]
+    fn the_chosen_clock_is_the_one_the_kernel_accepts() {
+        let cycles = build(Clock::Cycles, Task::Me, 0).is_ok();
+        let expected = if cycles {
+            Clock::Cycles
+        } else {
+            Clock::CpuClock
+        };
+        assert_eq!(chosen(), expected);
+    }
 }

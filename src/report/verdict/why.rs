@@ -154,7 +154,7 @@ fn split(a: &[BTreeMap<Layer, f64>], b: &[BTreeMap<Layer, f64>]) -> Split {
     let Some(mut grown): Option<Vec<(Layer, Mean)>> = growths
         .iter()
         .map(|(l, d)| Some((*l, Mean::of(d)?)))
-        .filter(|g| g.as_ref().map_or(true, |(_, m)| m.estimate > 0.0))
+        .filter(|g| g.as_ref().is_none_or(|(_, m)| m.estimate > 0.0))
         .collect()
     else {
         return Split::NotSettled;
