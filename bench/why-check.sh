@@ -21,11 +21,22 @@
 #     (left out on both sides).
 # Measured before (2 vCPU KVM, quiet, 2026-11-24, ROUNDS=9, one counting trial,
 # medians within 5 points): every event count agreed within 0.5% except wakeups
-# (4-8%); 8 of 28 kernel-layer rows were outside 5 points: perf's profile of the C
-# loop put 37-40% of tcp's kernel samples in the scheduler where sockbench put
-# 21-23%. One counting trial's split moves by 15-20 points from trial to trial, so
-# a fixed 5-point target on one trial judged noise; see the end of this file's
-# output for the intervals that the comparison now rests on.
+# (4-8%); 8 of 28 kernel-layer rows were outside 5 points, perf's profile of the C
+# loop putting 37-40% of tcp's kernel samples in the scheduler where sockbench put
+# 21-23%.
+# Measured with five counting trials (same VM, loaded by other work to a load
+# average of 8-10, 2026-11-26, ROUNDS=5): 25 of 28 layer rows within the combined
+# interval. The scheduler's share is the one that moves with the machine: on tcp,
+# 52% (client) in sockbench's trials and 42% ±11 over perf's five runs, where the
+# quiet machine gave 21-23% and 37-40%; no fixed gap between the two loops. With
+# cpu-clock (no PMU here) a tick due while interrupts are off is taken when they
+# come back on, mostly at the unlock ending a wakeup or a switch, and how often
+# that happens depends on how late the vCPU's timer fires: the old 5-point target
+# on one trial judged that noise as a difference. Left outside: "other kernel" on
+# the client, 0.4-0.5% in perf and 0 in sockbench (perf samples the C client's
+# whole life: exec, page faults; sockbench only the loop), unix client scheduler
+# (+3.4 ±2.8), and wakeups per operation (4-15%: how often the peer is already
+# awake varies with the machine's load).
 # The tracepoints and filters are read from src/cpu/why/tracepoints.rs (the first
 # candidate of each event that sockbench reports using). For ROUNDS rounds (default
 # 5, at least 5 for the layer shares to be judged). Everything runs on one CPU (PIN_CPU, default 0; sockbench

@@ -287,9 +287,11 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
 /// one trial to the next; several trials give each layer an interval. They run
 /// after the rounds, never in them: sampling takes an interrupt every 50 µs of
 /// CPU, and counters cost at every context switch, which would be timed. Five
-/// rounds of trials of 60-300 ms add about 10 s to `sockbench run`'s 105 s (the
-/// quick suite's counting trials take about 2.5 s a round), and give Student's t
-/// four degrees of freedom (2.78 against 4.30 with three).
+/// give Student's t four degrees of freedom (2.78, against 4.30 with three).
+/// Measured on 2 shared cores under a load average of 10-15: `sockbench run`
+/// took 341 and 349 s with one counting round, 403 and 384 s with five (+14%),
+/// about 12 s per added round there; on the quiet machine's 105 s, +14% is
+/// about 120 s.
 pub const COUNTING_ROUNDS: u32 = 5;
 
 /// One trial of every case on every target with kernel counters on, appended to
