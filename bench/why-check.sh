@@ -52,6 +52,15 @@ ms=1000
 command -v perf >/dev/null || { echo "perf is needed (Debian: linux-perf)" >&2; exit 1; }
 # shellcheck source=bench/lib/reference-server.sh
 source bench/lib/reference-server.sh
+# perf mounts tracefs on /sys/kernel/tracing when it reads tracepoints and leaves
+# it there; the host is left as found.
+tracefs_before=$(grep -c ' /sys/kernel/tracing ' /proc/self/mountinfo || true)
+unmount_tracefs() {
+    if [ "$tracefs_before" = 0 ] && grep -q ' /sys/kernel/tracing ' /proc/self/mountinfo; then
+        umount /sys/kernel/tracing || echo "could not unmount tracefs that perf mounted" >&2
+    fi
+}
+trap 'unmount_tracefs; cleanup' EXIT
 
 # sockbench's own record first: which tracepoints it used.
 $pin "$sb" sockets --transports unix --placement same --workloads pingpong --sizes "$size" \
