@@ -286,13 +286,15 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
 /// each layer's CPU time goes, and one trial's split moves by 15-20 points from
 /// one trial to the next; several trials give each layer an interval. They run
 /// after the rounds, never in them: sampling takes an interrupt every 50 µs of
-/// CPU, and counters cost at every context switch, which would be timed. Five
-/// give Student's t four degrees of freedom (2.78, against 4.30 with three).
-/// Measured on 2 shared cores under a load average of 10-15: `sockbench run`
-/// took 341 and 349 s with one counting round, 403 and 384 s with five (+14%),
-/// about 12 s per added round there; on the quiet machine's 105 s, +14% is
-/// about 120 s.
-pub const COUNTING_ROUNDS: u32 = 5;
+/// CPU, and counters cost at every context switch, which would be timed. Four
+/// give Student's t three degrees of freedom (3.18, against 4.30 with three
+/// trials and 2.78 with five). Measured with five on 2 shared cores under a load
+/// average of 10-15: `sockbench run` took 341, 349 and 374 s with one counting
+/// round, 403, 384 and 445 s with five (+16%, about 14 s per added round there,
+/// where the run is 3.4 times its quiet 105 s: about 4 s per round when quiet).
+/// Five would take the quiet run to about 121 s, past the two minutes the README
+/// promises; four to about 117 s.
+pub const COUNTING_ROUNDS: u32 = 4;
 
 /// One trial of every case on every target with kernel counters on, appended to
 /// the grid as counting trials.
