@@ -6,7 +6,9 @@
 //! transport (`vs_reference`, unit `ratio`: 1.28 is 28% more time per operation;
 //! for TLS, to tcp when measured), the extra CPU per operation of that comparison
 //! (`extra_cpu_ns`, client and server together, with its interval), and its CPU per
-//! operation, client and server apart. Numbers are written in full,
+//! operation, client and server apart, and by layer (`why.client.layer.tcp`: the
+//! mean over the counting trials with its 95% interval; no interval from one
+//! trial). Numbers are written in full,
 //! never formatted for people; an empty cell is a figure or parameter the record
 //! does not have.
 //!
@@ -228,8 +230,16 @@ pub fn figures(experiment: &Experiment, r: &ResultRecord) -> Vec<Figure> {
                 for (event, n) in &a.events {
                     out.extend(plain(format!("why.{side}.{event}"), "count", Some(*n)));
                 }
-                for (layer, ns) in &a.layers {
-                    out.extend(plain(format!("why.{side}.layer.{layer}"), "ns", Some(*ns)));
+                for (layer, t) in &a.layers {
+                    out.push(Figure {
+                        name: format!("why.{side}.layer.{layer}"),
+                        against: None,
+                        unit: "ns",
+                        value: t.ns,
+                        low: t.low,
+                        high: t.high,
+                        settled: None,
+                    });
                 }
             }
         }

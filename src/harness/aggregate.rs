@@ -29,16 +29,7 @@ pub fn record(
         Spread::of(&values)
     };
     let metrics = Metrics::median_of(&per_trial);
-    let counters = counting
-        .into_iter()
-        .find_map(|t| t.metrics.cpu)
-        .map(|mut c| {
-            if let Some(mut why) = c.why.take() {
-                why.scale_layers(metrics.cpu.as_ref(), &c);
-                c.why = Some(why);
-            }
-            c
-        });
+    let counters = counted(&counting, metrics.cpu.as_ref());
     ResultRecord {
         experiment: experiment.to_string(),
         transport: transport.to_string(),
@@ -60,6 +51,26 @@ pub fn record(
         server: None,
         trials,
     }
+}
+
+/// What the counting trials counted: each figure's median over them (the first
+/// one's CPUs), and their kernel accounts made one, its layers scaled to the
+/// `measured` CPU time.
+fn counted(counting: &[Trial], measured: Option<&crate::cpu::Cost>) -> Option<crate::cpu::Cost> {
+    let first = counting.iter().find_map(|t| t.metrics.cpu.as_ref())?;
+    let all: Vec<Metrics> = counting.iter().map(|t| t.metrics.clone()).collect();
+    let mut cost = Metrics::median_of(&all).cpu?;
+    cost.client_cpu = first.client_cpu;
+    cost.server_cpus = first.server_cpus.clone();
+    let whys: Vec<crate::cpu::why::Why> = counting
+        .iter()
+        .filter_map(|t| t.metrics.cpu.as_ref()?.why.clone())
+        .collect();
+    cost.why = crate::cpu::why::Why::of_trials(&whys).map(|mut why| {
+        why.scale_layers(measured, &cost);
+        why
+    });
+    Some(cost)
 }
 
 /// Compares records that share experiment and parameters: `vs_fastest` is the extra

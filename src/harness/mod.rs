@@ -136,8 +136,9 @@ pub struct Schedule<'a> {
     pub settle_on: Option<Metric>,
     /// Rounds run first and thrown away.
     pub warmup_rounds: u32,
-    /// Whether a counting trial of every case on every target follows the rounds.
-    pub counting: bool,
+    /// How many counting trials of every case on every target follow the rounds
+    /// (none where no kernel counters are permitted).
+    pub counting_rounds: u32,
     /// Says whether to stop: `Err` once the user asked to (Ctrl-C).
     pub stop: fn() -> Result<()>,
 }
@@ -162,7 +163,7 @@ impl<'a> Schedule<'a> {
             rounds,
             settle_on: Some(headline),
             warmup_rounds: 0,
-            counting,
+            counting_rounds: if counting { COUNTING_ROUNDS } else { 0 },
             stop: crate::interrupt::check,
         }
     }
@@ -270,12 +271,30 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
         }
         done += 1;
     }
-    if schedule.counting {
-        progress.grow(schedule.steps_per_round());
-        counting_round(schedule, runner, progress, &mut grid)?;
+    if schedule.counting_rounds > 0 {
+        // Keeps each trial's tracepoint counters cheap to close.
+        let _held = crate::cpu::why::events::hold();
+        progress.grow(schedule.steps_per_round() * u64::from(schedule.counting_rounds));
+        for _ in 0..schedule.counting_rounds {
+            counting_round(schedule, runner, progress, &mut grid)?;
+        }
     }
     Ok(grid)
 }
+
+/// Counting rounds after the measured ones. The kernel's account samples where
+/// each layer's CPU time goes, and one trial's split moves by 15-20 points from
+/// one trial to the next; several trials give each layer an interval. They run
+/// after the rounds, never in them: sampling takes an interrupt every 50 µs of
+/// CPU, and counters cost at every context switch, which would be timed. Four
+/// give Student's t three degrees of freedom (3.18, against 4.30 with three
+/// trials and 2.78 with five). Measured with five on 2 shared cores under a load
+/// average of 10-15: `sockbench run` took 341, 349 and 374 s with one counting
+/// round, 403, 384 and 445 s with five (+16%, about 14 s per added round there,
+/// where the run is 3.4 times its quiet 105 s: about 4 s per round when quiet).
+/// Five would take the quiet run to about 121 s, past the two minutes the README
+/// promises; four to about 117 s.
+pub const COUNTING_ROUNDS: u32 = 4;
 
 /// One trial of every case on every target with kernel counters on, appended to
 /// the grid as counting trials.
@@ -285,8 +304,6 @@ fn counting_round(
     progress: &dyn Progress,
     grid: &mut Grid,
 ) -> Result<()> {
-    // Keeps each trial's tracepoint counters cheap to close.
-    let _held = crate::cpu::why::events::hold();
     for (c, case) in schedule.cases.iter().enumerate() {
         (schedule.stop)()?;
         runner.enter(c)?;

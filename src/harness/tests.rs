@@ -91,7 +91,7 @@ const CONN_PER_S: crate::results::figures::Key<f64> =
 fn schedule(cases: Vec<Case>, rounds: u32) -> Schedule<'static> {
     Schedule {
         stop: never,
-        counting: false,
+        counting_rounds: 0,
         ..Schedule::new("fake.connect", cases, Rounds::fixed(rounds), RATE)
     }
 }
@@ -100,7 +100,7 @@ fn schedule(cases: Vec<Case>, rounds: u32) -> Schedule<'static> {
 fn until_settled(cases: Vec<Case>, min: u32, max: u32) -> Schedule<'static> {
     Schedule {
         stop: never,
-        counting: false,
+        counting_rounds: 0,
         ..Schedule::new(
             "fake.connect",
             cases,
@@ -159,7 +159,7 @@ fn rounds_stop_once_every_ratio_is_settled() {
 fn a_counting_trial_follows_the_rounds_and_stays_out_of_the_figures() {
     let mut fake = Fake::new(&["unix", "tcp"], &[100.0, 50.0, 50.0, 100.0, 1.0, 1.0]);
     let schedule = Schedule {
-        counting: true,
+        counting_rounds: 1,
         ..schedule(cases(&[""], 2), 2)
     };
     let grid = run(&schedule, &mut fake, &Silent).unwrap();
@@ -178,6 +178,26 @@ fn a_counting_trial_follows_the_rounds_and_stays_out_of_the_figures() {
     );
     assert_eq!(r.trials.len(), 2, "the counting trial is not a round");
     assert_eq!(r.headline.spread.median, 100.0, "nor part of the median");
+}
+
+#[test]
+fn several_counting_rounds_follow_the_rounds_each_over_every_target() {
+    let mut fake = Fake::new(
+        &["unix", "tcp"],
+        &[100.0, 50.0, 50.0, 100.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+    );
+    let schedule = Schedule {
+        counting_rounds: 3,
+        ..schedule(cases(&[""], 2), 2)
+    };
+    let grid = run(&schedule, &mut fake, &Silent).unwrap();
+    assert_eq!(
+        &fake.calls[4..],
+        [(0, 0), (0, 1), (0, 0), (0, 1), (0, 0), (0, 1)]
+    );
+    let unix = &grid[0][0];
+    assert_eq!(unix.iter().filter(|t| t.counting).count(), 3);
+    assert!(!unix[0].counting && !unix[1].counting);
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! and side by side in a comparison.
 
 use crate::cpu::load::Load;
+use crate::cpu::why::Clock;
 use crate::report::block::Block;
 use crate::report::experiment::Catalog;
 use crate::report::format::short_version;
@@ -23,8 +24,9 @@ fn quiet(load: Option<Load>) -> String {
     )
 }
 
-/// What the kernel's account of the counting trials could use: `11 tracepoints,
-/// call chains sampled`, or that there was none.
+/// What the kernel's account of the counting trials could use: `9 tracepoints,
+/// call chains sampled over 5 counting trials by cpu-clock, …`, or that there was
+/// none.
 fn kernel_account(file: &ResultFile) -> String {
     let whys: Vec<&crate::cpu::why::Why> = file
         .results
@@ -34,13 +36,39 @@ fn kernel_account(file: &ResultFile) -> String {
     let Some(tracepoints) = whys.iter().map(|w| w.tracepoints.len()).max() else {
         return "none (not permitted, or not recorded)".into();
     };
-    let sampled = whys.iter().any(|w| !w.client.layer_samples.is_empty());
-    let chains = if sampled {
-        "call chains sampled"
-    } else {
-        "no call chains"
+    let trials = whys
+        .iter()
+        .map(|w| w.client.sampled_trials())
+        .max()
+        .unwrap_or(0);
+    if trials == 0 {
+        return format!("{tracepoints} tracepoints, no call chains");
+    }
+    // Files from before say no clock: they sampled cpu-clock.
+    let clock = whys.iter().find_map(|w| w.clock).unwrap_or(Clock::CpuClock);
+    let over = match trials {
+        1 => "in one counting trial".to_string(),
+        n => format!("over {n} counting trials"),
     };
-    format!("{tracepoints} tracepoints, {chains}")
+    format!(
+        "{tracepoints} tracepoints, call chains sampled {over} by {}",
+        sampling(clock)
+    )
+}
+
+/// How samples were taken, and what that does to the layers.
+pub fn sampling(clock: Clock) -> &'static str {
+    match clock {
+        Clock::Cycles => {
+            "the CPU's cycle counter (a non-maskable interrupt: each sample \
+                          lands where the CPU was)"
+        }
+        Clock::CpuClock => {
+            "the cpu-clock timer (no hardware counter here): a tick due \
+                            while interrupts are off is taken where they come back on, so \
+                            that time is counted there, mostly in the scheduler"
+        }
+    }
 }
 
 pub fn facts(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)> {

@@ -160,6 +160,47 @@ impl Interval {
     }
 }
 
+/// The arithmetic mean of figures that may be zero or below (a difference of two
+/// CPU times, a layer's share of the samples) and its 95% Student t interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Mean {
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+    /// How many values (trials) it rests on.
+    pub n: u32,
+}
+
+impl Mean {
+    /// The mean of `values` with mean ± t(n−1) · s/√n; `None` with fewer than two
+    /// values or one that is not finite.
+    pub fn of(values: &[f64]) -> Option<Mean> {
+        if values.len() < 2 || values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let half = t_975(values.len() - 1) * (variance / n).sqrt();
+        Some(Mean {
+            estimate: mean,
+            low: mean - half,
+            high: mean + half,
+            n: values.len() as u32,
+        })
+    }
+
+    /// True when the interval lies wholly above zero.
+    pub fn above_zero(&self) -> bool {
+        self.low > 0.0
+    }
+
+    /// The wider side of the interval, in the figure's own unit.
+    pub fn half_width(&self) -> f64 {
+        (self.high - self.estimate).max(self.estimate - self.low)
+    }
+}
+
 /// Mean and sample variance of the logarithms, and the count; `None` with fewer
 /// than two values or one that is not positive and finite.
 fn log_moments(values: &[f64]) -> Option<(f64, f64, f64)> {
@@ -304,6 +345,27 @@ mod tests {
         assert_eq!(Interval::of(&[1.0, 0.0]), None);
         assert_eq!(Interval::of(&[1.0, f64::NAN]), None);
         assert_eq!(Interval::of_ratios(&[1.0, 2.0], &[1.0]), None);
+    }
+
+    // With Python 3.11 and SciPy 1.17.1:
+    //   stats.t.interval(0.95, len(xs) - 1, loc=st.mean(xs), scale=stats.sem(xs))
+    const MEAN_OF_FIVE: (f64, f64) = (-41.311003483, 381.311003483);
+    const MEAN_OF_THREE: (f64, f64) = (0.195158623, 0.244841377);
+
+    #[test]
+    fn interval_of_a_mean_matches_scipy() {
+        let m = Mean::of(&[120.0, -35.0, 410.0, 260.0, 95.0]).unwrap();
+        assert!(close(m.estimate, 170.0), "{m:?}");
+        assert!(close(m.low, MEAN_OF_FIVE.0), "{m:?}");
+        assert!(close(m.high, MEAN_OF_FIVE.1), "{m:?}");
+        assert_eq!(m.n, 5);
+        assert!(!m.above_zero(), "a growth of 170 that may be none");
+        let shares = Mean::of(&[0.21, 0.23, 0.22]).unwrap();
+        assert!(close(shares.low, MEAN_OF_THREE.0), "{shares:?}");
+        assert!(close(shares.high, MEAN_OF_THREE.1), "{shares:?}");
+        assert!(shares.above_zero());
+        assert_eq!(Mean::of(&[1.0]), None);
+        assert_eq!(Mean::of(&[1.0, f64::INFINITY]), None);
     }
 
     // scipy.stats.t.ppf(0.975, df) for df = 1, 4, 30, 31, 40, 100.

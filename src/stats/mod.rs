@@ -13,6 +13,8 @@ mod spread;
 
 pub use difference::Difference;
 pub use fit::Fit;
-pub use interval::{t_975, Interval, METHOD as INTERVAL_METHOD, MOST_ROUNDS, SETTLED, WIDEST};
+pub use interval::{
+    t_975, Interval, Mean, METHOD as INTERVAL_METHOD, MOST_ROUNDS, SETTLED, WIDEST,
+};
 pub use percentiles::Percentiles;
 pub use spread::{median, Spread};

@@ -56,7 +56,7 @@ impl Collector {
         if client.sampler.is_none() {
             match kallsyms {
                 Err(why) => say(why),
-                Ok(_) => note("cannot sample cpu-clock with call chains, so no CPU by layer"),
+                Ok(_) => note("cannot sample with call chains, so no CPU by layer"),
             }
         }
         let server = server.and_then(|pid| {
@@ -107,7 +107,7 @@ impl Collector {
                     lost,
                 } = s.drain(k);
                 for (layer, n) in by_layer {
-                    a.layer_samples.insert(layer.name().to_string(), n);
+                    a.layer_samples.insert(layer.name().to_string(), vec![n]);
                 }
                 a.samples_left_out = left_out;
                 a.samples_lost = lost;
@@ -116,10 +116,12 @@ impl Collector {
         };
         let client = account(&mut self.client);
         let server = self.server.as_mut().map(&mut account);
+        let clock = self.client.sampler.as_ref().map(|s| s.clock);
         Why {
             client,
             server,
             tracepoints: tracepoints::names(self.chosen),
+            clock,
         }
     }
 

@@ -1,5 +1,6 @@
-//! `cpu-clock` samples with kernel call chains of one task and everything it
-//! starts, taken between [`Sampler::start`] and [`Sampler::stop`] and read only
+//! Samples with kernel call chains of one task and everything it starts, from
+//! the PMU's `cycles` where the kernel accepts it, else the `cpu-clock` timer
+//! ([`Clock`]), taken between [`Sampler::start`] and [`Sampler::stop`] and read only
 //! afterwards: nothing runs in sockbench during the loop, the kernel writes the
 //! samples into ring buffers.
 //!
@@ -11,9 +12,9 @@
 
 use super::kallsyms::Kallsyms;
 use super::layers::{self, Class};
-use super::Layer;
+use super::{Clock, Layer};
 use crate::cpu::counters::Task;
-use perf_event::events::Software;
+use perf_event::events::{Hardware, Software};
 use perf_event::{Builder, Counter, SampleFlag, Sampler as Buffer};
 use std::collections::{BTreeMap, HashMap};
 use std::io;
@@ -28,6 +29,8 @@ const SET_OUTPUT: libc::c_ulong = 0x2405;
 /// trial only, whose wall time is not used. NOTE: bench/why-check.sh reads this
 /// period to sample the reference loop alike.
 pub const PERIOD_NS: u64 = 50_000;
+/// One `cycles` sample every 125 000 cycles: [`PERIOD_NS`] at 2.5 GHz.
+pub const PERIOD_CYCLES: u64 = 125_000;
 /// Each CPU's buffer: 4 MiB, about 20 000 samples of 200 bytes, one second of
 /// one busy CPU at [`PERIOD_NS`].
 const BUFFER_BYTES: usize = 4 << 20;
@@ -43,6 +46,8 @@ const RECORD_SAMPLE: u32 = 9;
 /// One side's samplers: one buffer per CPU, and the events of the other tasks
 /// writing into it.
 pub struct Sampler {
+    /// What makes the samples.
+    pub clock: Clock,
     buffers: Vec<Buffer>,
     others: Vec<Counter>,
     /// The side's process, whose mappings stand in for a task gone at drain time.
@@ -64,12 +69,13 @@ impl Sampler {
     /// `root` is their process (a task gone meanwhile is passed over). Fails when
     /// sampling is not permitted.
     pub fn open(tasks: &[Task], root: u32) -> io::Result<Sampler> {
+        let clock = chosen();
         let mut buffers: Vec<Buffer> = Vec::new();
         let mut others = Vec::new();
         for cpu in online_cpus() {
             let mut first: Option<Buffer> = None;
             for &task in tasks {
-                let counter = match build(task, cpu) {
+                let counter = match build(clock, task, cpu) {
                     Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
                     built => built?,
                 };
@@ -91,6 +97,7 @@ impl Sampler {
             buffers.extend(first);
         }
         Ok(Sampler {
+            clock,
             buffers,
             others,
             root,
@@ -190,9 +197,30 @@ fn u64_at(bytes: &[u8], offset: usize) -> Option<u64> {
     ))
 }
 
-/// A disabled `cpu-clock` sampling event of `task` on `cpu`, inherited.
-fn build(task: Task, cpu: usize) -> io::Result<Counter> {
-    let mut builder = Builder::new(Software::CPU_CLOCK);
+/// The clock this machine samples with, chosen once per run: `cycles` where
+/// the kernel accepts a sampling `cycles` event (a PMU, exposed to this machine),
+/// else `cpu-clock`.
+pub fn chosen() -> Clock {
+    static CHOSEN: std::sync::OnceLock<Clock> = std::sync::OnceLock::new();
+    *CHOSEN.get_or_init(|| choose(|clock| build(clock, Task::Me, 0).map(drop)))
+}
+
+/// The first of `cycles` and `cpu-clock` for which `open` succeeds; `cpu-clock`
+/// when neither does (opening it again then says why).
+pub fn choose(mut open: impl FnMut(Clock) -> io::Result<()>) -> Clock {
+    if open(Clock::Cycles).is_ok() {
+        Clock::Cycles
+    } else {
+        Clock::CpuClock
+    }
+}
+
+/// A disabled sampling event of `clock` for `task` on `cpu`, inherited.
+fn build(clock: Clock, task: Task, cpu: usize) -> io::Result<Counter> {
+    let (mut builder, period) = match clock {
+        Clock::Cycles => (Builder::new(Hardware::CPU_CYCLES), PERIOD_CYCLES),
+        Clock::CpuClock => (Builder::new(Software::CPU_CLOCK), PERIOD_NS),
+    };
     match task {
         Task::Me => builder.observe_self(),
         Task::Id(id) => builder.observe_pid(id),
@@ -201,7 +229,7 @@ fn build(task: Task, cpu: usize) -> io::Result<Counter> {
         .one_cpu(cpu)
         .inherit(true)
         .exclude_kernel(false)
-        .sample_period(PERIOD_NS)
+        .sample_period(period)
         .sample(SampleFlag::IP | SampleFlag::TID | SampleFlag::CALLCHAIN)
         .exclude_callchain_user(true)
         .enabled(false)
@@ -253,4 +281,37 @@ pub fn crypto_ranges_in(maps: &str) -> Vec<(u64, u64)> {
             ))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_that_refuses_cycles_is_sampled_by_its_timer() {
+        let mut asked = Vec::new();
+        let clock = choose(|c| {
+            asked.push(c);
+            match c {
+                Clock::Cycles => Err(io::Error::from_raw_os_error(libc::ENOENT)),
+                Clock::CpuClock => Ok(()),
+            }
+        });
+        assert_eq!(clock, Clock::CpuClock);
+        assert_eq!(asked, [Clock::Cycles]);
+        assert_eq!(choose(|_| Ok(())), Clock::Cycles);
+    }
+
+    /// The clock chosen is the one this kernel accepts: where opening a sampling
+    /// `cycles` event fails (no PMU, as in most VMs), `cpu-clock`.
+    #[test]
+    fn the_chosen_clock_is_the_one_the_kernel_accepts() {
+        let cycles = build(Clock::Cycles, Task::Me, 0).is_ok();
+        let expected = if cycles {
+            Clock::Cycles
+        } else {
+            Clock::CpuClock
+        };
+        assert_eq!(chosen(), expected);
+    }
 }

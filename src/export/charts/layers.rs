@@ -5,7 +5,7 @@
 
 use super::{draw, label_area, mesh, number, scale, text, Figure, Marked, LABELS, WIDTH, X_LABELS};
 use crate::cpu::why::Layer;
-use crate::report::columns::why::layer_times;
+use crate::report::columns::why::{layer_times, top_layers};
 use crate::report::experiment::Experiment;
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
@@ -42,7 +42,11 @@ pub fn layers(experiment: &Experiment, records: &[ResultRecord]) -> Option<Figur
         .filter_map(|r| {
             let why = r.counters.as_ref()?.why.as_ref()?;
             let layers = layer_times(why);
-            (!layers.is_empty()).then(|| (super::bars::case(experiment, r), layers))
+            let mut label = super::bars::case(experiment, r);
+            if !settled(why) {
+                label.push_str(" *");
+            }
+            (!layers.is_empty()).then_some((label, layers))
         })
         .collect();
     if bars.is_empty() {
@@ -51,10 +55,15 @@ pub fn layers(experiment: &Experiment, records: &[ResultRecord]) -> Option<Figur
     let op = experiment.verdict.map_or("operation", |v| v.work.op);
     Some(Figure {
         title: format!("Where one {op}'s CPU time goes, client and server together"),
-        note: "Each bar is the measured CPU time per operation, divided by layer in the \
-               proportion of the kernel's cpu-clock samples with call chains in the \
-               counting trial."
-            .into(),
+        note: format!(
+            "Each bar is the measured CPU time per operation, divided by layer in the \
+             mean proportion of the kernel's samples with call chains over the counting \
+             trials. A bar marked * has one of its three largest layers whose share is \
+             not settled (its 95% interval over the trials wider than ±{:.0} points, or \
+             one trial only): read that split as rough; the table's \"most CPU in\" row \
+             gives each share with its interval.",
+            100.0 * SETTLED_SHARE
+        ),
         svg: draw_layers(&bars),
     })
 }
@@ -153,6 +162,16 @@ fn legend<DB: DrawingBackend>(
     Ok(())
 }
 
+/// A layer's share is settled when its interval is within ± this (5 points).
+const SETTLED_SHARE: f64 = 0.05;
+
+/// Whether the three largest layers' shares are each settled.
+fn settled(why: &crate::cpu::why::Why) -> bool {
+    top_layers(why, 3)
+        .iter()
+        .all(|s| s.interval.is_some_and(|m| m.half_width() <= SETTLED_SHARE))
+}
+
 fn colour(layer: Layer) -> RGBColor {
     COLOURS
         .iter()
@@ -173,5 +192,46 @@ mod tests {
         colours.sort_unstable();
         colours.dedup();
         assert_eq!(colours.len(), COLOURS.len());
+    }
+}
+
+#[cfg(test)]
+mod settled_tests {
+    use super::*;
+    use crate::cpu::why::{Account, Why};
+
+    fn why(samples: &[(&str, Vec<u64>)]) -> Why {
+        let mut why = Why {
+            client: Account {
+                layer_samples: samples
+                    .iter()
+                    .map(|(l, n)| (l.to_string(), n.clone()))
+                    .collect(),
+                ..Account::default()
+            },
+            ..Why::default()
+        };
+        let cost = crate::cpu::Cost {
+            source: "perf_event".into(),
+            client: crate::cpu::Counts {
+                cpu_ns: 1000.0,
+                ..Default::default()
+            },
+            server: None,
+            client_cpu: None,
+            server_cpus: Vec::new(),
+            why: None,
+        };
+        why.scale_layers(None, &cost);
+        why
+    }
+
+    #[test]
+    fn a_bar_is_marked_when_a_large_layer_moves_between_trials() {
+        let steady = why(&[("tcp", vec![50, 51, 49]), ("user", vec![50, 49, 51])]);
+        assert!(settled(&steady));
+        let moving = why(&[("tcp", vec![30, 50, 70]), ("user", vec![70, 50, 30])]);
+        assert!(!settled(&moving));
+        assert!(!settled(&why(&[("tcp", vec![50]), ("user", vec![50])])));
     }
 }

@@ -116,18 +116,32 @@ pub fn legend(records: &[ResultRecord]) -> Vec<String> {
         .iter()
         .any(|r| r.counters.as_ref().is_some_and(|c| c.why.is_some()))
     {
-        notes.push(WHY_NOTE.into());
+        notes.push(why_note(records));
     }
     notes
 }
 
 /// How to read the "why" rows.
 pub const WHY_NOTE: &str = "why: what the kernel did per operation, client and server \
-     together, counted from its tracepoints in the counting trial: packets handed to a \
+     together, counted from its tracepoints in the counting trials: packets handed to a \
      network device (the loopback device here; a Unix socket uses none), system calls, \
      network softirqs (NET_RX and NET_TX), wakeups, and for TCP the segments received \
      with data and without (pure ACKs); most CPU in: the layers that held the largest \
-     shares of the CPU time, from cpu-clock samples with kernel call chains";
+     shares of the CPU time, from samples with kernel call chains, ± the 95% interval \
+     of the share over the counting trials";
+
+/// [`WHY_NOTE`] and how the samples were taken (a file from before says no clock:
+/// it sampled cpu-clock).
+fn why_note(records: &[ResultRecord]) -> String {
+    let clock = records
+        .iter()
+        .find_map(|r| r.counters.as_ref()?.why.as_ref()?.clock)
+        .unwrap_or(crate::cpu::why::Clock::CpuClock);
+    format!(
+        "{WHY_NOTE}, taken by {}",
+        crate::report::system::sampling(clock)
+    )
+}
 
 /// The notes on how sure this table's figures are: trials under outside load,
 /// where unpinned client and server ran, and which comparisons are not settled.

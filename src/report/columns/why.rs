@@ -8,6 +8,7 @@ use crate::cpu::why::{Event, Layer, Why};
 use crate::report::block::{Cell, Row, Value};
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
+use crate::stats::Mean;
 
 /// The event rows: label and the events summed into them.
 const EVENT_ROWS: [(&str, &[Event]); 4] = [
@@ -47,10 +48,7 @@ impl Columns {
         });
         self.why_row("  why: most CPU in", &whys, |w| {
             let layers = top_layers(w, TOP_LAYERS);
-            let text: Vec<String> = layers
-                .iter()
-                .map(|(layer, share)| format!("{layer} {:.0}%", 100.0 * share))
-                .collect();
+            let text: Vec<String> = layers.iter().map(share_text).collect();
             (!text.is_empty()).then(|| Cell::text(text.join(", ")))
         });
     }
@@ -104,28 +102,61 @@ pub fn layer_times(why: &Why) -> Vec<(Layer, f64)> {
     all
 }
 
+/// A layer's share of a transport's CPU time: the mean over the counting trials
+/// and the 95% interval of that mean.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Share {
+    pub layer: Layer,
+    pub share: f64,
+    /// None from one counting trial.
+    pub interval: Option<Mean>,
+}
+
 /// The `n` layers with the most CPU time, with their share of all of it.
-fn top_layers(why: &Why, n: usize) -> Vec<(Layer, f64)> {
+pub fn top_layers(why: &Why, n: usize) -> Vec<Share> {
     let all = layer_times(why);
     let total: f64 = all.iter().map(|(_, ns)| ns).sum();
     if total <= 0.0 {
         return Vec::new();
     }
+    let trials = why.trial_layers();
     all.into_iter()
         .take(n)
-        .map(|(layer, ns)| (layer, ns / total))
+        .map(|(layer, ns)| {
+            let shares: Vec<f64> = trials
+                .iter()
+                .map(|t| t.get(&layer).copied().unwrap_or(0.0) / t.values().sum::<f64>())
+                .collect();
+            Share {
+                layer,
+                share: ns / total,
+                interval: Mean::of(&shares),
+            }
+        })
         .collect()
+}
+
+/// `tcp 45±8%`, or `tcp 45% (one trial)` without an interval.
+fn share_text(s: &Share) -> String {
+    let pc = 100.0 * s.share;
+    match s.interval {
+        Some(m) => format!("{} {pc:.0}±{:.0}%", s.layer, 100.0 * m.half_width()),
+        None => format!("{} {pc:.0}% (one trial)", s.layer),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::why::Account;
+    use crate::cpu::why::{Account, LayerTime};
 
     fn account(events: &[(Event, f64)], layers: &[(Layer, f64)]) -> Account {
         Account {
             events: events.iter().map(|(e, n)| (e.name().into(), *n)).collect(),
-            layers: layers.iter().map(|(l, n)| (l.name().into(), *n)).collect(),
+            layers: layers
+                .iter()
+                .map(|(l, n)| (l.name().into(), LayerTime::plain(*n)))
+                .collect(),
             ..Account::default()
         }
     }
@@ -135,7 +166,7 @@ mod tests {
         let why = Why {
             client: account(&[], &[(Layer::Tcp, 300.0), (Layer::User, 100.0)]),
             server: Some(account(&[], &[(Layer::Tcp, 100.0), (Layer::Copy, 500.0)])),
-            tracepoints: Vec::new(),
+            ..Why::default()
         };
         assert_eq!(
             layer_times(&why),
@@ -145,7 +176,41 @@ mod tests {
                 (Layer::User, 100.0)
             ]
         );
-        assert_eq!(top_layers(&why, 1), vec![(Layer::Copy, 0.5)]);
+        let top = top_layers(&why, 1);
+        assert_eq!((top[0].layer, top[0].share), (Layer::Copy, 0.5));
+        assert_eq!(share_text(&top[0]), "copy 50% (one trial)");
+    }
+
+    #[test]
+    fn shares_carry_their_interval_over_the_trials() {
+        let mut why = Why {
+            client: Account {
+                layer_samples: [
+                    ("tcp".to_string(), vec![40, 50, 60]),
+                    ("user".to_string(), vec![60, 50, 40]),
+                ]
+                .into(),
+                ..Account::default()
+            },
+            ..Why::default()
+        };
+        let cost = crate::cpu::Cost {
+            source: "perf_event".into(),
+            client: crate::cpu::Counts {
+                cpu_ns: 1000.0,
+                ..Default::default()
+            },
+            server: None,
+            client_cpu: None,
+            server_cpus: Vec::new(),
+            why: None,
+        };
+        why.scale_layers(None, &cost);
+        let top = top_layers(&why, 2);
+        // Shares 0.4, 0.5, 0.6: mean 0.5, half-width t(2) · 0.1/√3 = 0.2484.
+        let m = top[0].interval.unwrap();
+        assert!((m.half_width() - 0.248414).abs() < 1e-5, "{m:?}");
+        assert_eq!(share_text(&top[0]), format!("{} 50±25%", top[0].layer));
     }
 
     #[test]
