@@ -5,6 +5,17 @@ mod common;
 
 use common::*;
 
+/// A mistyped command or option gets clap's "a similar one exists", still in one
+/// line with exit 2.
+#[test]
+fn a_mistyped_command_or_option_is_told_what_was_meant() {
+    assert_rejected(&["postgress"], "a similar subcommand exists: 'postgres'");
+    assert_rejected(
+        &["sockets", "--trails", "3"],
+        "a similar argument exists: '--trials'",
+    );
+}
+
 #[test]
 fn unknown_transport() {
     assert_rejected(
