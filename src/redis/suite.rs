@@ -137,7 +137,9 @@ fn reach(plan: &RedisPlan, progress: &dyn Progress) -> Result<Reached> {
 fn facts(target: &Target, throwaway_version: Option<&str>) -> Result<ServerFacts> {
     let version = match throwaway_version {
         Some(v) => v.to_string(),
-        None => reported_version(target)?.unwrap_or_else(|| "unknown".into()),
+        None => reported_version(target)
+            .map_err(|e| unreachable(e, target))?
+            .unwrap_or_else(|| "unknown".into()),
     };
     Ok(ServerFacts {
         kind: "redis".into(),
@@ -145,6 +147,25 @@ fn facts(target: &Target, throwaway_version: Option<&str>) -> Result<ServerFacts
         throwaway: target.throwaway,
         details: serde_json::Map::new(),
     })
+}
+
+/// `e`, the first connection to a user's server failing, as the same line every
+/// family gives when nothing answers where a server was named.
+fn unreachable(e: anyhow::Error, target: &Target) -> anyhow::Error {
+    let why = e
+        .downcast_ref::<std::io::Error>()
+        .and_then(crate::error::Unreachable::why);
+    match why {
+        Some(why) => crate::error::Unreachable {
+            server: "Redis",
+            address: target.endpoint.to_string(),
+            why: why.to_string(),
+            start: None,
+            option: "--url",
+        }
+        .into(),
+        None => e,
+    }
 }
 
 /// The version a user's server reports in `INFO server`; `None` when it does not
