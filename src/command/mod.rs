@@ -61,7 +61,7 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
         sink,
         Printing {
             quiet: measuring.quiet || plan.prints_progress(),
-            tables: measuring.tables,
+            tables: measuring.tables || plan.full_tables(),
             experiments: Some(plan.experiments()),
         },
     );
