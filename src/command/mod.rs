@@ -190,12 +190,10 @@ impl Session {
                 "",
                 "  ",
             ));
-            text.push_str(&screen.wrap(&format!("sockbench report {path}"), "  ", "    "));
-            text.push_str(&screen.wrap(
-                &format!("sockbench report {path} --format html --output report.html"),
-                "  ",
-                "    ",
-            ));
+            text.push_str(&screen.command(&format!("sockbench report {path}")));
+            text.push_str(&screen.command(&format!(
+                "sockbench report {path} --format html --output report.html"
+            )));
             text.push('\n');
         }
         if interrupted {
