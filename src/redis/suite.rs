@@ -6,7 +6,6 @@ use super::plan::{RedisPlan, Source};
 use super::resp::{Reply, Request};
 use super::target::Target;
 use super::{RedisExperiment, Server};
-use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::error::usage;
 use crate::harness::{self, Progress, Runner, Sink};
@@ -82,13 +81,6 @@ struct Reached {
 fn reach(plan: &RedisPlan, progress: &dyn Progress) -> Result<Reached> {
     match &plan.source {
         Source::Urls(urls) => {
-            if plan.placements.iter().any(|&p| p != Placement::Free) {
-                return Err(usage(
-                    "--placement same or split pins the server, which sockbench cannot find \
-                     for a --url; use --placement free, or leave out --url so that sockbench \
-                     starts its own",
-                ));
-            }
             progress.note(
                 "redis: measuring your server; its CPU cannot be told apart from outside load, \
                  so outside load is not recorded",
