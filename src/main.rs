@@ -95,16 +95,22 @@ fn raise_open_file_limit() {
     }
 }
 
-/// clap's message without its usage block, on one line.
+/// clap's message without its usage block, on one line, keeping its tip when it
+/// has one ("a similar subcommand exists: 'postgres'" for `postgress`).
 fn one_line(rendered: &str) -> String {
-    let message = rendered
-        .split("\n\n")
-        .next()
-        .unwrap_or(rendered)
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
+    let mut paragraphs = rendered.split("\n\n");
+    let first = paragraphs.next().unwrap_or(rendered);
+    let tips = paragraphs.filter(|p| p.trim_start().starts_with("tip:"));
+    let message = std::iter::once(first)
+        .chain(tips)
+        .map(|p| {
+            p.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .collect::<Vec<_>>()
-        .join(" ");
+        .join("; ");
     format!("{message} (see --help)")
 }

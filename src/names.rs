@@ -63,7 +63,66 @@ macro_rules! named {
                 }
             }
         }
+
+        impl $crate::names::Named for $name {
+            fn names() -> &'static [&'static str] {
+                &[$($text),+]
+            }
+        }
+
+        impl ::clap::builder::ValueParserFactory for $name {
+            type Parser = $crate::names::NamedParser<$name>;
+
+            fn value_parser() -> Self::Parser {
+                $crate::names::NamedParser::default()
+            }
+        }
     };
+}
+
+/// A named enum's list of names, for [`NamedParser`].
+pub trait Named: std::str::FromStr<Err = String> + Clone + Send + Sync + 'static {
+    /// The first name of every value, in declaration order.
+    fn names() -> &'static [&'static str];
+}
+
+/// How clap reads a named enum on the command line: by its `FromStr` (so a wrong
+/// value gets its list of choices in one line), and telling clap the names, so
+/// that shell completions offer them instead of file names.
+pub struct NamedParser<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T> Default for NamedParser<T> {
+    fn default() -> Self {
+        NamedParser(std::marker::PhantomData)
+    }
+}
+
+impl<T> Clone for NamedParser<T> {
+    fn clone(&self) -> Self {
+        NamedParser::default()
+    }
+}
+
+impl<T: Named> clap::builder::TypedValueParser for NamedParser<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let parse: fn(&str) -> Result<T, String> = |s| s.parse();
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            T::names().iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 /// The message for a name that is none of `names`.

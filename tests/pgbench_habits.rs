@@ -51,6 +51,9 @@ fn pgbench_short_options_keep_pgbench_meaning() {
     assert!(!plan(&["-P", "1", "--experiments", "query"])
         .unwrap()
         .prints_progress());
+    // -r's times are in the full tables, printed without --tables.
+    assert!(plan(&["-r"]).unwrap().full_tables());
+    assert!(!plan(&["-T", "1"]).unwrap().full_tables());
     let p = plan(&[]).unwrap();
     assert_eq!(p.budget.protocol, Protocol::Simple);
     assert_eq!(p.concurrent.rate, None);
@@ -119,6 +122,28 @@ fn unsupported_meta_commands_and_bad_values_are_refused_in_one_line() {
     assert_rejected(&["postgres", "-D", "scale=ten"], "integer");
 }
 
+/// The script's options with experiments that run no script are refused, not
+/// ignored.
+#[test]
+fn script_options_without_the_concurrent_experiment_are_refused() {
+    let tmp = tempdir();
+    let path = tmp.path().join("s.sql");
+    std::fs::write(&path, "SELECT 1;\n").unwrap();
+    let script = path.to_str().unwrap();
+    for (args, flag) in [
+        (&["-f", script][..], "-f/--script"),
+        (&["-r"], "-r/--report-per-command"),
+        (&["-f", script, "-D", "scale=2"], "-f/--script"),
+    ] {
+        let args = [&["postgres", "--experiments", "query,rows"], args].concat();
+        assert_rejected(
+            &args,
+            &format!("{flag} is for the concurrent experiment, which --experiments leaves out"),
+        );
+    }
+    assert!(plan(&["--experiments", "query,concurrent", "-f", script, "-r"]).is_ok());
+}
+
 /// A throwaway cluster with `pgbench -i -s 1` tables in database foo, reached over
 /// TCP with a password.
 struct PgbenchServer {
@@ -164,6 +189,16 @@ fn pgbench_server() -> PgbenchServer {
 
 /// `sockbench postgres --url … ARGS --json`, its result file.
 fn measure(scratch: &Path, server: &PgbenchServer, args: &[&str]) -> (Value, String) {
+    let (file, _, stderr) = measure_printed(scratch, server, args);
+    (file, stderr)
+}
+
+/// [`measure`], with what it printed on standard output too.
+fn measure_printed(
+    scratch: &Path,
+    server: &PgbenchServer,
+    args: &[&str],
+) -> (Value, String, String) {
     let json = scratch.join(format!("out-{}.json", std::process::id()));
     let _ = std::fs::remove_file(&json);
     let mut all = vec!["postgres", "--url", &server.url, "--trials", "2", "--quiet"];
@@ -179,7 +214,7 @@ fn measure(scratch: &Path, server: &PgbenchServer, args: &[&str]) -> (Value, Str
     assert!(out.status.success(), "{all:?}: {stderr}");
     let file: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(schema_errors(&file), Vec::<String>::new());
-    (file, stderr)
+    (file, text(&out.stdout), stderr)
 }
 
 #[test]
@@ -290,7 +325,9 @@ fn pgbench_scripts_protocols_and_rates_run_against_pgbench_tables() {
             "-f",
             script,
         ];
-        let (file, _) = measure(&scratch, &server, &args);
+        let (file, printed, _) = measure_printed(&scratch, &server, &args);
+        // -r's times are printed without --tables.
+        assert!(printed.contains("command 1 mean"), "{mode}: {printed}");
         let r = &results(&file, "postgres.concurrent")[0];
         let expected = if mode == "simple" {
             Value::Null

@@ -89,10 +89,11 @@ fn pg_variables_naming_a_server_start_no_throwaway_cluster() {
         ],
     );
     let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains("cannot connect to the server your PG* variables name"),
+        stderr.contains("no PostgreSQL server answers at the address your PG* variables name")
+            && stderr.contains("give PGHOST and PGPORT the address where one listens"),
         "{stderr}"
     );
     assert_clean(&scratch);

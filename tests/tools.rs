@@ -63,6 +63,42 @@ fn completions_cover_the_families_commands_and_options() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// The options that take names (`-M`, `--experiments`, `--workloads`,
+/// `--transports`) complete to those names, not to file names.
+#[test]
+fn completions_offer_the_values_of_named_options() {
+    let values = [
+        "unix unix-abstract tcp tcp6 tls",
+        "connect pingpong stream concurrent",
+        "query connect auth rows concurrent",
+        "ping get pipeline connect concurrent",
+        "simple extended prepared",
+    ];
+    for shell in ["bash", "zsh"] {
+        let script = text(&sockbench_out(&["completions", shell]).stdout);
+        for list in values {
+            assert!(
+                script.contains(list),
+                "{shell} script does not offer {list}"
+            );
+        }
+    }
+    // zsh names the option each list belongs to.
+    let zsh = text(&sockbench_out(&["completions", "zsh"]).stdout);
+    for (option, list) in [
+        ("'*--workloads=", "(connect pingpong stream concurrent)"),
+        ("'*--experiments=", "(query connect auth rows concurrent)"),
+        ("'-M+", "(simple extended prepared)"),
+        ("'*--transports=", "(unix unix-abstract tcp tcp6 tls)"),
+    ] {
+        assert!(
+            zsh.lines()
+                .any(|l| l.starts_with(option) && l.contains(list)),
+            "zsh: {option} does not complete to {list}"
+        );
+    }
+}
+
 #[test]
 fn the_manual_page_is_roff_with_every_command() {
     let out = sockbench_out(&["man"]);

@@ -61,7 +61,7 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
         sink,
         Printing {
             quiet: measuring.quiet || plan.prints_progress(),
-            tables: measuring.tables,
+            tables: measuring.tables || plan.full_tables(),
             experiments: Some(plan.experiments()),
         },
     );
@@ -190,12 +190,10 @@ impl Session {
                 "",
                 "  ",
             ));
-            text.push_str(&screen.wrap(&format!("sockbench report {path}"), "  ", "    "));
-            text.push_str(&screen.wrap(
-                &format!("sockbench report {path} --format html --output report.html"),
-                "  ",
-                "    ",
-            ));
+            text.push_str(&screen.command(&format!("sockbench report {path}")));
+            text.push_str(&screen.command(&format!(
+                "sockbench report {path} --format html --output report.html"
+            )));
             text.push('\n');
         }
         if interrupted {

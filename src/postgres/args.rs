@@ -139,7 +139,8 @@ pub struct PostgresArgs {
     pub progress: Option<u32>,
 
     /// Report the mean latency of each SQL command of the script in the concurrent
-    /// experiment (pgbench -r).
+    /// experiment (pgbench -r); they are rows of the full tables, which it prints
+    /// as --tables does.
     #[arg(short = 'r', long)]
     pub report_per_command: bool,
 

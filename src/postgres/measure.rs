@@ -29,6 +29,10 @@ impl Plan for PostgresPlan {
     fn prints_progress(&self) -> bool {
         self.concurrent.progress.is_some() && self.experiments.contains(&PgExperiment::Concurrent)
     }
+
+    fn full_tables(&self) -> bool {
+        self.concurrent.per_command && self.experiments.contains(&PgExperiment::Concurrent)
+    }
 }
 
 /// Runs every experiment of the plan, saving each into the session as it finishes.

@@ -158,6 +158,9 @@ impl PostgresPlan {
                 }
             }
         }
+        if !experiments.contains(&PgExperiment::Concurrent) {
+            check_script_options_apply(args)?;
+        }
         if experiments.contains(&PgExperiment::Rows) {
             check_rows_fit(&budget.rows)?;
         }
@@ -173,6 +176,23 @@ impl PostgresPlan {
             concurrent,
             json: args.measuring.json.clone(),
         })
+    }
+}
+
+/// The options that only the concurrent experiment's script uses, refused when it
+/// is not run (rather than ignored, which would measure something else than asked).
+fn check_script_options_apply(args: &PostgresArgs) -> Result<()> {
+    let given = [
+        (args.script.is_some(), "-f/--script"),
+        (!args.defines.is_empty(), "-D/--define"),
+        (args.report_per_command, "-r/--report-per-command"),
+    ];
+    match given.iter().find(|(given, _)| *given) {
+        Some((_, flag)) => Err(usage(format!(
+            "{flag} is for the concurrent experiment, which --experiments leaves out; add \
+             concurrent to --experiments, or leave out {flag}"
+        ))),
+        None => Ok(()),
     }
 }
 

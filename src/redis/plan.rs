@@ -92,11 +92,18 @@ impl RedisPlan {
         if experiments.contains(&RedisExperiment::Concurrent) {
             crate::plan::check_open_files("-c/--clients", u64::from(clients))?;
         }
+        let placements = crate::plan::placements(&args.measuring.placement)?;
+        if matches!(source, Source::Urls(_)) && placements.iter().any(|&p| p != Placement::Free) {
+            return Err(usage(
+                "--placement same or split pins the server, which sockbench cannot find for a \
+                 --url; use --placement free, or leave out --url so that sockbench starts its own",
+            ));
+        }
         Ok(RedisPlan {
             source,
             experiments: distinct("--experiments", experiments)?,
             rounds: crate::plan::rounds(args.measuring.trials, args.measuring.quick)?,
-            placements: crate::plan::placements(&args.measuring.placement)?,
+            placements,
             sizes: match &args.sizes {
                 Some(texts) => sizes(texts)?,
                 None => DEFAULT_SIZES.to_vec(),
@@ -224,6 +231,7 @@ mod tests {
                 "a=redis://127.0.0.1:2",
             ],
             &["--url", "redis://192.0.2.1"],
+            &["--url", "redis://127.0.0.1", "--placement", "free,split"],
         ] {
             let e = plan(bad).expect_err(&format!("{bad:?} should be refused"));
             assert_eq!(e.to_string().lines().count(), 1, "{bad:?}: {e}");

@@ -6,7 +6,6 @@ use super::plan::{RedisPlan, Source};
 use super::resp::{Reply, Request};
 use super::target::Target;
 use super::{RedisExperiment, Server};
-use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::error::usage;
 use crate::harness::{self, Progress, Runner, Sink};
@@ -82,13 +81,6 @@ struct Reached {
 fn reach(plan: &RedisPlan, progress: &dyn Progress) -> Result<Reached> {
     match &plan.source {
         Source::Urls(urls) => {
-            if plan.placements.iter().any(|&p| p != Placement::Free) {
-                return Err(usage(
-                    "--placement same or split pins the server, which sockbench cannot find \
-                     for a --url; use --placement free, or leave out --url so that sockbench \
-                     starts its own",
-                ));
-            }
             progress.note(
                 "redis: measuring your server; its CPU cannot be told apart from outside load, \
                  so outside load is not recorded",
@@ -137,7 +129,9 @@ fn reach(plan: &RedisPlan, progress: &dyn Progress) -> Result<Reached> {
 fn facts(target: &Target, throwaway_version: Option<&str>) -> Result<ServerFacts> {
     let version = match throwaway_version {
         Some(v) => v.to_string(),
-        None => reported_version(target)?.unwrap_or_else(|| "unknown".into()),
+        None => reported_version(target)
+            .map_err(|e| unreachable(e, target))?
+            .unwrap_or_else(|| "unknown".into()),
     };
     Ok(ServerFacts {
         kind: "redis".into(),
@@ -145,6 +139,25 @@ fn facts(target: &Target, throwaway_version: Option<&str>) -> Result<ServerFacts
         throwaway: target.throwaway,
         details: serde_json::Map::new(),
     })
+}
+
+/// `e`, the first connection to a user's server failing, as the same line every
+/// family gives when nothing answers where a server was named.
+fn unreachable(e: anyhow::Error, target: &Target) -> anyhow::Error {
+    let why = e
+        .downcast_ref::<std::io::Error>()
+        .and_then(crate::error::Unreachable::why);
+    match why {
+        Some(why) => crate::error::Unreachable {
+            server: "Redis",
+            address: target.endpoint.to_string(),
+            why: why.to_string(),
+            start: None,
+            option: "--url",
+        }
+        .into(),
+        None => e,
+    }
 }
 
 /// The version a user's server reports in `INFO server`; `None` when it does not

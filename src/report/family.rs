@@ -76,6 +76,12 @@ pub trait Plan {
     fn prints_progress(&self) -> bool {
         false
     }
+    /// True when what it was asked for is printed only in the full tables
+    /// (pgbench's `-r`: a time per command of the script), which are then printed
+    /// as `--tables` would.
+    fn full_tables(&self) -> bool {
+        false
+    }
 }
 
 impl std::fmt::Debug for Family {

@@ -68,7 +68,19 @@ pub fn check(target: &Target) -> Result<()> {
         Err(e) if endpoint.transport.kind() == Kind::Tls && is_handshake(&e) => {
             return Err(tls_failed(endpoint, &e));
         }
-        Err(e) => return Err(anyhow!("cannot connect to {endpoint}: {e}")),
+        Err(e) => {
+            return Err(match crate::error::Unreachable::why(&e) {
+                Some(why) => crate::error::Unreachable {
+                    server: "sockbench",
+                    address: endpoint.to_string(),
+                    why: why.to_string(),
+                    start: Some(format!("sockbench serve --listen {endpoint}")),
+                    option: "--server",
+                }
+                .into(),
+                None => anyhow!("cannot connect to {endpoint}: {e}"),
+            })
+        }
     };
     match listen(&mut conn, GREETING_WAIT)? {
         Answer::Bytes(bytes) if bytes == GREETING => return Ok(()),

@@ -32,32 +32,38 @@ pub struct Collector {
 
 impl Collector {
     /// Opens the collectors of the calling thread and of process `server`'s
-    /// threads. `None`, with one line on stderr once per run, when neither
-    /// tracepoints nor sampling are permitted (the rest of the run goes on).
+    /// threads. One line on stderr, once per run, when a part of the account is
+    /// missing (no tracepoints, or no sampling) and what would give it; `None`
+    /// when both are (the rest of the run goes on).
     pub fn open(server: Option<u32>) -> Option<Collector> {
         let chosen = tracepoints::chosen();
         let kallsyms = Kallsyms::get();
         let me = std::process::id();
-        let client = open_side(&[Task::Me], me, chosen, kallsyms.is_ok());
-        let client = match client {
-            Ok(side) if !side.events.is_empty() || side.sampler.is_some() => side,
-            Ok(_) => {
-                note(
-                    "this kernel offers none of the tracepoints counted and hides its \
-                     addresses in /proc/kallsyms",
-                );
-                return None;
-            }
+        let client = match open_side(&[Task::Me], me, chosen, kallsyms.is_ok()) {
+            Ok(side) => side,
             Err(e) => {
                 note(&format!("cannot count tracepoints ({e})"));
                 return None;
             }
         };
+        let mut missing = Vec::new();
+        if let Some(why) = tracepoints::missing() {
+            missing.push(why.sentence());
+        }
         if client.sampler.is_none() {
-            match kallsyms {
-                Err(why) => say(why),
-                Ok(_) => note("cannot sample with call chains, so no CPU by layer"),
-            }
+            missing.push(match kallsyms {
+                Err(why) => why.to_string(),
+                Ok(_) => format!(
+                    "cannot sample with call chains, so no CPU by layer; {}",
+                    advice()
+                ),
+            });
+        }
+        if !missing.is_empty() {
+            say(&missing.join("; also, "));
+        }
+        if client.events.is_empty() && client.sampler.is_none() {
+            return None;
         }
         let server = server.and_then(|pid| {
             let tasks: Vec<Task> = proc::threads(pid).into_iter().map(Task::Id).collect();
@@ -185,22 +191,39 @@ fn read(all: &mut [EventCounters]) -> Vec<(Event, u64)> {
 /// runs no counting trial at all when no counters are permitted (then no
 /// [`Collector`] is ever opened to say so).
 pub fn note(why: &str) {
-    say(&format!(
-        "{why}; {}",
-        permission_advice(rustix::process::geteuid().as_raw())
-    ));
+    say(&format!("{why}; {}", advice()));
 }
 
 /// What would permit the kernel's counters and samples to account `euid`: as
-/// root, nothing sockbench can suggest (the kernel refuses perf events to root
-/// only when they are turned off, or filtered as in some containers).
-fn permission_advice(euid: u32) -> &'static str {
-    if euid == 0 {
-        "this kernel refuses them even to root (perf events turned off, or filtered as in \
-         some containers)"
-    } else {
-        "run as root, or lower kernel.perf_event_paranoid, to have it"
+/// root on the host, nothing sockbench can suggest (the kernel refuses perf events
+/// to root only when they are turned off, or filtered as in some containers); as
+/// root of a user namespace only, or as another account, root on the host or the
+/// sysctl that lets every account count.
+fn permission_advice(euid: u32, namespaced: bool) -> &'static str {
+    match (euid, namespaced) {
+        (0, false) => {
+            "this kernel refuses them even to root (perf events turned off, or filtered as \
+             in some containers)"
+        }
+        (0, true) => {
+            "sockbench is root only in a user namespace, which the kernel does not trust \
+             with them; run it as root on the host, or allow them with `sysctl \
+             kernel.perf_event_paranoid=-1`"
+        }
+        _ => "run as root, or allow them with `sysctl kernel.perf_event_paranoid=-1`",
     }
+}
+
+/// Whether this process runs in a user namespace of its own: its uid map is not
+/// the whole range mapped to itself, as in the host's.
+fn in_user_namespace() -> bool {
+    std::fs::read_to_string("/proc/self/uid_map")
+        .is_ok_and(|map| map.split_whitespace().collect::<Vec<_>>() != ["0", "0", "4294967295"])
+}
+
+/// [`permission_advice`] for this process.
+fn advice() -> &'static str {
+    permission_advice(rustix::process::geteuid().as_raw(), in_user_namespace())
 }
 
 /// The line [`note`] prints, once per run: `what` says what is missing, why, and
@@ -219,7 +242,10 @@ mod tests {
 
     #[test]
     fn root_is_never_told_to_run_as_root() {
-        assert!(!permission_advice(0).contains("run as root"));
-        assert!(permission_advice(1000).contains("run as root"));
+        assert!(!permission_advice(0, false).contains("run as root"));
+        assert!(permission_advice(1000, false).contains("run as root"));
+        let namespaced = permission_advice(0, true);
+        assert!(namespaced.contains("root on the host"), "{namespaced}");
+        assert!(namespaced.contains("sysctl kernel.perf_event_paranoid=-1"));
     }
 }

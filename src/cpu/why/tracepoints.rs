@@ -86,11 +86,83 @@ fn id(events: &Path, name: &str) -> Option<u64> {
 /// virtual machines and containers), root reads the ids from a mount of its own
 /// that no other process sees ([`in_private_mount`]).
 pub fn chosen() -> &'static [Chosen] {
-    static CHOSEN: OnceLock<Vec<Chosen>> = OnceLock::new();
-    CHOSEN.get_or_init(|| match events_dir() {
-        Some(events) => choose(&events),
-        None => in_private_mount().unwrap_or_default(),
+    match found() {
+        Ok(chosen) => chosen,
+        Err(_) => &[],
+    }
+}
+
+/// Why no tracepoint can be counted on this run, when none can.
+pub fn missing() -> Option<&'static Missing> {
+    found().as_ref().err()
+}
+
+/// The tracepoints, or why there are none; read once per process.
+fn found() -> &'static Result<Vec<Chosen>, Missing> {
+    static FOUND: OnceLock<Result<Vec<Chosen>, Missing>> = OnceLock::new();
+    FOUND.get_or_init(|| {
+        let chosen = match events_dir() {
+            Some(events) => choose(&events),
+            None => in_private_mount()?,
+        };
+        if chosen.is_empty() {
+            return Err(Missing::NoneOffered);
+        }
+        Ok(chosen)
     })
+}
+
+/// Why no tracepoint can be counted, each case with what would give them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// tracefs is not mounted (or not readable by this account), and only root
+    /// can mount it.
+    NotRoot,
+    /// tracefs is not mounted, and sockbench could not have a mount namespace of
+    /// its own to mount it in (`unshare` failed with this errno).
+    NoNamespace(i32),
+    /// tracefs is not mounted, and mounting it privately failed with this errno
+    /// (not in this kernel, not permitted here, no mount point).
+    NotMountable(i32),
+    /// tracefs offers none of the tracepoints in [`CANDIDATES`].
+    NoneOffered,
+}
+
+impl Missing {
+    /// What is missing, why, and the command that gives it, as one clause.
+    pub fn sentence(self) -> String {
+        let mount = format!("`mount -t tracefs nodev {TRACEFS}`");
+        let none = "no tracepoints (system calls, packets, wakeups) could be counted";
+        let errno = |e: i32| {
+            let text = std::io::Error::from_raw_os_error(e).to_string();
+            text.split(" (os error").next().unwrap_or(&text).to_string()
+        };
+        match self {
+            Missing::NotRoot => format!(
+                "{none}, as tracefs is not mounted or not readable by this account; run as root \
+                 (sockbench then mounts it where only it sees it)"
+            ),
+            Missing::NoNamespace(e) => format!(
+                "{none}, as tracefs is not mounted and sockbench could not make a mount \
+                 namespace of its own to mount it in ({}); mount it with {mount}",
+                errno(e)
+            ),
+            Missing::NotMountable(e) if e == libc::ENODEV => format!(
+                "{none}, as this kernel has no tracefs ({}); a kernel built with \
+                 CONFIG_TRACING has it",
+                errno(e)
+            ),
+            Missing::NotMountable(e) => format!(
+                "{none}, as tracefs is not mounted and sockbench could not mount it ({}); \
+                 mount it with {mount} as root on the host",
+                errno(e)
+            ),
+            Missing::NoneOffered => format!(
+                "{none}, as this kernel's tracefs offers none of them (a kernel built with \
+                 CONFIG_TRACEPOINTS has them)"
+            ),
+        }
+    }
 }
 
 /// Where tracefs is mounted when it is mounted at all.
@@ -102,41 +174,48 @@ const TRACEFS: &str = "/sys/kernel/tracing";
 /// left as it was (`perf` instead mounts tracefs for everyone and leaves it). The
 /// ids are all the counters need: a tracepoint is opened by id, and its filter is
 /// set on the counter. `None` when this cannot be done (not root, no mount
-/// namespaces, no tracefs in the kernel).
-fn in_private_mount() -> Option<Vec<Chosen>> {
+/// namespaces, no tracefs in the kernel) and why.
+fn in_private_mount() -> Result<Vec<Chosen>, Missing> {
     if rustix::process::geteuid().as_raw() != 0 {
-        return None;
+        return Err(Missing::NotRoot);
     }
+    let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
     let reader = std::thread::Builder::new()
         .name("tracefs".into())
-        .spawn(|| {
-            let target = std::ffi::CString::new(TRACEFS).ok()?;
+        .spawn(move || {
+            let target = std::ffi::CString::new(TRACEFS).map_err(|_| Missing::NotMountable(0))?;
             // SAFETY: plain syscalls on this thread alone. CLONE_NEWNS gives it its
             // own copy of the mounts (and of its file-system state, as it implies
             // CLONE_FS; other threads keep theirs). The copy is made private first,
             // so the mount below is not propagated back to the host's mounts; the
             // pointers are valid NUL-terminated strings or null where allowed.
-            let mounted = unsafe {
-                libc::unshare(libc::CLONE_NEWNS) == 0
-                    && libc::mount(
+            unsafe {
+                if libc::unshare(libc::CLONE_NEWNS) != 0
+                    || libc::mount(
                         std::ptr::null(),
                         c"/".as_ptr(),
                         std::ptr::null(),
                         libc::MS_REC | libc::MS_PRIVATE,
                         std::ptr::null(),
-                    ) == 0
-                    && libc::mount(
-                        c"nodev".as_ptr(),
-                        target.as_ptr(),
-                        c"tracefs".as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                        std::ptr::null(),
-                    ) == 0
-            };
-            mounted.then(|| choose(&Path::new(TRACEFS).join("events")))
+                    ) != 0
+                {
+                    return Err(Missing::NoNamespace(errno()));
+                }
+                if libc::mount(
+                    c"nodev".as_ptr(),
+                    target.as_ptr(),
+                    c"tracefs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    std::ptr::null(),
+                ) != 0
+                {
+                    return Err(Missing::NotMountable(errno()));
+                }
+            }
+            Ok(choose(&Path::new(TRACEFS).join("events")))
         })
-        .ok()?;
-    reader.join().ok().flatten().filter(|c| !c.is_empty())
+        .map_err(|e| Missing::NoNamespace(e.raw_os_error().unwrap_or(0)))?;
+    reader.join().unwrap_or(Err(Missing::NotMountable(0)))
 }
 
 /// The first candidate of each event that `events` holds.
@@ -184,6 +263,7 @@ mod tests {
         let mounts = || std::fs::read_to_string("/proc/self/mountinfo").unwrap();
         let before = mounts();
         let chosen = in_private_mount().expect("tracefs mounted privately");
+        assert!(!chosen.is_empty());
         assert_eq!(
             mounts(),
             before,
@@ -193,6 +273,26 @@ mod tests {
         for event in [Event::Syscalls, Event::PacketsSent, Event::Wakeups] {
             assert!(events.contains(&event), "{event:?} not found: {chosen:?}");
         }
+    }
+
+    /// Each reason names what is missing and what gives it.
+    #[test]
+    fn every_reason_says_what_would_give_the_tracepoints() {
+        assert!(Missing::NotRoot.sentence().contains("run as root"));
+        for m in [
+            Missing::NoNamespace(libc::EPERM),
+            Missing::NotMountable(libc::EPERM),
+        ] {
+            let s = m.sentence();
+            assert!(
+                s.contains("mount -t tracefs nodev /sys/kernel/tracing"),
+                "{s}"
+            );
+            assert!(!s.contains("os error"), "{s}");
+        }
+        assert!(Missing::NotMountable(libc::ENODEV)
+            .sentence()
+            .contains("this kernel has no tracefs (No such device)"));
     }
 
     #[test]

@@ -81,6 +81,32 @@ impl Screen {
         wrap(&self.shown(text), self.width, first, rest)
     }
 
+    /// A command line to copy, indented by two: wrapped between its words as a
+    /// shell continues a line (` \` at the end of each but the last), so that
+    /// what is pasted runs as one command.
+    pub fn command(&self, command: &str) -> String {
+        let mut out = String::new();
+        let mut line = String::from("  ");
+        let mut empty = true;
+        for word in self.shown(command).split(' ').filter(|w| !w.is_empty()) {
+            // Room for the word and, should another line follow, ` \`.
+            if !empty && line.chars().count() + 1 + word.chars().count() + 2 > self.width {
+                out.push_str(&line);
+                out.push_str(" \\\n");
+                line = String::from("    ");
+                empty = true;
+            }
+            if !empty {
+                line.push(' ');
+            }
+            line.push_str(word);
+            empty = false;
+        }
+        out.push_str(&line);
+        out.push('\n');
+        out
+    }
+
     /// A multi-line text such as the verdict's: each line wrapped on its own, its
     /// continuation two columns deeper than its own indent; a line that starts at the
     /// margin is a heading.
@@ -170,3 +196,32 @@ impl Exporter for Terminal {
 
 /// The heading of the notes that explain every table.
 pub const LEGEND: &str = "How to read these tables:";
+
+#[cfg(test)]
+mod tests {
+    use super::Screen;
+
+    #[test]
+    fn a_command_too_long_for_a_line_is_continued_as_a_shell_continues_it() {
+        let command = "sockbench report /tmp/a-rather-long-directory/of-results/out.json \
+                       --format html --output report.html";
+        let shown = Screen::plain(40).command(command);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert!(lines.len() > 1, "{shown}");
+        // Only a word longer than a line is wider.
+        let words = |l: &str| l.trim().trim_end_matches('\\').trim().split(' ').count();
+        assert!(lines
+            .iter()
+            .all(|l| l.chars().count() <= 40 || words(l) == 1));
+        assert!(lines[..lines.len() - 1].iter().all(|l| l.ends_with(" \\")));
+        let joined: Vec<&str> = lines
+            .iter()
+            .map(|l| l.trim().trim_end_matches('\\').trim())
+            .collect();
+        assert_eq!(joined.join(" "), command);
+        assert_eq!(
+            Screen::plain(80).command("sockbench report a.json"),
+            "  sockbench report a.json\n"
+        );
+    }
+}

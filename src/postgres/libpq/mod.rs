@@ -59,6 +59,17 @@ impl PgError {
         };
         message.contains("authentication failed") || message.contains("no password supplied")
     }
+
+    /// libpq's account of a connection that found no server (refused, or no
+    /// socket file), without its hint; `None` for any other failure. libpq says so
+    /// only in words: "… failed: Connection refused" and "Is the server running …".
+    pub fn unreachable(&self) -> Option<&str> {
+        let PgError::Connect(message) = self else {
+            return None;
+        };
+        let (what, _hint) = message.split_once("; Is the server running")?;
+        Some(what)
+    }
 }
 
 /// What a command that starts a COPY gets: sockbench neither sends COPY data nor reads

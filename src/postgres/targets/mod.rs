@@ -19,7 +19,7 @@ use super::cluster::Cluster;
 use super::experiment::PgTarget;
 use super::libpq::{environment_defaults, parse_conninfo, Conn, ConnParams, PgError};
 use super::redact;
-use crate::error::usage;
+use crate::error::{usage, Unreachable};
 use crate::postgres::keys::ServerInfo;
 use crate::system::pg_environment;
 use crate::transport::{Kind as SocketKind, TlsInfo, Transport, CERTIFICATE_KIND};
@@ -78,6 +78,32 @@ pub fn user_params(label: &str, uri: &str) -> Result<(ConnParams, Vec<(String, S
 pub fn connect_user(label: &str, params: &ConnParams, pairs: &[(String, String)]) -> Result<Conn> {
     let shown = redact::keywords(pairs);
     Conn::connect(params).map_err(|e| {
+        if let Some(why) = e.unreachable() {
+            let option = if label == "--server" {
+                "--server"
+            } else if label.starts_with("--auth-url") {
+                "--auth-url"
+            } else if pairs.is_empty() {
+                "PGHOST and PGPORT"
+            } else {
+                "--url"
+            };
+            let address = if pairs.is_empty() {
+                "the address your PG* variables name".to_string()
+            } else if label == "--server" || label == shown {
+                shown
+            } else {
+                format!("{label} ({shown})")
+            };
+            return Unreachable {
+                server: "PostgreSQL",
+                address,
+                why: why.to_string(),
+                start: None,
+                option,
+            }
+            .into();
+        }
         let hint = if e.is_auth_failure() {
             "check the user and password"
         } else {
@@ -335,7 +361,7 @@ mod tests {
     }
 
     #[test]
-    fn malformed_and_unreachable_urls_are_usage_errors() {
+    fn malformed_urls_are_usage_errors_and_unreachable_ones_failures() {
         let e = user_target("bad", "postgres://foo@127.0.0.1:notaport/foo")
             .err()
             .unwrap();
@@ -344,13 +370,13 @@ mod tests {
         let e = user_target("gone", "postgres://foo:pw@127.0.0.1:1/foo?sslmode=disable")
             .err()
             .unwrap();
-        assert_eq!(crate::error::exit_code(&e), 2, "{e}");
+        assert_eq!(crate::error::exit_code(&e), 1, "{e}");
         assert!(!e.to_string().contains("pw"), "{e}");
         assert!(!e.to_string().contains('\n'), "{e}");
         let e = url_target(None, "host=127.0.0.1 port=1 password=pw sslmode=disable")
             .err()
             .unwrap();
-        assert_eq!(crate::error::exit_code(&e), 2, "{e}");
+        assert_eq!(crate::error::exit_code(&e), 1, "{e}");
         assert!(!e.to_string().contains("pw"), "{e}");
     }
 }

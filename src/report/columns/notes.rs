@@ -50,7 +50,7 @@ fn where_note(records: &[ResultRecord]) -> Option<String> {
     let (shared, of) = shared_cpu(records)?;
     Some(format!(
         "placed freely: client and server shared one CPU in {shared} of {of} trials \
-         (--placement same|split pins them)"
+         (--placement same,split measures them pinned)"
     ))
 }
 

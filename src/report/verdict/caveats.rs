@@ -1,5 +1,11 @@
 //! What a run could not see, said after the verdict: a busy host, where the
 //! scheduler put client and server, and servers that are the user's own.
+//!
+//! What the caveats suggest (`--trials N`, `--placement …`) is a [`Suggestion`]
+//! chosen for the [`Origin`] context the records come from, so it is always a
+//! change the command that measured them accepts: no pinning where sockbench could
+//! not find the server's process (`redis --url`, a remote `sockets --server`), no
+//! placement already measured.
 
 use super::pair::{Outcome, Pair};
 use crate::cpu::affinity::Placement;
@@ -13,17 +19,115 @@ use crate::stats::MOST_ROUNDS;
 
 /// The caveats of a run's records, as sentences, given the verdict's comparisons.
 pub fn lines(records: &[ResultRecord], pairs: &[&Pair]) -> Vec<String> {
+    let origin = Origin::of(records);
     let mut out = Vec::new();
-    out.extend(unsettled(records, pairs));
+    out.extend(unsettled(&origin, pairs));
     out.extend(busy(records));
-    out.extend(placed(records));
+    out.extend(placed(&origin, records));
     out.extend(servers(records));
     out
 }
 
+/// What the records say of the command that measured them, as far as a
+/// suggestion must fit it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Origin {
+    /// The family commands that measured (`sockets`, `postgres`, `redis`), which
+    /// take `--trials` and `--placement`.
+    pub families: Vec<String>,
+    /// Whether sockbench found every server's process, which `--placement same`
+    /// or `split` pins with the client: not a user's server it could not see
+    /// (`redis --url`, `postgres --url`, a `sockets --server` elsewhere).
+    pub pinnable: bool,
+    /// The placements measured; `free` when none was chosen.
+    pub placements: Vec<Placement>,
+}
+
+impl Origin {
+    /// The context of `records`. A record whose trials counted CPU for the client
+    /// alone ran against a server whose process sockbench could not find.
+    pub fn of(records: &[ResultRecord]) -> Origin {
+        let families = distinct(records, |r| {
+            r.experiment.split('.').next().map(str::to_string)
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+        let unseen = |r: &ResultRecord| {
+            let mut costs = r.trials.iter().filter_map(|t| t.metrics.cpu.as_ref());
+            let first = costs.next();
+            first.is_some_and(|c| c.server.is_none()) && costs.all(|c| c.server.is_none())
+        };
+        let placements = distinct(records, |r| placement(&r.params).unwrap_or(Placement::Free));
+        Origin {
+            families,
+            pinnable: !records.iter().any(unseen),
+            placements,
+        }
+    }
+
+    /// Every suggestion the caveats may make in this context, `rounds` being the
+    /// rounds that would settle the comparisons.
+    pub fn suggestions(&self, rounds: u32) -> Vec<Suggestion> {
+        std::iter::once(Suggestion::Trials(rounds))
+            .chain(self.pin())
+            .chain(self.both_ways())
+            .collect()
+    }
+
+    /// Pinning client and server to two CPUs, where it can be done and was not.
+    fn pin(&self) -> Option<Suggestion> {
+        (self.pinnable && !self.placements.contains(&Placement::Split))
+            .then(|| Suggestion::Placement(vec![Placement::Split]))
+    }
+
+    /// Both pinned placements, where only free placement was measured.
+    fn both_ways(&self) -> Option<Suggestion> {
+        (self.pinnable && self.placements == [Placement::Free])
+            .then(|| Suggestion::Placement(vec![Placement::Same, Placement::Split]))
+    }
+
+    /// The commands that take a suggestion: `` `sockbench sockets` or … ``.
+    fn commands(&self) -> String {
+        self.families
+            .iter()
+            .map(|f| format!("`sockbench {f}`"))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    }
+}
+
+/// A change to the command line that a caveat suggests.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Suggestion {
+    /// Exactly N rounds.
+    Trials(u32),
+    /// Client and server placed so.
+    Placement(Vec<Placement>),
+}
+
+impl Suggestion {
+    /// The arguments to add to the command that measured.
+    pub fn args(&self) -> Vec<String> {
+        match self {
+            Suggestion::Trials(n) => vec!["--trials".into(), n.to_string()],
+            Suggestion::Placement(ps) => vec![
+                "--placement".into(),
+                ps.iter().map(|p| p.name()).collect::<Vec<_>>().join(","),
+            ],
+        }
+    }
+}
+
+impl std::fmt::Display for Suggestion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.args().join(" "))
+    }
+}
+
 /// The comparisons not settled, and what would settle them: more rounds, or, when
 /// rounds vary too much for that, a quieter or pinned measurement.
-fn unsettled(records: &[ResultRecord], pairs: &[&Pair]) -> Option<String> {
+fn unsettled(origin: &Origin, pairs: &[&Pair]) -> Option<String> {
     let open: Vec<&&Pair> = pairs
         .iter()
         .filter(|p| p.outcome == Outcome::Inconclusive)
@@ -43,27 +147,25 @@ fn unsettled(records: &[ResultRecord], pairs: &[&Pair]) -> Option<String> {
         open.len(),
         pairs.len()
     );
-    if let Some(n) = reachable {
-        // The commands of the families measured, which take --trials.
-        let families = distinct(records, |r| {
-            r.experiment.split('.').next().map(str::to_string)
-        });
-        let commands: Vec<String> = families
-            .into_iter()
-            .flatten()
-            .map(|f| format!("`sockbench {f}`"))
-            .collect();
+    if let Some(&n) = reachable {
         s.push_str(&format!(
-            "; about {n} rounds would settle {} ({} with --trials {n}; `sockbench run` \
-             measures a quick few)",
+            "; about {n} rounds would settle {} ({} with {}; `sockbench run` measures a \
+             quick few)",
             if beyond > 0 { "the others" } else { "them" },
-            commands.join(" or ")
+            origin.commands(),
+            Suggestion::Trials(n)
         ));
     }
     if beyond > 0 {
+        let instead = match origin.pin() {
+            Some(pin) => format!(
+                "pin client and server ({} with {pin}) or measure on a quieter machine",
+                origin.commands()
+            ),
+            None => "measure on a quieter machine".to_string(),
+        };
         s.push_str(&format!(
-            "; {beyond} {} too much from round to round for more rounds to help: pin \
-             client and server (--placement split) or measure on a quieter machine",
+            "; {beyond} {} too much from round to round for more rounds to help: {instead}",
             if beyond == 1 { "varies" } else { "vary" }
         ));
     }
@@ -88,13 +190,10 @@ fn busy(records: &[ResultRecord]) -> Option<String> {
 }
 
 /// Free placement: how often client and server shared a CPU, and how to see whether
-/// placement changes the answer.
-fn placed(records: &[ResultRecord]) -> Option<String> {
+/// placement changes the answer (where sockbench can pin the server).
+fn placed(origin: &Origin, records: &[ResultRecord]) -> Option<String> {
     // Placement chosen on the command line (other than free) is said per line.
-    let chosen = |r: &ResultRecord| placement(&r.params).is_some_and(|p| p != Placement::Free);
-    if records.iter().any(chosen) {
-        return None;
-    }
+    let both = origin.both_ways()?;
     let counted = shared_cpu(records).map_or(String::new(), |(shared, of)| match shared {
         0 => format!(
             " (on different CPUs in all {of} trials, so this is the answer for split placement)"
@@ -103,7 +202,7 @@ fn placed(records: &[ResultRecord]) -> Option<String> {
     });
     Some(format!(
         "The scheduler placed client and server{counted}; on a virtual machine placement \
-         can change the answer: --placement same,split measures both ways."
+         can change the answer: {both} measures both ways."
     ))
 }
 

@@ -8,7 +8,7 @@
 //! the same within ±5%, or not settled (with what would settle it). Every line is
 //! built from the records present; a run without PostgreSQL has fewer lines.
 
-mod caveats;
+pub mod caveats;
 mod pair;
 mod short;
 mod why;

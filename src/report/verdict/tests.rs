@@ -316,6 +316,10 @@ fn a_busy_host_and_free_placement_are_said_after_the_lines() {
     let mut rs = records(None, &[100.0, 101.0, 99.0], &[130.0, 131.0, 129.0]);
     rs[0].trials[1].reruns = 1;
     rs[1].trials[2].disturbed = true;
+    // The server's process was found (its CPU counted): it can be pinned.
+    for t in rs.iter_mut().flat_map(|r| &mut r.trials) {
+        t.metrics.cpu.as_mut().unwrap().server = Some(Counts::default());
+    }
     let v = verdict(&rs);
     assert!(
         v.iter().any(
