@@ -118,7 +118,11 @@ fn check_cpu_and_intervals(file: &Value) {
             assert!(versus.is_null(), "{what}: the reference has no ratio");
         } else {
             // TLS is compared with tcp, everything else with unix.
-            let against = if r["transport"] == "tls" { "tcp" } else { "unix" };
+            let against = if r["transport"] == "tls" {
+                "tcp"
+            } else {
+                "unix"
+            };
             assert_eq!(versus["reference"], against, "{what}");
             let [low, high] = ["low", "high"].map(|k| versus["ratio"][k].as_f64().unwrap());
             assert!(0.0 < low && low <= high, "{what}: {versus}");
