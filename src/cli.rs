@@ -48,7 +48,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Everything in about 2 minutes: the quick sockets, PostgreSQL and Redis suites,
+    /// Everything in about 2½ minutes: the quick sockets, PostgreSQL and Redis suites,
     /// a verdict, and a result file (the default command).
     ///
     /// Client and server are pinned to one CPU, a different one each round (the
@@ -80,9 +80,9 @@ pub enum Command {
     Runs `sockets --quick` (connect, pingpong, stream over unix, tcp and tls); when \
     PostgreSQL's binaries are found, `postgres --quick` on a throwaway cluster (query, \
     connect, auth, rows, concurrent); and when redis-server is found, `redis --quick` on \
-    a throwaway server (ping, get, pipeline, connect, concurrent). It takes under 2 \
-    minutes on a quiet 2-core machine (104 s measured) and up to 4 when other work \
-    shares the cores (222 s measured). One line per case prints as \
+    a throwaway server (ping, get, pipeline, connect, concurrent). It takes about 2½ \
+    minutes on a quiet 2-core machine (153 s measured, four counting trials for the \
+    kernel's account included) and longer when other work shares the cores. One line per case prints as \
     each experiment finishes (the full tables with --tables, or later with `sockbench \
     report FILE`), the verdict at the end. The result file is rewritten after every \
     experiment, so an interrupted run keeps what finished, and prints the verdict of \
