@@ -46,13 +46,14 @@ pub fn rounds(given: Option<u32>, quick: bool) -> Result<Rounds> {
 }
 
 /// The placements to measure, each once, checked against the CPUs this process
-/// may use: `free` when none are given.
-pub fn placements(given: &[Placement]) -> Result<Vec<Placement>> {
-    let placements = if given.is_empty() {
-        vec![Placement::Free]
-    } else {
-        distinct("--placement", given)?
-    };
+/// may use: `default` when none are given, falling back to `free` where it cannot
+/// be (one CPU for `split`, or none readable).
+pub fn placements(given: &[Placement], default: Placement) -> Result<Vec<Placement>> {
+    if given.is_empty() {
+        let usable = affinity::cpus_for(default, affinity::allowed()).is_ok();
+        return Ok(vec![if usable { default } else { Placement::Free }]);
+    }
+    let placements = { distinct("--placement", given)? };
     for &p in &placements {
         affinity::cpus_for(p, affinity::allowed()).map_err(usage)?;
     }
@@ -169,9 +170,14 @@ pub struct Measuring {
     pub quick: bool,
 
     /// Where client and server run: free (as the OS schedules), same (both pinned to
-    /// one CPU), split (pinned to two different CPUs). Several make one table each;
-    /// the server is pinned with every thread and process it starts (a PostgreSQL
-    /// backend through its postmaster) [default: free].
+    /// one CPU), split (pinned to two different CPUs). Several make one table each.
+    /// A server sockbench starts is pinned with every thread and process it starts;
+    /// on your PostgreSQL server, the backend of each of sockbench's connections
+    /// (new connections run free: their backends come from your postmaster); your
+    /// Redis server or `sockbench serve` only when you ask, put back as it was
+    /// after. [default: same, where sockbench can pin the server without touching
+    /// what serves others; free for `redis --url` and `sockets --server`]. The
+    /// system facts say what a round trip across two CPUs adds on this machine.
     #[arg(long, value_name = "PLACEMENT", value_delimiter = ',')]
     pub placement: Vec<Placement>,
 

@@ -24,6 +24,7 @@ use crate::report::family::Family;
 use crate::report::verdict;
 use crate::results::file::{self, Claim, JsonSink};
 use crate::results::{ResultFile, ResultRecord};
+use crate::system::System;
 use anyhow::{Context, Result};
 use clap::{ArgMatches, FromArgMatches};
 use std::os::unix::fs::MetadataExt;
@@ -52,6 +53,7 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
     let plan = (family.plan)(matches)?;
     let measuring = Measuring::from_arg_matches(matches)?;
     let command = ResultFile::new(families::redact_arguments(argv));
+    let system = command.system.clone();
     let sink = match measuring.json.as_deref() {
         Some(path) => Some(JsonSink::create(path, Claim::Replace, command)?),
         None => None,
@@ -59,6 +61,7 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
     sweep_leftovers();
     let mut session = Session::open(
         sink,
+        system,
         Printing {
             quiet: measuring.quiet || plan.prints_progress(),
             tables: measuring.tables || plan.full_tables(),
@@ -131,6 +134,8 @@ pub struct Session {
     screen: Screen,
     /// Full tables per experiment rather than one line per case.
     tables: bool,
+    /// The machine measured on, for the verdict's account of placement.
+    system: System,
 }
 
 /// How a measuring command prints.
@@ -144,7 +149,7 @@ pub struct Printing {
 impl Session {
     /// A session saving into `sink` (checked already, so a bad path failed before
     /// any measuring); installs the signal handler.
-    pub fn open(sink: Option<JsonSink>, printing: Printing) -> Session {
+    pub fn open(sink: Option<JsonSink>, system: System, printing: Printing) -> Session {
         interrupt::install();
         let stream = if sink.as_ref().is_some_and(JsonSink::to_stdout) {
             Stream::Stderr
@@ -159,6 +164,7 @@ impl Session {
             stream,
             screen: Screen::of(stream),
             tables: printing.tables,
+            system,
         }
     }
 
@@ -203,7 +209,7 @@ impl Session {
                 "  ",
             ));
         }
-        let lines = verdict::lines(&self.records, &families::catalog());
+        let lines = verdict::lines(&self.records, &self.system, &families::catalog());
         text.push_str(&self.screen.paragraphs(&verdict::text(&lines)));
         text
     }

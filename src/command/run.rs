@@ -28,6 +28,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
         plans.extend(quick(&matches)?);
     }
     let command = ResultFile::new(families::redact_arguments(argv));
+    let system = command.system.clone();
     let sink = match &args.json {
         Some(path) => JsonSink::create(path, Claim::Replace, command)?,
         None => default_sink(command)?,
@@ -35,6 +36,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
     sweep_leftovers();
     let mut session = Session::open(
         Some(sink),
+        system,
         Printing {
             quiet: args.quiet || plans.iter().any(|p| p.prints_progress()),
             tables: args.tables,

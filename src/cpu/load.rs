@@ -59,11 +59,18 @@ impl Snapshot {
     /// The load between `self` and `later`; `None` over too short a time for the
     /// clock ticks of /proc/stat to say anything.
     pub fn until(&self, later: &Snapshot) -> Option<Load> {
+        self.until_besides(later, 0.0)
+    }
+
+    /// [`Snapshot::until`], `also_ours_ns` of CPU time in between being ours too
+    /// (a user's server process that served only sockbench).
+    pub fn until_besides(&self, later: &Snapshot, also_ours_ns: f64) -> Option<Load> {
         let wall = (later.at - self.at).as_secs_f64() * 1e9;
         if wall < 0.2e9 {
             return None;
         }
-        let outside = (later.busy_ns - self.busy_ns) - (later.ours_ns - self.ours_ns);
+        let outside =
+            (later.busy_ns - self.busy_ns) - (later.ours_ns - self.ours_ns) - also_ours_ns;
         Some(Load {
             outside_cpus: (outside / wall).max(0.0),
             steal_cpus: ((later.steal_ns - self.steal_ns) / wall).max(0.0),

@@ -20,11 +20,15 @@
 pub mod affinity;
 pub mod counters;
 pub mod load;
+pub mod placed;
 pub mod proc;
+pub mod wakeup;
 pub mod why;
 
 use counters::{Task, TaskCounters};
+use placed::ServerSide;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// CPU figures of one side: running totals, or per operation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -141,6 +145,11 @@ pub struct Meter {
     cost: Option<Cost>,
     /// The kernel's account (tracepoints, samples): counting trials only.
     why: Option<why::collect::Collector>,
+    /// Where the server's side runs, and the processes of a user's server found
+    /// during the trial ([`Meter::adopt`]).
+    side: Arc<ServerSide>,
+    /// Their CPU time from adoption to the loop's end, ns.
+    adopted_ns: f64,
 }
 
 /// The closing reading, taken when the loop ended.
@@ -162,7 +171,35 @@ impl Meter {
             ended: None,
             cost: None,
             why: None,
+            side: Arc::default(),
+            adopted_ns: 0.0,
         }
+    }
+
+    /// The same meter with the server's side placed on `cpus` (`None`: freely),
+    /// for the processes adopted during the trial.
+    pub fn with_server_at(mut self, cpus: Option<Vec<usize>>) -> Meter {
+        self.side = ServerSide::at(cpus);
+        self
+    }
+
+    /// Takes process `pid` of a user's server, found once the trial connected
+    /// (the backend of its connection), as the server's side: placed where the
+    /// server runs and its CPU counted. With exactly one adopted before
+    /// [`Meter::start`], it is the trial's server.
+    pub fn adopt(&mut self, pid: u32) -> std::io::Result<()> {
+        self.side.adopt(pid)
+    }
+
+    /// The server's side, for client threads that each adopt their own.
+    pub fn server_side(&self) -> Arc<ServerSide> {
+        Arc::clone(&self.side)
+    }
+
+    /// The CPU time of the adopted processes up to the loop's end, ns: the
+    /// server's, not outside load.
+    pub fn adopted_cpu_ns(&self) -> f64 {
+        self.adopted_ns
     }
 
     /// Opens the counters of the calling thread (the client, and the client
@@ -201,6 +238,13 @@ impl Meter {
 
     /// Reads the counters just before the timed loop.
     pub fn start(&mut self) {
+        if let (None, Some(pid)) = (&self.server, self.side.only()) {
+            let side = match &self.client {
+                Side::Counters(_) => server_counters(pid).map_or(Side::Times, Side::Counters),
+                Side::Times => Side::Times,
+            };
+            self.server = Some((pid, side));
+        }
         let client = read(&mut self.client, None);
         let server = self
             .server
@@ -222,6 +266,7 @@ impl Meter {
         if let Some(w) = &mut self.why {
             w.end();
         }
+        self.adopted_ns = self.side.cpu_ns();
         let client_cpu = affinity::current_cpu();
         let client = read(&mut self.client, None);
         let server = self

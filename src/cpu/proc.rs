@@ -23,6 +23,14 @@ fn stat_fields(path: &str) -> Option<Vec<String>> {
     Some(after.split_whitespace().map(String::from).collect())
 }
 
+/// The parent of process `pid`.
+pub fn parent(pid: u32) -> Option<u32> {
+    stat_fields(&format!("/proc/{pid}/stat"))?
+        .get(1)?
+        .parse()
+        .ok()
+}
+
 /// User and system time, ns, of process `pid` with all its threads, plus its
 /// children: those already waited for, and (with `live_children`) those still
 /// running, read one by one. A child reaped while they are read would be counted

@@ -189,6 +189,11 @@ pub trait Runner {
     fn outside_load_known(&self) -> bool {
         true
     }
+    /// False when `server_pid` is a user's server counted but not to be placed:
+    /// one that serves others, under free placement.
+    fn places_server(&self) -> bool {
+        true
+    }
     /// Called before each case's trials in every round, e.g. to switch the server's
     /// authentication method.
     fn enter(&mut self, _case: usize) -> Result<()> {
@@ -316,8 +321,9 @@ fn counting_round(
                     .to_string(),
             );
             let server = runner.server_pid();
-            place(case.placement, server, 0)?;
-            let mut meter = Meter::counters(server);
+            let placed = server.filter(|_| runner.places_server());
+            let server_cpus = place(case.placement, placed, 0)?;
+            let mut meter = Meter::counters(server).with_server_at(server_cpus);
             let mut trial = runner.trial(c, target, &mut meter).with_context(|| {
                 format!(
                     "{} over {label} failed in its counting trial",
@@ -344,16 +350,18 @@ fn measured_trial(
     round: u32,
 ) -> Result<Trial> {
     let server = runner.server_pid();
-    place(schedule.cases[case].placement, server, round)?;
+    let placed = server.filter(|_| runner.places_server());
+    let server_cpus = place(schedule.cases[case].placement, placed, round)?;
     let mut reruns = 0;
     loop {
         let before = Snapshot::take(server);
-        let mut meter = Meter::times(server);
+        let mut meter = Meter::times(server).with_server_at(server_cpus.clone());
         let mut trial = runner.trial(case, target, &mut meter)?;
         trial.metrics.cpu = meter.take();
+        let adopted = meter.adopted_cpu_ns();
         trial.load = before
             .filter(|_| runner.outside_load_known())
-            .and_then(|b| b.until(&Snapshot::take(server)?));
+            .and_then(|b| b.until_besides(&Snapshot::take(server)?, adopted));
         trial.disturbed = trial.load.is_some_and(|l| l.disturbed());
         trial.reruns = reruns;
         if !trial.disturbed || reruns == RETRIES {
@@ -370,19 +378,21 @@ fn measured_trial(
 /// ([`affinity::rotated`]): every target of a round sees the same CPUs, so the
 /// round's ratio compares like with like, and the rounds together sample each
 /// CPU and what else runs there, which otherwise differs from one run to the next.
-fn place(placement: Placement, server: Option<u32>, round: u32) -> Result<()> {
+/// Returns the server's CPUs under a pinned placement, for the processes of a
+/// user's server a trial finds once connected ([`Meter::adopt`]).
+fn place(placement: Placement, server: Option<u32>, round: u32) -> Result<Option<Vec<usize>>> {
     let allowed = affinity::rotated(affinity::allowed(), round as usize);
     let allowed = &allowed[..];
-    let (client, server_cpus) = match affinity::cpus_for(placement, allowed) {
-        Ok(Some((c, s))) => (vec![c], vec![s]),
-        Ok(None) => (allowed.to_vec(), allowed.to_vec()),
+    let (client, server_cpus, pinned) = match affinity::cpus_for(placement, allowed) {
+        Ok(Some((c, s))) => (vec![c], vec![s], true),
+        Ok(None) => (allowed.to_vec(), allowed.to_vec(), false),
         Err(e) => anyhow::bail!(e),
     };
     affinity::pin(0, &client).context("cannot place the client")?;
     if let Some(pid) = server {
         affinity::pin_process(pid, &server_cpus).context("cannot place the server")?;
     }
-    Ok(())
+    Ok(pinned.then_some(server_cpus))
 }
 
 /// One round: every case that is `open` on every one of its targets, the first

@@ -75,7 +75,10 @@ const DEFAULT_CLIENTS: u32 = 10;
 impl PostgresPlan {
     pub fn from_args(args: &PostgresArgs) -> Result<PostgresPlan> {
         let rounds = crate::plan::rounds(args.measuring.trials, args.measuring.quick)?;
-        let placements = crate::plan::placements(&args.measuring.placement)?;
+        let placements = crate::plan::placements(
+            &args.measuring.placement,
+            crate::cpu::affinity::Placement::Same,
+        )?;
         let mut budget = if args.measuring.quick {
             PgBudget::quick()
         } else {

@@ -95,11 +95,28 @@ impl Runner for PgRunner<'_> {
 }
 
 impl Suite<'_> {
+    /// The placements `experiment` runs under. On a user's server a new
+    /// connection's backend is forked by the user's postmaster, which serves others
+    /// and is never pinned, so connect and auth run placed freely there, as said.
+    fn placements_for(&self, experiment: PgExperiment) -> Vec<Placement> {
+        let forks = matches!(experiment, PgExperiment::Connect | PgExperiment::Auth);
+        if self.cluster.is_some() || !forks || self.placements == [Placement::Free] {
+            return self.placements.clone();
+        }
+        eprintln!(
+            "postgres: {} placed freely: each new connection's backend is started by your \
+             server's postmaster, which serves others, so sockbench does not pin it",
+            experiment.describe().id
+        );
+        vec![Placement::Free]
+    }
+
     /// Runs every round of `experiment` and returns its ranked records.
     pub fn run(&mut self, experiment: PgExperiment) -> Result<Vec<ResultRecord>> {
         let (targets, cases) = self.cases(experiment);
         let described = self.described(experiment);
-        let mut cases = harness::placed(cases, &self.placements, |c| &mut c.params);
+        let placements = self.placements_for(experiment);
+        let mut cases = harness::placed(cases, &placements, |c| &mut c.params);
         for c in &mut cases {
             c.label = described.case_label(&c.params);
         }

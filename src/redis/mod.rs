@@ -19,6 +19,7 @@ pub mod family;
 pub mod keys;
 mod listeners;
 pub mod plan;
+mod process;
 pub mod program;
 pub mod resp;
 mod roundtrip;

@@ -92,13 +92,14 @@ impl RedisPlan {
         if experiments.contains(&RedisExperiment::Concurrent) {
             crate::plan::check_open_files("-c/--clients", u64::from(clients))?;
         }
-        let placements = crate::plan::placements(&args.measuring.placement)?;
-        if matches!(source, Source::Urls(_)) && placements.iter().any(|&p| p != Placement::Free) {
-            return Err(usage(
-                "--placement same or split pins the server, which sockbench cannot find for a \
-                 --url; use --placement free, or leave out --url so that sockbench starts its own",
-            ));
-        }
+        let placements = crate::plan::placements(
+            &args.measuring.placement,
+            if args.urls.is_empty() {
+                Placement::Same
+            } else {
+                Placement::Free
+            },
+        )?;
         Ok(RedisPlan {
             source,
             experiments: distinct("--experiments", experiments)?,

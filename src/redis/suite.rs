@@ -6,6 +6,7 @@ use super::plan::{RedisPlan, Source};
 use super::resp::{Reply, Request};
 use super::target::Target;
 use super::{RedisExperiment, Server};
+use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::error::usage;
 use crate::harness::{self, Progress, Runner, Sink};
@@ -37,7 +38,16 @@ pub fn measure(plan: &RedisPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
         .iter()
         .map(Target::tls_info)
         .collect::<Result<_>>()?;
-    let server_pid = server.as_ref().and_then(|(s, _)| s.pid());
+    let theirs = match &server {
+        Some(_) => None,
+        None => Some(user_server(plan, &targets, progress)?),
+    };
+    let places_server = theirs.as_ref().is_none_or(|t| t.restore.is_some());
+    let server_pid = match (&server, &theirs) {
+        (Some((s, _)), _) => s.pid(),
+        (None, Some(t)) => t.pid,
+        (None, None) => None,
+    };
     for &experiment in &plan.experiments {
         let mut runner = ExperimentRunner {
             plan,
@@ -45,6 +55,8 @@ pub fn measure(plan: &RedisPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
             cases: harness::placed(plan.cases(experiment), &plan.placements, |p| p),
             targets: &targets,
             server: server_pid,
+            places_server,
+            throwaway: server.is_some(),
         };
         let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
         let cases = runner.cases.clone();
@@ -70,6 +82,59 @@ pub fn measure(plan: &RedisPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
     Ok(())
 }
 
+/// The user's Redis server as this run treats it: its process when found on this
+/// machine (its CPU counted as the server's), and, when `--placement` pins it, the
+/// CPUs its threads had, put back however the run ends.
+struct UserServer {
+    pid: Option<u32>,
+    restore: Option<crate::cpu::affinity::Restore>,
+}
+
+/// Finds the user's server process; with a pinned placement, one must be found
+/// (else the plan is refused in one line) and its CPUs are kept to be restored.
+fn user_server(
+    plan: &RedisPlan,
+    targets: &[Target],
+    progress: &dyn Progress,
+) -> Result<UserServer> {
+    let pinned = plan.placements.iter().any(|&p| p != Placement::Free);
+    match super::process::behind_all(targets) {
+        Ok(pid) if pinned => {
+            let restore = crate::cpu::affinity::Restore::of_process(pid).map_err(|e| {
+                usage(format!(
+                    "--placement pins your Redis server (process {pid}), but its CPUs cannot \
+                     be read ({e}); use --placement free"
+                ))
+            })?;
+            progress.note(&format!(
+                "redis: your server (process {pid}) is pinned as --placement says during the \
+                 run and put back on its CPUs after"
+            ));
+            Ok(UserServer {
+                pid: Some(pid),
+                restore: Some(restore),
+            })
+        }
+        Ok(pid) => Ok(UserServer {
+            pid: Some(pid),
+            restore: None,
+        }),
+        Err(why) if pinned => Err(usage(format!(
+            "--placement same or split pins your Redis server, but {why}; use --placement free"
+        ))),
+        Err(why) => {
+            progress.note(&format!(
+                "redis: {why}, so its CPU cannot be told apart from outside load; outside load \
+                 is not recorded"
+            ));
+            Ok(UserServer {
+                pid: None,
+                restore: None,
+            })
+        }
+    }
+}
+
 /// The servers a run reaches.
 struct Reached {
     /// The throwaway server with its version, or none for the user's.
@@ -81,10 +146,6 @@ struct Reached {
 fn reach(plan: &RedisPlan, progress: &dyn Progress) -> Result<Reached> {
     match &plan.source {
         Source::Urls(urls) => {
-            progress.note(
-                "redis: measuring your server; its CPU cannot be told apart from outside load, \
-                 so outside load is not recorded",
-            );
             let targets = urls.iter().map(Target::user).collect::<Result<Vec<_>>>()?;
             Ok(Reached {
                 server: None,
@@ -187,8 +248,14 @@ struct ExperimentRunner<'a> {
     experiment: RedisExperiment,
     cases: Vec<Params>,
     targets: &'a [Target],
-    /// The throwaway server's process, counted and placed as the server.
+    /// The server's process: the throwaway one, or the user's found on this
+    /// machine; counted as the server.
     server: Option<u32>,
+    /// Whether it is placed as `--placement` says: the throwaway one always, the
+    /// user's only when a placement pins it.
+    places_server: bool,
+    /// Whether it is sockbench's own, which must still run before anything is sent.
+    throwaway: bool,
 }
 
 impl Runner for ExperimentRunner<'_> {
@@ -204,11 +271,16 @@ impl Runner for ExperimentRunner<'_> {
         self.server.is_some()
     }
 
+    fn places_server(&self) -> bool {
+        self.places_server
+    }
+
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
         let (target, params) = (&self.targets[target], &self.cases[case]);
         // A port of a server that is gone may be someone else's by now: nothing,
         // the password least, goes there.
-        if let Some(pid) = self.server.filter(|&pid| !super::running(pid, None)) {
+        let own = self.server.filter(|_| self.throwaway);
+        if let Some(pid) = own.filter(|&pid| !super::running(pid, None)) {
             anyhow::bail!(
                 "the throwaway redis-server (process {pid}) is no longer running (it exited or \
                  was killed); nothing more was sent to its ports"

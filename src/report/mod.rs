@@ -40,7 +40,7 @@ pub fn document(files: &[(String, ResultFile)], catalog: &Catalog) -> Document {
     let sections = files
         .iter()
         .map(|(name, file)| {
-            let lines = verdict::lines(&file.results, catalog);
+            let lines = verdict::lines(&file.results, &file.system, catalog);
             Section {
                 heading: format!("{name} — {}", file.started_at),
                 summary: verdict::sentences(&lines),

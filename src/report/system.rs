@@ -5,7 +5,7 @@ use crate::cpu::load::Load;
 use crate::cpu::why::Clock;
 use crate::report::block::Block;
 use crate::report::experiment::Catalog;
-use crate::report::format::short_version;
+use crate::report::format::{duration_interval_ns, duration_ns, short_version};
 use crate::results::ResultFile;
 
 /// The facts of a result file, each as (name, value); unknown facts say so.
@@ -102,6 +102,24 @@ pub fn facts(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)
                 .unwrap_or_else(|| "none seen".into()),
         ),
         ("cpuidle driver", or_unknown(&s.cpuidle_driver)),
+        (
+            "round trip on 1 CPU / 2",
+            s.wakeup.map_or_else(
+                || "not measured".into(),
+                |w| {
+                    format!(
+                        "{} / {}: two CPUs add {}",
+                        duration_ns(w.same_ns.estimate),
+                        duration_ns(w.split_ns.estimate),
+                        duration_interval_ns(
+                            w.across_ns.estimate,
+                            w.across_ns.low,
+                            w.across_ns.high
+                        )
+                    )
+                },
+            ),
+        ),
         (
             "frequency governor",
             s.cpu_governor

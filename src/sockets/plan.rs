@@ -2,6 +2,7 @@
 
 use super::args::SocketsArgs;
 use super::keys::*;
+use crate::cpu::affinity::Placement;
 use crate::error::usage;
 use crate::plan::{distinct, DEFAULT_TRANSPORTS};
 use crate::results::Params;
@@ -75,7 +76,14 @@ impl SocketsPlan {
             }
         }
         let rounds = crate::plan::rounds(args.measuring.trials, args.measuring.quick)?;
-        let placements = crate::plan::placements(&args.measuring.placement)?;
+        let placements = crate::plan::placements(
+            &args.measuring.placement,
+            if args.servers.is_empty() {
+                Placement::Same
+            } else {
+                Placement::Free
+            },
+        )?;
         let clients = args.clients.unwrap_or(DEFAULT_CLIENTS);
         if !(1..=MAX_CLIENTS).contains(&clients) {
             return Err(usage(format!(

@@ -50,6 +50,10 @@ pub struct System {
     /// `perf_event without instructions`, or `proc` (times only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_counters: Option<String>,
+    /// What a round trip costs with client and server on one CPU and on two,
+    /// measured before the run: what placement alone changes on this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wakeup: Option<crate::cpu::wakeup::Wakeup>,
 }
 
 /// How long the machine is watched before a run, to say whether it was quiet.
@@ -76,6 +80,7 @@ impl System {
             kernel_tls: network::kernel_tls(),
             load_at_start: crate::cpu::load::sample(QUIET_CHECK),
             cpu_counters: Some(crate::cpu::counters::available().into()),
+            wakeup: crate::cpu::wakeup::measure(),
         }
     }
 }

@@ -155,6 +155,88 @@ fn parse_address(hex: &str) -> Option<IpAddr> {
     }
 }
 
+/// The inode of the socket at the other end of a connected TCP socket on this
+/// machine (a loopback connection): the row of `/proc/net/tcp*` whose local
+/// address is this socket's peer and whose remote address is this socket's own.
+/// `None` when no such row is seen (the other end is elsewhere, or in another
+/// network namespace).
+pub fn tcp_peer_inode(socket: BorrowedFd) -> Option<u64> {
+    let own = socket_address(socket, libc::getsockname)?;
+    let peer = socket_address(socket, libc::getpeername)?;
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|path| std::fs::read_to_string(path).ok())
+        .flat_map(|text| {
+            text.lines()
+                .skip(1)
+                .filter_map(|line| {
+                    // sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+                    let fields: Vec<&str> = line.split_whitespace().collect();
+                    let address = |field: &str| {
+                        let (addr, port) = field.split_once(':')?;
+                        Some(std::net::SocketAddr::new(
+                            parse_address(addr)?,
+                            u16::from_str_radix(port, 16).ok()?,
+                        ))
+                    };
+                    let (local, remote) = (address(fields.get(1)?)?, address(fields.get(2)?)?);
+                    (local == peer && remote == own).then(|| fields.get(9)?.parse().ok())?
+                })
+                .collect::<Vec<u64>>()
+        })
+        .find(|&inode| inode != 0)
+}
+
+/// The address `get` (`getsockname` or `getpeername`) gives for an IPv4 or IPv6
+/// socket.
+fn socket_address(
+    socket: BorrowedFd,
+    get: unsafe extern "C" fn(
+        libc::c_int,
+        *mut libc::sockaddr,
+        *mut libc::socklen_t,
+    ) -> libc::c_int,
+) -> Option<std::net::SocketAddr> {
+    // SAFETY: an all-zero sockaddr_storage is a valid value of this plain C struct.
+    let mut address: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut length = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: the descriptor is open while `socket` borrows it; `address` and
+    // `length` are valid for writing, `length` holding the size of `address`.
+    let rc = unsafe {
+        get(
+            socket.as_raw_fd(),
+            (&mut address as *mut libc::sockaddr_storage).cast(),
+            &mut length,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    match libc::c_int::from(address.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in.
+            let a: libc::sockaddr_in =
+                unsafe { std::ptr::read((&address as *const libc::sockaddr_storage).cast()) };
+            let ip = std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
+            Some(std::net::SocketAddr::new(
+                ip.into(),
+                u16::from_be(a.sin_port),
+            ))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says the storage holds a sockaddr_in6.
+            let a: libc::sockaddr_in6 =
+                unsafe { std::ptr::read((&address as *const libc::sockaddr_storage).cast()) };
+            let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
+            Some(std::net::SocketAddr::new(
+                ip.into(),
+                u16::from_be(a.sin6_port),
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// The listeners on `port` that a connection to loopback can reach (on a loopback
 /// address or on every address), and the first of them that is not process `pid`
 /// running as `uid`: a server's port must be its own before a password goes there.
@@ -233,6 +315,18 @@ mod tests {
         assert_eq!(found[0].uid, unsafe { libc::geteuid() });
         assert!(holds(std::process::id(), found[0].inode));
         assert!(holders(found[0].inode).contains(&std::process::id()));
+    }
+
+    #[test]
+    fn the_other_end_of_a_loopback_connection_is_found() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        let inode = tcp_peer_inode(client.as_fd()).expect("the accepted socket's row");
+        let accepted_inode =
+            std::fs::read_link(format!("/proc/self/fd/{}", accepted.as_raw_fd())).unwrap();
+        assert_eq!(accepted_inode, Path::new(&format!("socket:[{inode}]")));
+        assert!(holds(std::process::id(), inode));
     }
 
     #[test]

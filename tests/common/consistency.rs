@@ -134,7 +134,7 @@ pub fn one_figure_per_comparison(file: &ResultFile, seen: &Seen) -> usize {
         checked += 1;
     }
     // The verdict speaks of the same comparisons with the same figures.
-    let lines = verdict::lines(&file.results, &catalog);
+    let lines = verdict::lines(&file.results, &file.system, &catalog);
     for line in lines.iter().filter(|l| !l.caveat && !l.by_case) {
         for p in &line.pairs {
             let stored = file

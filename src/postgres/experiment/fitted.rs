@@ -28,6 +28,7 @@ pub fn query_trial(
     meter: &mut Meter,
 ) -> Result<Trial> {
     let conn = open(target)?;
+    target.adopt_backend(&conn, &meter.server_side())?;
     if protocol == Protocol::Prepared {
         conn.prepare(STATEMENT, SELECT_1)?;
     }
@@ -67,6 +68,7 @@ pub fn query_trial(
 /// `counts`, every value parsed by the client.
 pub fn rows_trial(target: &PgTarget, counts: &[u64], meter: &mut Meter) -> Result<Trial> {
     let conn = open(target)?;
+    target.adopt_backend(&conn, &meter.server_side())?;
     let queries: Vec<CString> = counts
         .iter()
         .map(|n| CString::new(format!("SELECT * FROM generate_series(1,{n})")))

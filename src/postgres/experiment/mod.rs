@@ -14,7 +14,8 @@ use crate::report::experiment::Experiment;
 use crate::transport::{TlsInfo, Transport};
 use std::time::Duration;
 
-use super::libpq::{ConnParams, Protocol};
+use super::libpq::{Conn, ConnParams, Protocol};
+use crate::cpu::placed::ServerSide;
 
 crate::named! {
     /// One PostgreSQL experiment.
@@ -128,5 +129,27 @@ mod tests {
                 "{e}"
             );
         }
+    }
+}
+
+impl PgTarget {
+    /// On a user's server (not the throwaway cluster, whose postmaster the
+    /// harness places and counts with every backend), the backend serving `conn`,
+    /// when it runs on this machine, becomes the trial's server side: placed where
+    /// the server runs and its CPU counted. It serves sockbench's connection alone,
+    /// so placing it touches nothing of the user's.
+    pub fn adopt_backend(&self, conn: &Conn, side: &ServerSide) -> anyhow::Result<()> {
+        if self.transport.is_some() {
+            return Ok(());
+        }
+        if let Some(pid) = conn.serving_process() {
+            side.adopt(pid).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot place the backend (process {pid}) serving {}: {e}",
+                    self.label
+                )
+            })?;
+        }
+        Ok(())
     }
 }

@@ -372,6 +372,32 @@ impl Conn {
             .map(|p| p.uid)
     }
 
+    /// The process on this machine that serves this connection, when sockbench
+    /// can tell: the backend whose PID the server gave at startup, checked to be
+    /// at the other end of the socket. Over a Unix socket it must be a child of the
+    /// process listening there (`SO_PEERCRED` names the postmaster); over TCP it
+    /// must hold the socket's other end. `None` for a server elsewhere, in another
+    /// PID or network namespace, or behind a pooler (whose PID is not a process).
+    pub fn serving_process(&self) -> Option<u32> {
+        let backend = u32::try_from(self.backend_pid()).ok().filter(|&p| p > 0)?;
+        // SAFETY: `self.raw` is a live connection this value owns, not yet finished.
+        let fd = unsafe { pq::PQsocket(self.raw.as_ptr()) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: `fd` is the connection's open socket, which libpq keeps open while
+        // `self` lives; the borrow ends within this call.
+        let socket = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let ours = if self.over_unix_socket() {
+            let listener = crate::system::peers::socket_peer(socket).ok()?.pid;
+            crate::cpu::proc::parent(backend) == Some(listener)
+        } else {
+            crate::system::peers::tcp_peer_inode(socket)
+                .is_some_and(|inode| crate::system::peers::holds(backend, inode))
+        };
+        ours.then_some(backend)
+    }
+
     /// The address family of the connection's socket (`AF_UNIX`, `AF_INET`,
     /// `AF_INET6`), from `getsockname`.
     pub fn socket_family(&self) -> Option<libc::c_int> {

@@ -11,6 +11,7 @@
 pub mod caveats;
 mod pair;
 mod short;
+mod wakeup;
 mod why;
 mod words;
 
@@ -25,6 +26,7 @@ use crate::results::paired::{against, reference};
 use crate::results::params::PLACEMENT;
 use crate::results::ResultRecord;
 use crate::stats::{Difference, Interval};
+use crate::system::System;
 
 /// One line of the verdict.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,8 +57,9 @@ pub struct Line {
 }
 
 /// The verdict lines for the records of one run: one per experiment that has a
-/// verdict line and was measured on at least two transports, then the caveats.
-pub fn lines(records: &[ResultRecord], catalog: &Catalog) -> Vec<Line> {
+/// verdict line and was measured on at least two transports, then the caveats
+/// (with what placement weighs on the machine `system` describes).
+pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Vec<Line> {
     let mut described: Vec<(&'static Experiment, VerdictLine)> = catalog
         .all()
         .iter()
@@ -91,7 +94,13 @@ pub fn lines(records: &[ResultRecord], catalog: &Catalog) -> Vec<Line> {
     }
     if !lines.is_empty() {
         let pairs: Vec<&Pair> = lines.iter().flat_map(|l| &l.pairs).collect();
-        let said = caveats::lines(records, &pairs);
+        let mut said = caveats::lines(records, &pairs);
+        if let Some(w) = &system.wakeup {
+            said.splice(
+                0..0,
+                wakeup::weighs(&lines, w, &caveats::Origin::of(records)),
+            );
+        }
         lines.extend(said.into_iter().map(caveat));
     }
     lines

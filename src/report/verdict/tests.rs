@@ -87,7 +87,7 @@ fn records(placement: Option<&str>, unix: &[f64], tcp: &[f64]) -> Vec<ResultReco
 
 /// The verdict's sentences after its first, "In short", which `in_short_*` tests.
 fn verdict(records: &[ResultRecord]) -> Vec<String> {
-    let all = sentences(&lines(records, &Catalog::new([&FAKE])));
+    let all = sentences(&lines(records, &System::default(), &Catalog::new([&FAKE])));
     all.into_iter()
         .filter(|s| !s.starts_with("In short"))
         .collect()
@@ -103,7 +103,7 @@ fn in_short_comes_first_and_sums_up_each_outcome() {
             ("tls", &[300.0, 305.0, 298.0, 301.0], 100.0),
         ],
     );
-    let all = sentences(&lines(&rs, &Catalog::new([&FAKE])));
+    let all = sentences(&lines(&rs, &System::default(), &Catalog::new([&FAKE])));
     assert_eq!(
         all[0],
         "In short: the Unix socket was faster for short queries; TLS added time to every \

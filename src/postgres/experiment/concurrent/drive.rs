@@ -5,6 +5,7 @@
 
 use super::schedule::{Live, Schedule};
 use super::{Load, Tally, Window};
+use crate::cpu::placed::ServerSide;
 use crate::harness::measure::nanos;
 use crate::postgres::experiment::PgTarget;
 use crate::postgres::libpq::{wait_any, Conn, Protocol, Step, TxOutcome, Wait, OP_LIMIT};
@@ -40,6 +41,8 @@ enum State {
 /// What a thread works with.
 pub struct Thread<'a> {
     target: &'a PgTarget,
+    /// Where the backends of a user's server go.
+    side: &'a ServerSide,
     load: &'a Load,
     /// The prepared statements' names, one per command.
     names: &'a [CString],
@@ -60,6 +63,7 @@ impl<'a> Thread<'a> {
         window: Window,
         index: u64,
         live: Option<&'a Live>,
+        side: &'a ServerSide,
     ) -> Thread<'a> {
         let threads = f64::from(load.threads.clamp(1, load.clients));
         // A new seed every trial, as pgbench's default `--random-seed=time`: rounds
@@ -70,6 +74,7 @@ impl<'a> Thread<'a> {
             ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         Thread {
             target,
+            side,
             load,
             names,
             window,
@@ -92,7 +97,9 @@ impl<'a> Thread<'a> {
                     None
                 } else {
                     self.tally.connections += 1;
-                    Some(Conn::connect(&self.target.params)?)
+                    let conn = Conn::connect(&self.target.params)?;
+                    self.target.adopt_backend(&conn, self.side)?;
+                    Some(conn)
                 };
                 Ok(Client {
                     conn,
@@ -104,7 +111,7 @@ impl<'a> Thread<'a> {
                     bindings: Bindings::new(&self.load.script, first_id + i),
                 })
             })
-            .collect::<Result<_, crate::postgres::libpq::PgError>>()
+            .collect::<Result<_>>()
             .context("cannot open the clients' connections")?;
         if self.schedule.is_some() {
             // The kernel may wake a timed wait up to 50 µs late by default ("timer

@@ -152,6 +152,7 @@ pub fn trial(target: &PgTarget, load: &Load, meter: &mut Meter) -> Result<Trial>
         .collect::<Result<_, _>>()?;
     let live: Vec<Live> = (0..threads).map(|_| Live::default()).collect();
     let failed = AtomicBool::new(false);
+    let side = meter.server_side();
     let wait = || {
         sleep_until(measured_from, &failed, None);
         meter.start();
@@ -170,7 +171,8 @@ pub fn trial(target: &PgTarget, load: &Load, meter: &mut Meter) -> Result<Trial>
                 .map(|u| load.clients / threads + u32::from(u < load.clients % threads))
                 .sum();
             let progress = load.progress.is_some().then_some(&live[t]);
-            let thread = drive::Thread::new(target, load, &names, window, t as u64, progress);
+            let thread =
+                drive::Thread::new(target, load, &names, window, t as u64, progress, &side);
             let tally = thread.run(share, first_id);
             if tally.is_err() {
                 failed.store(true, Ordering::Relaxed);
