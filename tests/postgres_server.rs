@@ -67,6 +67,16 @@ fn measure(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> (std::process::Output, Option<serde_json::Value>) {
+    measure_under(&[], extra, env)
+}
+
+/// [`measure`], with sockbench run under `wrapper` (a program and its arguments,
+/// e.g. `unshare …`) when it is not empty.
+fn measure_under(
+    wrapper: &[&str],
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (std::process::Output, Option<serde_json::Value>) {
     let tmp = tempdir();
     let json = tmp.path().join("out.json");
     let mut args = vec![
@@ -83,7 +93,20 @@ fn measure(
         json.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let out = assert_cmd::Command::from_std(sockbench(tmp.path()))
+    let mut command = sockbench(tmp.path());
+    if let Some((program, rest)) = wrapper.split_first() {
+        let mut wrapped = std::process::Command::new(program);
+        wrapped.args(rest).arg(command.get_program());
+        for (name, value) in command.get_envs() {
+            match value {
+                Some(value) => wrapped.env(name, value),
+                None => wrapped.env_remove(name),
+            };
+        }
+        command = wrapped;
+        command.stdin(std::process::Stdio::null());
+    }
+    let out = assert_cmd::Command::from_std(command)
         .args(&args)
         .envs(env.iter().copied())
         .timeout(RUN_TIMEOUT)
@@ -153,6 +176,17 @@ fn bare_uris_and_conninfo_are_named_after_what_they_reach() {
         .starts_with("TLSv1"));
     assert!(records["tls"]["tls"]["cipher"].is_string());
     assert!(records["tcp"].get("tls").is_none_or(|t| t.is_null()));
+    // One --url is one transport, as named: one line says how to compare them.
+    let (out, _) = measure(&["--url", &server.socket_conninfo()], &[PASSWORD]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "postgres: one --url measures one transport, so no verdict compares transports; \
+             to compare this server's unix, tcp and tls, give it as --server URI instead"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -207,14 +241,23 @@ fn pg_variables_name_the_users_server_and_say_so() {
     );
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    // The server's transports are compared as --server does; the socket, which
+    // app may not see in the settings, is found through the postmaster's file.
     assert!(
-        stderr.contains("measuring your server from PGHOST, PGPORT: app at 127.0.0.1:")
-            && stderr.contains(&format!(":{port}/app (tcp)")),
+        stderr.starts_with(&format!(
+            "postgres: measuring your server from PGHOST, PGPORT: app at 127.0.0.1:{port}/app, \
+             over unix, tcp, tls; unset them for a throwaway cluster\n"
+        )),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("postgres: unix: found the server's socket in ")
+            && stderr.contains("named in its postmaster.pid"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 2, "{stderr}");
     let records = by_label(&file.unwrap());
-    assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp"]);
+    assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp", "tls", "unix"]);
     assert_eq!(records["tcp"]["server"]["throwaway"], false);
     assert_eq!(records["tcp"]["server"]["port"], port.as_str());
 }
@@ -252,7 +295,7 @@ fn a_service_file_and_a_passfile_are_read_as_libpq_reads_them() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("PGSERVICE: app at "), "{stderr}");
     let records = by_label(&file.unwrap());
-    assert_eq!(records.keys().collect::<Vec<_>>(), ["unix"]);
+    assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp", "tls", "unix"]);
     assert_eq!(
         records["unix"]["server"]["host"],
         server.socket_dir.to_str().unwrap()
@@ -327,15 +370,57 @@ fn server_skips_in_one_line_each_what_it_cannot_reach() {
         stderr.contains("postgres: tls: skipped: the server has ssl = off"),
         "{stderr}"
     );
+    // As root, the socket is found through the server's postmaster.pid.
     assert!(
-        stderr.contains(
-            "postgres: unix: skipped: the server does not show unix_socket_directories to app"
-        ),
+        stderr.contains(&format!(
+            "postgres: unix: found the server's socket in {}, named in its postmaster.pid \
+             (the server does not show unix_socket_directories to app)",
+            server.socket_dir.display()
+        )),
         "{stderr}"
     );
     assert_eq!(stderr.trim_end().lines().count(), 2, "{stderr}");
     let records = by_label(&file.unwrap());
-    assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp"]);
+    assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp", "unix"]);
+    // Where the server's processes are not visible (sockbench in a PID namespace
+    // of its own) and no standard directory holds its socket, one line says what
+    // was tried and what to do.
+    // SAFETY: a plain syscall.
+    let root = unsafe { libc::geteuid() } == 0;
+    let unshare = std::process::Command::new("unshare")
+        .arg("--help")
+        .output()
+        .is_ok();
+    if !(root && unshare) {
+        eprintln!(
+            "SKIPPED the socket not found: needs root and unshare (util-linux) for a PID \
+             namespace of sockbench's own"
+        );
+    } else {
+        let (out, file) = measure_under(
+            &["unshare", "--pid", "--fork", "--mount-proc"],
+            &["--server", &server.tcp_uri("")],
+            &[PASSWORD],
+        );
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let skipped = stderr
+            .lines()
+            .find(|l| l.starts_with("postgres: unix: skipped:"))
+            .unwrap_or_else(|| panic!("{stderr}"));
+        let port = server.port;
+        for part in [
+            "the server does not show unix_socket_directories to app, and its socket was not \
+             found (",
+            &format!("no .s.PGSQL.{port} in /var/run/postgresql, /run/postgresql, /tmp"),
+            "is not visible here",
+            "grant app pg_read_all_settings, or give the socket as host=DIR in the URI",
+        ] {
+            assert!(skipped.contains(part), "{part}: {skipped}");
+        }
+        let records = by_label(&file.unwrap());
+        assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp"]);
+    }
     // pg_hba refusing TLS (hostnossl) is skipped in its own line too.
     let server = UserServer::start_with(UserServerOptions {
         tcp_hba: "hostnossl",
@@ -452,4 +537,164 @@ while True:
         received.len(),
         String::from_utf8_lossy(&received)
     );
+}
+
+/// Runs `f` on a thread of its own in a mount namespace of its own, where a tmpfs
+/// lies over `dir` (made the `postgres` account's, as the package makes
+/// `/var/run/postgresql`): what `f` starts (the server, sockbench) sees that
+/// directory, the host's stays as found, and the mounts go with the last process
+/// in the namespace. `None`, having said why, when the test cannot run here.
+fn with_private_dir<T: Send>(test: &str, dir: &str, f: impl FnOnce() -> T + Send) -> Option<T> {
+    // SAFETY: a plain syscall.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED {test}: not root, so no mount namespace of its own");
+        return None;
+    }
+    let c = |s: &str| std::ffi::CString::new(s).unwrap();
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                // SAFETY: plain syscalls on this thread's own namespace and mounts,
+                // with valid C strings.
+                unsafe {
+                    assert_eq!(libc::unshare(libc::CLONE_NEWNS), 0, "unshare");
+                    let root = c("/");
+                    let none = c("none");
+                    let private = libc::MS_REC | libc::MS_PRIVATE;
+                    let rc = libc::mount(
+                        none.as_ptr(),
+                        root.as_ptr(),
+                        std::ptr::null(),
+                        private,
+                        std::ptr::null(),
+                    );
+                    assert_eq!(rc, 0, "mounts made private");
+                    // /var/run/postgresql is /run/postgresql where /var/run links to
+                    // /run; where the directory is not there, a tmpfs over /run.
+                    let real = std::fs::canonicalize(dir).ok();
+                    let (over, make) = match &real {
+                        Some(path) => (path.clone(), None),
+                        None => (
+                            std::path::PathBuf::from("/run"),
+                            Some(std::path::PathBuf::from("/run/postgresql")),
+                        ),
+                    };
+                    let tmpfs = c("tmpfs");
+                    let mode = c("mode=1777");
+                    let target = c(over.to_str().unwrap());
+                    let rc = libc::mount(
+                        tmpfs.as_ptr(),
+                        target.as_ptr(),
+                        tmpfs.as_ptr(),
+                        0,
+                        mode.as_ptr().cast(),
+                    );
+                    assert_eq!(rc, 0, "tmpfs over {}", over.display());
+                    let made = make.unwrap_or(over);
+                    std::fs::create_dir_all(&made).unwrap();
+                    if dir != "/tmp" {
+                        let name = c("postgres");
+                        let entry = libc::getpwnam(name.as_ptr());
+                        assert!(!entry.is_null(), "a postgres account");
+                        let (uid, gid) = ((*entry).pw_uid, (*entry).pw_gid);
+                        std::os::unix::fs::chown(&made, Some(uid), Some(gid)).unwrap();
+                        std::fs::set_permissions(
+                            &made,
+                            std::os::unix::fs::PermissionsExt::from_mode(0o2775),
+                        )
+                        .unwrap();
+                    }
+                }
+                f()
+            })
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+    .into()
+}
+
+/// An ordinary role, which may not read `unix_socket_directories`, still gets the
+/// socket compared: `--server` over TCP finds it where PostgreSQL puts it by
+/// default (`/var/run/postgresql`, `/tmp`), says so, and measures it.
+#[test]
+fn server_finds_the_socket_in_a_standard_directory_as_an_ordinary_role() {
+    if !postgres_installed("server_finds_the_socket_in_a_standard_directory") {
+        return;
+    }
+    for dir in ["/var/run/postgresql", "/tmp"] {
+        with_private_dir(
+            "server_finds_the_socket_in_a_standard_directory",
+            dir,
+            || {
+                let server = UserServer::start_with(UserServerOptions {
+                    first_socket_dir: Some(dir.into()),
+                    ..Default::default()
+                });
+                let socket = std::path::Path::new(dir).join(format!(".s.PGSQL.{}", server.port));
+                assert!(socket.exists(), "the server made {}", socket.display());
+                // The role cannot read the setting: what an ordinary user sees.
+                let app = ConnParams::new([
+                    ("host", server.socket_dir.display().to_string()),
+                    ("port", server.port.to_string()),
+                    ("user", APP_USER.into()),
+                    ("dbname", APP_DB.into()),
+                    ("password", APP_PASSWORD.into()),
+                ]);
+                let conn = Conn::connect(&app).unwrap();
+                assert!(conn.query_value("SHOW unix_socket_directories").is_err());
+                drop(conn);
+                let (out, file) = measure(&["--server", &server.tcp_uri("")], &[PASSWORD]);
+                let stderr = text(&out.stderr);
+                assert!(out.status.success(), "{dir}: {stderr}");
+                assert!(
+                    stderr.contains(&format!(
+                        "postgres: unix: found the server's socket in {dir}, a standard directory"
+                    )),
+                    "{dir}: {stderr}"
+                );
+                assert!(!stderr.contains("skipped"), "{dir}: {stderr}");
+                let records = by_label(&file.unwrap());
+                assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp", "tls", "unix"]);
+                assert_eq!(records["unix"]["server"]["host"], dir, "{dir}");
+                assert!(text(&out.stdout).contains("Verdict, on this machine:"));
+            },
+        );
+    }
+}
+
+/// `PGHOST=… sockbench postgres` compares the server's transports as `--server`
+/// does, and ends with a verdict.
+#[test]
+fn pg_variables_alone_compare_the_servers_transports() {
+    if !postgres_installed("pg_variables_alone_compare_the_servers_transports") {
+        return;
+    }
+    let server = UserServer::start();
+    server.admin(&format!("GRANT pg_read_all_settings TO {APP_USER}"));
+    let port = server.port.to_string();
+    let (out, file) = measure(
+        &[],
+        &[
+            ("PGHOST", "127.0.0.1"),
+            ("PGPORT", &port),
+            ("PGUSER", APP_USER),
+            ("PGDATABASE", APP_DB),
+            PASSWORD,
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let records = by_label(&file.unwrap());
+    assert_eq!(records.keys().collect::<Vec<_>>(), ["tcp", "tls", "unix"]);
+    let stdout = text(&out.stdout);
+    let verdict = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Verdict"))
+        .collect::<Vec<_>>();
+    assert_eq!(
+        verdict.first().copied(),
+        Some("Verdict, on this machine:"),
+        "{stdout}"
+    );
+    assert!(verdict.iter().any(|l| l.contains("unix")), "{stdout}");
 }

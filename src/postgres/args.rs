@@ -36,8 +36,8 @@ use std::path::PathBuf;
     killed leaves its directory behind; the next run removes it.\n\
     With --url or --server, the named servers are only read: nothing in their configuration \
     changes. Without either, when PGHOST, PGHOSTADDR, PGPORT or PGSERVICE is set, the server \
-    they name is measured as libpq would reach it (with PGUSER, PGDATABASE, PGPASSWORD, \
-    PGPASSFILE, PGSSLMODE, …); the throwaway cluster is made only when none of the four is \
+    they name has its transports compared as with --server, reached as libpq would reach \
+    it (with PGUSER, PGDATABASE, PGPASSWORD, PGPASSFILE, …); the throwaway cluster is made only when none of the four is \
     set, and never reads any PG* variable. A URL named unix, tcp or tls must reach the \
     server that way (a tcp URL that negotiates TLS is refused: add sslmode=disable).\n\n\
     Experiments: query (N sequential SELECT 1 on one connection; time per query by \
@@ -159,7 +159,9 @@ pub struct PostgresArgs {
     /// Compare the transports of the user's server at URI: asks it where it listens and
     /// measures the same database and user over its Unix socket (unix), over TCP with
     /// sslmode=disable (tcp) and with sslmode=require (tls), skipping what it does not
-    /// offer or refuses.
+    /// offer or refuses. A role that may not read unix_socket_directories gets the
+    /// socket found in /var/run/postgresql, /run/postgresql or /tmp, or through the
+    /// server's postmaster.pid, kept only when it answers as the same server.
     #[arg(long, value_name = "URI", conflicts_with = "urls")]
     pub server: Option<String>,
 

@@ -10,7 +10,9 @@ use super::libpq::Conn;
 use super::plan::{PgSource, PostgresPlan};
 use super::preflight;
 use super::suite::Suite;
-use super::targets::{cluster_targets, name_apart, server_targets, url_target, user_target};
+use super::targets::{
+    cluster_targets, name_apart, server_targets, url_target, user_target, ServerTargets,
+};
 use crate::harness::{Progress, Sink};
 use crate::report::experiment::Plan;
 use crate::system::pg_environment;
@@ -69,29 +71,21 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
                 .collect::<Result<Vec<_>>>()?;
             let derived: Vec<bool> = urls.iter().map(|u| u.name.is_none()).collect();
             name_apart(&mut targets, &derived)?;
-            if !from_environment.is_empty() {
-                if let Some(t) = targets.last() {
-                    let line = format!(
-                        "postgres: measuring your server from {}: {} ({}); unset {} \
-                         for a throwaway cluster",
-                        from_environment.join(", "),
-                        who(t),
-                        t.label,
-                        if from_environment.len() == 1 {
-                            "it"
-                        } else {
-                            "them"
-                        }
-                    );
-                    eprintln!("{}", printable(&line));
-                }
-            }
             if let Some(uri) = server {
-                let (found, skipped) = server_targets(uri)?;
-                for line in skipped {
+                let found = server_targets(uri, !from_environment.is_empty())?;
+                if !from_environment.is_empty() {
+                    eprintln!("{}", printable(&environment_line(from_environment, &found)));
+                }
+                for line in found.notes {
                     eprintln!("postgres: {}", printable(&line));
                 }
-                targets.extend(found);
+                targets.extend(found.targets);
+            } else if targets.len() == 1 && auth_urls.is_empty() {
+                eprintln!(
+                    "postgres: one --url measures one transport, so no verdict compares \
+                     transports; to compare this server's unix, tcp and tls, give it as \
+                     --server URI instead"
+                );
             }
             let auth_targets = auth_urls
                 .iter()
@@ -179,6 +173,24 @@ fn cluster_line() -> (String, bool) {
          PGPORT or PGSERVICE){ignored}"
     );
     (line, !login.is_empty())
+}
+
+/// The line that says the `PG*` variables named the server measured, and over
+/// which of its transports.
+fn environment_line(from_environment: &[&str], found: &ServerTargets) -> String {
+    let labels: Vec<&str> = found.targets.iter().map(|t| t.label.as_str()).collect();
+    format!(
+        "postgres: measuring your server from {}: {}, over {}; unset {} for a throwaway \
+         cluster",
+        from_environment.join(", "),
+        who(&found.reached),
+        labels.join(", "),
+        if from_environment.len() == 1 {
+            "it"
+        } else {
+            "them"
+        }
+    )
 }
 
 /// `user at host:port/database` of a target, as libpq reaches it (a service file

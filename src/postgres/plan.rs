@@ -23,8 +23,8 @@ pub enum PgSource {
         transports: Vec<Transport>,
         methods: Vec<AuthMethod>,
     },
-    /// The user's servers: URLs (named or not; one empty URL for the server the
-    /// caller's `PG*` variables name), a `--server` whose transports are compared,
+    /// The user's servers: URLs (named or not), a `--server` whose transports are
+    /// compared (an empty URI for the server the caller's `PG*` variables name),
     /// and URLs per authentication method.
     Urls {
         urls: Vec<UrlArg>,
@@ -261,16 +261,16 @@ fn user_source(args: &PostgresArgs) -> Result<PgSource> {
         .collect::<Result<Vec<_>>>()?;
     let methods: Vec<AuthMethod> = auth_urls.iter().map(|(m, _)| *m).collect();
     distinct("--auth-url", &methods)?;
-    let mut urls = args.urls.clone();
-    if !from_environment.is_empty() {
-        urls.push(UrlArg {
-            name: None,
-            uri: String::new(),
-        });
-    }
+    // The server the PG* variables name has its transports compared, as --server
+    // does: measuring only the one libpq picks would leave nothing to compare.
+    let server = match &args.server {
+        Some(uri) => Some(uri.clone()),
+        None if !from_environment.is_empty() => Some(String::new()),
+        None => None,
+    };
     Ok(PgSource::Urls {
-        urls,
-        server: args.server.clone(),
+        urls: args.urls.clone(),
+        server,
         auth_urls,
         from_environment,
     })

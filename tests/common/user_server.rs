@@ -32,9 +32,12 @@ pub struct UserServerOptions {
     pub tcp_hba: &'static str,
     /// The pg_hba.conf method for `app`: `scram-sha-256`, `md5`, `password`, `trust`.
     pub app_method: &'static str,
-    /// A directory listed first in `unix_socket_directories`, where the server may
-    /// not be able to make its socket (another account's): what the server then
-    /// says of where it listens is not true.
+    /// A directory listed first in `unix_socket_directories`: one where the server
+    /// may not be able to make its socket (another account's), so that what the
+    /// server says of where it listens is not true, or a standard directory such as
+    /// `/var/run/postgresql`. Every socket is made 0700 (`unix_socket_permissions`),
+    /// so in a directory other accounts may enter, only the server's account and
+    /// root reach the superuser's trust line.
     pub first_socket_dir: Option<PathBuf>,
 }
 
@@ -195,7 +198,8 @@ impl UserServer {
         let mut conf = std::fs::read_to_string(self.data.join("postgresql.conf")).unwrap();
         conf.push_str(&format!(
             "\n# the user's settings\nlisten_addresses = '127.0.0.1'\n\
-             unix_socket_directories = '{}{}'\nssl = {}\nfsync = off\nmax_connections = 60\n\
+             unix_socket_directories = '{}{}'\nunix_socket_permissions = 0700\n\
+             ssl = {}\nfsync = off\nmax_connections = 60\n\
              password_encryption = 'scram-sha-256'\n",
             o.first_socket_dir
                 .as_ref()

@@ -15,18 +15,49 @@
 //! also listens); and every target's postmaster start time must be the URI's.
 
 use super::super::experiment::PgTarget;
-use super::super::libpq::Conn;
+use super::super::libpq::{Conn, ConnParams};
 use super::{check_label, connect_user, describe, learn, reached, user_params, ServerKind};
 use crate::error::usage;
 use crate::system::account::user_name;
 use crate::system::peers;
 use anyhow::Result;
 
-/// The targets of `--server uri`, and a line for each transport skipped.
-pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
-    let (params, pairs) = user_params("--server", uri)?;
-    let conn = connect_user("--server", &params, &pairs)?;
-    let (mut base, kind) = learn("--server", params.clone(), &conn, None)?;
+/// What `--server` (or the caller's `PG*` variables, compared the same way)
+/// found: the connection the URI made, the targets derived from it, and a line for
+/// each transport skipped or found by searching.
+pub struct ServerTargets {
+    pub reached: PgTarget,
+    pub targets: Vec<PgTarget>,
+    pub notes: Vec<String>,
+}
+
+/// Where a Unix socket directory tried came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// The server's `unix_socket_directories`, which the role may read.
+    Setting,
+    /// The socket directory the URI itself reached.
+    Reached,
+    /// A standard directory ([`STANDARD_DIRS`]) holding a socket with the server's port.
+    Standard,
+    /// The server's `postmaster.pid`, in the data directory its process works in.
+    PostmasterFile,
+}
+
+/// Where PostgreSQL's packages and its own default put the socket.
+const STANDARD_DIRS: [&str; 3] = ["/var/run/postgresql", "/run/postgresql", "/tmp"];
+
+/// The targets of `--server uri` (with `from_environment`, of the server the
+/// caller's `PG*` variables name, `uri` empty).
+pub fn server_targets(uri: &str, from_environment: bool) -> Result<ServerTargets> {
+    let label = if from_environment {
+        "the server your PG* variables name"
+    } else {
+        "--server"
+    };
+    let (params, pairs) = user_params(label, uri)?;
+    let conn = connect_user(label, &params, &pairs)?;
+    let (mut base, kind) = learn(label, params.clone(), &conn, None)?;
     base.label = reached(&base).to_string();
     if kind != ServerKind::PostgreSql {
         let why = if kind.pooled() {
@@ -35,108 +66,295 @@ pub fn server_targets(uri: &str) -> Result<(Vec<PgTarget>, Vec<String>)> {
             "where PostgreSQL's settings may not exist"
         };
         let line = format!(
-            "--server: {} is {}, {why}; measuring it only as given, as {}",
+            "{label}: {} is {}, {why}; measuring it only as given, as {}",
             place(&base),
             kind.name(),
             base.label
         );
-        return Ok((vec![base], vec![line]));
+        return Ok(ServerTargets {
+            targets: vec![base.clone()],
+            reached: base,
+            notes: vec![line],
+        });
     }
     let setting = |name: &str| conn.query_value(&format!("SHOW {name}"));
     let port = setting("port").ok().or(base.server.port.clone());
     let started = conn.query_value(STARTED).ok();
     let owner = server_uid(&conn, &base);
-    let mut skipped = Vec::new();
-    let mut wanted: Vec<(&str, Option<String>, &str, Option<String>)> = Vec::new();
+    let user = conn
+        .user()
+        .or_else(|| params.get("user"))
+        .unwrap_or_else(|| "this user".into());
+    let mut notes = Vec::new();
+    let local = base.unix_socket || base.server.host.as_deref().is_some_and(is_loopback);
 
-    let unix_host = match setting("unix_socket_directories") {
-        Ok(dirs) => match dirs.split(',').map(str::trim).find(|d| !d.is_empty()) {
-            Some(dir) => Some(dir.to_string()),
-            None => {
-                skipped.push("unix: skipped: the server listens on no Unix socket".into());
-                None
-            }
-        },
-        Err(_) if base.unix_socket => base.server.host.clone(),
-        Err(_) => {
-            skipped.push(format!(
-                "unix: skipped: the server does not show unix_socket_directories to {} \
-                 (grant it pg_read_all_settings, or give the socket as host=DIR in the URI)",
-                params.get("user").unwrap_or_else(|| "this user".into())
+    // Where the socket is: the setting, else the socket the URI reached, else what
+    // a role that may not read the setting can find on this machine.
+    let mut tried = Vec::new();
+    let unix_dirs = match setting("unix_socket_directories") {
+        Ok(dirs) if dirs.split(',').all(|d| d.trim().is_empty()) => {
+            notes.push("unix: skipped: the server listens on no Unix socket".into());
+            Vec::new()
+        }
+        _ if !local => {
+            notes.push(format!(
+                "unix: skipped: {} is not on this machine's loopback, so its Unix socket is \
+                 not reachable from here",
+                place(&base)
             ));
-            None
+            Vec::new()
+        }
+        Ok(dirs) => dirs
+            .split(',')
+            .map(str::trim)
+            .find(|d| !d.is_empty())
+            .map(|d| (d.to_string(), Found::Setting))
+            .into_iter()
+            .collect(),
+        Err(_) if base.unix_socket => base
+            .server
+            .host
+            .clone()
+            .map(|h| (h, Found::Reached))
+            .into_iter()
+            .collect(),
+        Err(_) => {
+            let found = search(&conn, port.as_deref(), owner, &mut tried);
+            if found.is_empty() {
+                notes.push(not_found(&user, &tried));
+            }
+            found
         }
     };
-    let local = base.unix_socket || base.server.host.as_deref().is_some_and(is_loopback);
-    match unix_host {
-        Some(dir) if local => match owner.and_then(user_name) {
-            Some(name) => wanted.push(("unix", Some(dir), "disable", Some(name))),
-            None => skipped.push(
-                "unix: skipped: sockbench cannot tell which account runs the server, so it \
-                 cannot check who holds its socket before sending your password; give the \
-                 socket yourself with --url 'host=DIR …'"
-                    .into(),
-            ),
-        },
-        Some(_) => skipped.push(format!(
-            "unix: skipped: {} is not on this machine's loopback, so its Unix socket is not \
-             reachable from here",
-            place(&base)
-        )),
-        None => {}
-    }
+    let unix_peer = if unix_dirs.is_empty() {
+        None
+    } else if let Some(name) = owner.and_then(user_name) {
+        Some(name)
+    } else {
+        notes.push(
+            "unix: skipped: sockbench cannot tell which account runs the server, so it \
+             cannot check who holds its socket before sending your password; give the \
+             socket yourself with --url 'host=DIR …'"
+                .into(),
+        );
+        None
+    };
+    let mut wanted: Vec<(&str, String, &str)> = Vec::new();
     let tcp_host = if base.unix_socket {
         let list = setting("listen_addresses").unwrap_or_else(|_| "localhost".into());
-        loopback_tcp(&list, port.as_deref(), owner).map_err(|why| skipped.push(why))
+        loopback_tcp(&list, port.as_deref(), owner).map_err(|why| notes.push(why))
     } else {
         Ok(base.server.host.clone().unwrap_or_default())
     };
     if let Ok(host) = tcp_host {
-        wanted.push(("tcp", Some(host.clone()), "disable", None));
+        wanted.push(("tcp", host.clone(), "disable"));
         if setting("ssl").is_ok_and(|v| v == "off") {
-            skipped.push("tls: skipped: the server has ssl = off".into());
+            notes.push("tls: skipped: the server has ssl = off".into());
         } else {
-            wanted.push(("tls", Some(host), "require", None));
+            wanted.push(("tls", host, "require"));
         }
     }
     drop(conn);
+    let server = Reach {
+        params: &params,
+        port: port.as_deref(),
+        started: started.as_deref(),
+        base: &base,
+    };
     let mut targets = Vec::new();
-    for (label, host, sslmode, peer) in wanted {
-        let host = host.unwrap_or_default();
-        let mut keywords = vec![
-            ("host", host.as_str()),
-            ("hostaddr", ""),
-            ("sslmode", sslmode),
-        ];
-        if let Some(p) = &port {
-            keywords.push(("port", p.as_str()));
-        }
-        if let Some(name) = &peer {
-            keywords.push(("requirepeer", name.as_str()));
-        }
-        let params = params.with(&keywords);
-        match Conn::connect(&params) {
-            Ok(conn) if conn.query_value(STARTED).ok() != started => skipped.push(format!(
-                "{label}: skipped: it reached another server than {} (a different postmaster \
-                 start time)",
-                place(&base)
-            )),
-            Ok(conn) => {
-                let target = describe(label, params, &conn, None)?;
-                check_label(&target, None)?;
-                targets.push(target);
+    if let Some(peer) = unix_peer {
+        for (dir, found) in unix_dirs {
+            let how = found_by(found);
+            match (server.target("unix", &dir, "disable", Some(&peer))?, how) {
+                (Ok(target), how) => {
+                    if let Some(how) = how {
+                        notes.push(format!(
+                            "unix: found the server's socket in {dir}, {how} (the server does \
+                             not show unix_socket_directories to {user}); it answers as the \
+                             same server, held by its account {peer}"
+                        ));
+                    }
+                    targets.push(target);
+                    tried.clear();
+                    break;
+                }
+                (Err(why), Some(how)) => tried.push(format!("{dir}, {how}: {why}")),
+                (Err(why), None) => {
+                    notes.push(format!("unix: skipped: {why}"));
+                    tried.clear();
+                    break;
+                }
             }
-            Err(e) => skipped.push(format!("{label}: skipped: {e}")),
+        }
+        if !tried.is_empty() {
+            notes.push(not_found(&user, &tried));
+        }
+    }
+    for (label, host, sslmode) in wanted {
+        match server.target(label, &host, sslmode, None)? {
+            Ok(target) => targets.push(target),
+            Err(why) => notes.push(format!("{label}: skipped: {why}")),
         }
     }
     if targets.is_empty() {
         return Err(usage(format!(
-            "--server: no transport of {} could be reached: {}",
+            "{label}: no transport of {} could be reached: {}",
             place(&base),
-            skipped.join("; ")
+            notes.join("; ")
         )));
     }
-    Ok((targets, skipped))
+    Ok(ServerTargets {
+        reached: base,
+        targets,
+        notes,
+    })
+}
+
+/// How a socket directory found by searching was found, as the line that keeps it
+/// says; `None` for one the server or the URI named.
+fn found_by(found: Found) -> Option<&'static str> {
+    match found {
+        Found::Setting | Found::Reached => None,
+        Found::Standard => Some("a standard directory"),
+        Found::PostmasterFile => Some("named in its postmaster.pid"),
+    }
+}
+
+/// The line that says the socket was not found: what was tried, and what to do.
+fn not_found(user: &str, tried: &[String]) -> String {
+    format!(
+        "unix: skipped: the server does not show unix_socket_directories to {user}, and \
+         its socket was not found ({}); grant {user} pg_read_all_settings, or give the \
+         socket as host=DIR in the URI",
+        tried.join("; ")
+    )
+}
+
+/// The socket directories a role that may not read `unix_socket_directories` can
+/// find for the server on `port`, in the order to try them: the standard
+/// directories holding a socket with that port, then the one the server's
+/// `postmaster.pid` names (readable through the working directory of this
+/// connection's backend, which is the data directory, by root or the server's
+/// account). Each is only a candidate: it is kept only if it reaches the same
+/// postmaster, held by the server's account. What gave nothing goes to `tried`.
+fn search(
+    conn: &Conn,
+    port: Option<&str>,
+    owner: Option<u32>,
+    tried: &mut Vec<String>,
+) -> Vec<(String, Found)> {
+    let Some(port) = port else {
+        tried.push("the server's port is not known".into());
+        return Vec::new();
+    };
+    let mut found: Vec<(String, Found)> = Vec::new();
+    let mut seen = Vec::new();
+    for dir in STANDARD_DIRS {
+        let socket = std::path::Path::new(dir).join(format!(".s.PGSQL.{port}"));
+        let is_socket = std::fs::symlink_metadata(&socket)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
+        // /var/run is /run on most systems: the same socket once.
+        let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.into());
+        if is_socket && !seen.contains(&real) {
+            seen.push(real);
+            found.push((dir.to_string(), Found::Standard));
+        }
+    }
+    if found.is_empty() {
+        tried.push(format!(
+            "no .s.PGSQL.{port} in {}",
+            STANDARD_DIRS.join(", ")
+        ));
+    }
+    match postmaster_file_dir(conn, port, owner) {
+        Ok(dir) if found.iter().any(|(d, _)| *d == dir) => {}
+        Ok(dir) => found.push((dir, Found::PostmasterFile)),
+        Err(why) => tried.push(why),
+    }
+    found
+}
+
+/// The first socket directory in the server's `postmaster.pid` (its fifth line),
+/// read in the working directory of this connection's backend, when that process
+/// is the server's account's and the file names the server's port.
+fn postmaster_file_dir(conn: &Conn, port: &str, owner: Option<u32>) -> Result<String, String> {
+    let pid: u32 = conn
+        .query_value("SELECT pg_backend_pid()")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .ok_or("the server did not give its backend's process id")?;
+    let process = format!("/proc/{pid}");
+    // A server in another PID namespace (a container) numbers its processes
+    // otherwise: the process here must at least be the server's account's.
+    let uid = std::fs::metadata(&process)
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .map_err(|_| format!("its backend, process {pid}, is not visible here"))?;
+    if owner.is_some_and(|o| o != uid) {
+        return Err(format!(
+            "process {pid} here is not the server's account's, so its postmaster.pid is not known"
+        ));
+    }
+    let text = std::fs::read_to_string(format!("{process}/cwd/postmaster.pid"))
+        .map_err(|e| format!("its postmaster.pid is not readable here ({e})"))?;
+    postmaster_socket_dir(&text, port)
+}
+
+/// The first socket directory of a `postmaster.pid` (lines: process id, data
+/// directory, start time, port, socket directory, listen address, …), when it
+/// names `port`.
+fn postmaster_socket_dir(text: &str, port: &str) -> Result<String, String> {
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    if lines.get(3) != Some(&port) {
+        return Err(format!("its postmaster.pid does not name port {port}"));
+    }
+    match lines.get(4).filter(|d| !d.is_empty()) {
+        Some(dir) => Ok(dir.to_string()),
+        None => Err("its postmaster.pid names no socket directory".into()),
+    }
+}
+
+/// What every derived target of one server shares: the URI's parameters, the port,
+/// the postmaster's start time and the target the URI reached.
+struct Reach<'a> {
+    params: &'a ConnParams,
+    port: Option<&'a str>,
+    started: Option<&'a str>,
+    base: &'a PgTarget,
+}
+
+impl Reach<'_> {
+    /// The target `label` at `host` with `sslmode` (and the socket's holder
+    /// `peer`), or why it is skipped: it must reach the same postmaster.
+    fn target(
+        &self,
+        label: &str,
+        host: &str,
+        sslmode: &str,
+        peer: Option<&str>,
+    ) -> Result<Result<PgTarget, String>> {
+        let mut keywords = vec![("host", host), ("hostaddr", ""), ("sslmode", sslmode)];
+        if let Some(p) = self.port {
+            keywords.push(("port", p));
+        }
+        if let Some(name) = peer {
+            keywords.push(("requirepeer", name));
+        }
+        let params = self.params.with(&keywords);
+        match Conn::connect(&params) {
+            Ok(conn) if conn.query_value(STARTED).ok().as_deref() != self.started => {
+                Ok(Err(format!(
+                    "it reached another server than {} (a different postmaster start time)",
+                    place(self.base)
+                )))
+            }
+            Ok(conn) => {
+                let target = describe(label, params, &conn, None)?;
+                check_label(&target, None)?;
+                Ok(Ok(target))
+            }
+            Err(e) => Ok(Err(e.to_string())),
+        }
+    }
 }
 
 /// When the server started: the same on every transport of one server.
@@ -257,6 +475,23 @@ mod tests {
         for host in ["db.example", "10.0.0.5", "::2", ""] {
             assert!(!is_loopback(host), "{host}");
         }
+    }
+
+    #[test]
+    fn postmaster_pid_names_the_socket_directory_of_its_port() {
+        let file = "4242\n/srv/pg/data\n1764000000\n5433\n/var/run/postgresql\n*\n  \
+                    5433001  1\nready   \n";
+        assert_eq!(
+            postmaster_socket_dir(file, "5433").as_deref(),
+            Ok("/var/run/postgresql")
+        );
+        let e = postmaster_socket_dir(file, "5432").unwrap_err();
+        assert!(e.contains("does not name port 5432"), "{e}");
+        // A server without a Unix socket leaves the line empty.
+        let none = "4242\n/srv/pg/data\n1764000000\n5433\n\n*\n";
+        let e = postmaster_socket_dir(none, "5433").unwrap_err();
+        assert!(e.contains("names no socket directory"), "{e}");
+        assert!(postmaster_socket_dir("", "5433").is_err());
     }
 
     #[test]

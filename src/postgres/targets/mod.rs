@@ -1,6 +1,7 @@
 //! The ways to reach the servers under test: each transport of the throwaway
 //! cluster, each URL the user named (or the server the caller's `PG*` variables
-//! name), or each transport a `--server` offers. Every target is connected to once
+//! name), or each transport a `--server` (or the server the `PG*` variables name)
+//! offers. Every target is connected to once
 //! before any measurement, to learn the server's kind and version, where libpq
 //! really went (socket or TCP, host, port) and whether TLS is in use, so that a bad
 //! URL, a wrong password or a label that is not the truth fails at once with one
@@ -11,7 +12,7 @@ mod kind;
 mod service;
 mod url;
 
-pub use discover::server_targets;
+pub use discover::{server_targets, ServerTargets};
 pub use kind::{version_kind, ServerKind};
 pub use url::{NamedUrl, UrlArg};
 
