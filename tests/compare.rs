@@ -303,13 +303,22 @@ fn a_slowdown_on_a_busy_host_is_the_hosts_not_the_codes() {
         ),
         "{summary}"
     );
-    assert!(summary.contains("is the host's, not the code's"), "{summary}");
-    assert!(!counts_slower(&out), "a busy host's slowdown counted as slower:\n{out}");
+    assert!(
+        summary.contains("is the host's, not the code's"),
+        "{summary}"
+    );
+    assert!(
+        !counts_slower(&out),
+        "a busy host's slowdown counted as slower:\n{out}"
+    );
     // The gaps first: they did not move.
     let gap = summary
         .find("the gap to the reference (for TLS, to tcp), measured in the same rounds, changed in 0 of ")
         .expect("the gaps are counted");
-    assert!(gap < summary.find("the host was busy").unwrap(), "{summary}");
+    assert!(
+        gap < summary.find("the host was busy").unwrap(),
+        "{summary}"
+    );
     // Both runs' load side by side, and the start no longer quiet alone.
     for row in [
         "| host at start * | quiet (other processes 0.01 CPUs, steal 0.00) | quiet (other \
@@ -324,8 +333,15 @@ fn a_slowdown_on_a_busy_host_is_the_hosts_not_the_codes() {
     // before the time row of their transport.
     let pingpong = out.split("### sockets.pingpong").nth(1).unwrap();
     let pingpong = pingpong.split("###").next().unwrap();
-    assert_eq!(pingpong.matches("host busy in B: ×").count(), 9, "{pingpong}");
-    assert!(pingpong.contains("host busy in B: trials of the rows marked"), "{pingpong}");
+    assert_eq!(
+        pingpong.matches("host busy in B: ×").count(),
+        9,
+        "{pingpong}"
+    );
+    assert!(
+        pingpong.contains("host busy in B: trials of the rows marked"),
+        "{pingpong}"
+    );
     let tcp = pingpong.split("| tcp, 64 B |").nth(1).unwrap();
     let (change, time) = (
         tcp.find("| ↳ vs unix, change vs A |").unwrap(),
@@ -440,12 +456,18 @@ fn a_run_on_a_host_this_test_loads_is_said_busy_not_slower() {
         .lines()
         .find(|l| l.starts_with("| host while measuring"))
         .unwrap_or_else(|| panic!("{out}"));
-    assert!(b_row.trim_end().ends_with("CPUs on average, steal 0.00 |"), "{b_row}");
+    assert!(
+        b_row.trim_end().ends_with("CPUs on average, steal 0.00 |"),
+        "{b_row}"
+    );
     assert!(b_row.contains("| busy: "), "{b_row}");
     assert!(
         out.contains("the host was busy while B ran (")
             || out.contains("the host was busy while both A and B ran ("),
         "{out}"
     );
-    assert!(!counts_slower(&out), "a busy host's slowdown counted as slower:\n{out}");
+    assert!(
+        !counts_slower(&out),
+        "a busy host's slowdown counted as slower:\n{out}"
+    );
 }

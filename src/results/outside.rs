@@ -143,7 +143,10 @@ mod tests {
         let mut trials: Vec<Trial> = (0..19).map(|_| trial(0.02, 0)).collect();
         trials.push(trial(0.05, 1));
         let o = OutsideLoad::of(&[record(trials.clone())], Some(QUIET));
-        assert_eq!((o.trials, o.measured, o.busy_trials, o.disturbed), (20, 20, 1, 0));
+        assert_eq!(
+            (o.trials, o.measured, o.busy_trials, o.disturbed),
+            (20, 20, 1, 0)
+        );
         assert_eq!(o.host(), Host::BusyDuring);
         trials.push(trial(0.02, 0));
         assert_eq!(

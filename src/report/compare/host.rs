@@ -67,11 +67,7 @@ pub(super) fn times(a: &Run, x: &Run, c: Counts) -> String {
         c.faster, c.slower, c.same, c.unsettled
     );
     let (l, busy) = (&x.letter, Busy::of(&a.host, &x.host));
-    let loads = format!(
-        "{l}: {}; A: {}",
-        describe(&x.host),
-        describe(&a.host)
-    );
+    let loads = format!("{l}: {}; A: {}", describe(&x.host), describe(&a.host));
     match busy {
         Busy::Neither => plain,
         Busy::Other if c.slower > 0 => format!(
