@@ -4,10 +4,11 @@
 
 mod common;
 
-use common::fixtures::{sockbench, stdout, PLACED, RUN, SOCKETS};
-use common::{tempdir, text};
+use common::fixtures::{edited, sockbench, sockbench_at, stdout, PLACED, RUN, SOCKETS};
+use common::{run, tempdir, text, KillOnDrop};
 use serde_json::Value;
 use std::path::Path;
+use std::process::Stdio;
 
 fn one_line_error(args: &[&str]) -> String {
     let out = sockbench(args).code(2);
@@ -81,7 +82,10 @@ fn a_gap_that_changed_is_said_with_its_direction_and_numbers() {
         "the summary names the gap that changed:\n{out}"
     );
     assert!(
-        out.contains("the gap to the reference (for TLS, to tcp) changed in 2 of "),
+        out.contains(
+            "the gap to the reference (for TLS, to tcp), measured in the same rounds, \
+             changed in 2 of "
+        ),
         "{out}"
     );
 
@@ -228,4 +232,251 @@ fn a_ratio_to_another_reference_is_not_compared_with_one_to_unix() {
         connect.contains("in one file only: tcp (in A)"),
         "{connect}"
     );
+}
+
+/// The run fixture with the outside load a run records: every trial's load, and
+/// the load before the run, quiet; then `edit` on its sockets.pingpong records.
+fn with_loads(dir: &Path, name: &str, edit: impl Fn(&mut Value)) -> String {
+    let quiet = serde_json::json!({"outside_cpus": 0.01, "steal_cpus": 0.0});
+    edited(dir, name, |file| {
+        file["system"]["load_at_start"] = quiet.clone();
+        for r in file["results"].as_array_mut().unwrap() {
+            for t in r["trials"].as_array_mut().unwrap() {
+                t["load"] = quiet.clone();
+            }
+            if r["experiment"] == "sockets.pingpong" {
+                edit(r);
+            }
+        }
+    })
+}
+
+/// Every pingpong round trip twice as long, on every transport alike, as a
+/// neighbour that takes the CPUs makes it: the gaps between transports stay.
+fn doubled(r: &mut Value) {
+    let double = |v: &mut Value| *v = (v.as_f64().unwrap() * 2.0).into();
+    for k in ["min", "median", "max"] {
+        double(&mut r["headline"]["spread"][k]);
+    }
+    let rtt = |figures: &mut Value| {
+        for v in figures.as_object_mut().unwrap().values_mut() {
+            double(v);
+        }
+    };
+    rtt(&mut r["metrics"]["rtt_ns"]);
+    for t in r["trials"].as_array_mut().unwrap() {
+        rtt(&mut t["rtt_ns"]);
+    }
+}
+
+/// Every trial ran again once for outside load, then passed: quiet at the start,
+/// busy during.
+fn rerun(r: &mut Value) {
+    for t in r["trials"].as_array_mut().unwrap() {
+        t["reruns"] = 1.into();
+        t["load"] = serde_json::json!({"outside_cpus": 0.12, "steal_cpus": 0.0});
+    }
+}
+
+/// `slower in N` with N above zero: a count of slower times given as a verdict.
+fn counts_slower(text: &str) -> bool {
+    text.match_indices("slower in ")
+        .any(|(i, m)| !text[i + m.len()..].starts_with('0'))
+}
+
+#[test]
+fn a_slowdown_on_a_busy_host_is_the_hosts_not_the_codes() {
+    let tmp = tempdir();
+    let a = with_loads(tmp.path(), "a.json", |_| {});
+    let busy = with_loads(tmp.path(), "busy.json", |r| {
+        doubled(r);
+        rerun(r);
+    });
+    let out = stdout(&["compare", &a, &busy, "--format", "markdown"]);
+    let summary = out.split("### system").next().unwrap();
+    // 9 pingpong records of 3 trials ran again, of 129 trials.
+    assert!(
+        summary.contains(
+            "the host was busy while B ran (B: 27 of 129 trials ran again, other processes \
+             0.03 CPUs on average; A: 0 of 129 trials ran again, other processes 0.01 CPUs \
+             on average), and B's times are longer in 9 of "
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("is the host's, not the code's"),
+        "{summary}"
+    );
+    assert!(
+        !counts_slower(&out),
+        "a busy host's slowdown counted as slower:\n{out}"
+    );
+    // The gaps first: they did not move.
+    let gap = summary
+        .find("the gap to the reference (for TLS, to tcp), measured in the same rounds, changed in 0 of ")
+        .expect("the gaps are counted");
+    assert!(
+        gap < summary.find("the host was busy").unwrap(),
+        "{summary}"
+    );
+    // Both runs' load side by side, and the start no longer quiet alone.
+    for row in [
+        "| host at start * | quiet (other processes 0.01 CPUs, steal 0.00) | quiet (other \
+         processes 0.01 CPUs, steal 0.00); busy during 27 of 129 trials |",
+        "| host while measuring * | quiet: no trial of 129 ran again; other processes 0.01 \
+         CPUs on average, steal 0.00 | busy: 27 of 129 trials ran again, 0 still disturbed \
+         after 3 tries; other processes 0.03 CPUs on average, steal 0.00 |",
+    ] {
+        assert!(out.contains(row), "no {row} in:\n{out}");
+    }
+    // The time rows whose trials met the busy host are marked; the gap rows come
+    // before the time row of their transport.
+    let pingpong = out.split("### sockets.pingpong").nth(1).unwrap();
+    let pingpong = pingpong.split("###").next().unwrap();
+    assert_eq!(
+        pingpong.matches("host busy in B: ×").count(),
+        9,
+        "{pingpong}"
+    );
+    assert!(
+        pingpong.contains("host busy in B: trials of the rows marked"),
+        "{pingpong}"
+    );
+    let tcp = pingpong.split("| tcp, 64 B |").nth(1).unwrap();
+    let (change, time) = (
+        tcp.find("| ↳ vs unix, change vs A |").unwrap(),
+        tcp.find("| ↳ time, vs A |").unwrap(),
+    );
+    assert!(change < time, "{tcp}");
+    let connect = out.split("### sockets.connect").nth(1).unwrap();
+    let connect = connect.split("###").next().unwrap();
+    assert!(!connect.contains("host busy"), "{connect}");
+
+    // Taken the other way, the busy baseline makes B look faster: the host's too.
+    let swapped = stdout(&["compare", &busy, &a, "--format", "markdown"]);
+    assert!(
+        swapped.contains("the host was busy while A ran (")
+            && swapped.contains("and B's times are shorter in 9 of ")
+            && swapped.contains("that speed-up coincides with A's busy host"),
+        "{swapped}"
+    );
+    assert!(!swapped.contains("faster in 9"), "{swapped}");
+
+    // The same phrase in a report of the busy run, on a terminal and in HTML.
+    let phrase = "quiet (other processes 0.01 CPUs, steal 0.00); busy during 27 of 129 trials";
+    let terminal = text(
+        &sockbench_at(&["report", &busy], Some("400"))
+            .success()
+            .get_output()
+            .stdout,
+    );
+    assert!(terminal.contains(phrase), "{terminal}");
+    let html = stdout(&["report", &busy, "--format", "html"]);
+    assert!(html.contains(phrase), "no {phrase} in the HTML report");
+}
+
+#[test]
+fn the_same_slowdown_on_quiet_hosts_is_slower() {
+    let tmp = tempdir();
+    let a = with_loads(tmp.path(), "a.json", |_| {});
+    let slower = with_loads(tmp.path(), "slower.json", doubled);
+    let out = stdout(&["compare", &a, &slower, "--format", "markdown"]);
+    assert!(
+        out.contains("changed in 0 of 28 (not settled in ")
+            && out.contains("; times faster in 0, slower in 9, "),
+        "{out}"
+    );
+    for busy in ["the host was busy", "host busy in B: ", "busy during"] {
+        assert!(!out.contains(busy), "{busy} in:\n{out}");
+    }
+    assert!(
+        out.contains("| host at start | quiet (other processes 0.01 CPUs, steal 0.00) |"),
+        "{out}"
+    );
+}
+
+/// Busy-loop processes, one per CPU, killed by PID when dropped (a failing test
+/// too).
+fn load_every_cpu() -> Vec<KillOnDrop> {
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (0..cpus)
+        .map(|_| {
+            KillOnDrop(
+                std::process::Command::new("sh")
+                    .args(["-c", "while :; do :; done"])
+                    .stdin(Stdio::null())
+                    .spawn()
+                    .expect("sh starts"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_on_a_host_this_test_loads_is_said_busy_not_slower() {
+    let tmp = tempdir();
+    // Pingpong trials of 0.5 s, long enough for their load to be measured; five
+    // rounds, enough for a slowdown to be told.
+    let measure = |json: &Path| {
+        let json = json.to_str().unwrap();
+        let args = [
+            "sockets",
+            "--workloads",
+            "pingpong",
+            "--transports",
+            "unix,tcp",
+            "--sizes",
+            "64",
+            "--trials",
+            "5",
+            "--quiet",
+            "--json",
+            json,
+        ];
+        let out = run(tmp.path(), &args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    };
+    let (a, b) = (tmp.path().join("a.json"), tmp.path().join("b.json"));
+    measure(&a);
+    let loops = load_every_cpu();
+    measure(&b);
+    drop(loops);
+    let out = run(
+        tmp.path(),
+        &[
+            "compare",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--format",
+            "markdown",
+        ],
+    );
+    let out = text(&out.stdout);
+    // B's trials ran again for the loops; A may have met other load of its own.
+    let b_row = out
+        .lines()
+        .find(|l| l.starts_with("| host while measuring"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        b_row.trim_end().ends_with("CPUs on average, steal 0.00 |"),
+        "{b_row}"
+    );
+    assert!(b_row.contains("| busy: "), "{b_row}");
+    assert!(
+        out.contains("the host was busy while B ran (")
+            || out.contains("the host was busy while both A and B ran ("),
+        "{out}"
+    );
+    assert!(
+        !counts_slower(&out),
+        "a busy host's slowdown counted as slower:\n{out}"
+    );
+    // Where a time row finds B slower, the summary gives it to the host.
+    if out.contains("| B slower, host busy in ") {
+        assert!(
+            out.contains("the host's, not the code's")
+                || out.contains("say more about the host than about the code"),
+            "{out}"
+        );
+    }
 }

@@ -1,14 +1,14 @@
 //! The system a result was measured on, as rows of facts: shown first in a report,
 //! and side by side in a comparison.
 
-use crate::cpu::load::Load;
+use crate::cpu::load::{Load, RETRIES};
 use crate::cpu::why::Clock;
 use crate::report::block::Block;
 use crate::report::experiment::Catalog;
 use crate::report::format::{duration_interval_ns, duration_ns, short_version};
+use crate::results::outside::{Host, OutsideLoad};
 use crate::results::ResultFile;
 
-/// The facts of a result file, each as (name, value); unknown facts say so.
 /// Whether the machine was quiet before the run: `quiet (others 0.02 CPUs, steal
 /// 0.00)`, or `busy (…)`.
 fn quiet(load: Option<Load>) -> String {
@@ -22,6 +22,46 @@ fn quiet(load: Option<Load>) -> String {
             )
         },
     )
+}
+
+/// The host before the run and, when trials then found it busy, that too, so a
+/// quiet start is never the whole story: `quiet (…); busy during 56 of 471 trials`.
+fn at_start(o: &OutsideLoad) -> String {
+    let start = quiet(o.at_start);
+    let busy_start = o.at_start.is_some_and(|l| l.disturbed());
+    match o.busy_trials {
+        0 => start,
+        n if busy_start => format!("{start}, and during {n} of {} trials", o.trials),
+        n => format!("{start}; busy during {n} of {} trials", o.trials),
+    }
+}
+
+/// The host while the trials ran: `busy: 56 of 471 trials ran again, 3 still
+/// disturbed after 3 tries; other processes 0.41 CPUs on average, steal 0.00`.
+fn while_measuring(o: &OutsideLoad) -> String {
+    if !o.during_known() {
+        return "not recorded".into();
+    }
+    let word = match o.host() {
+        Host::BusyDuring => "busy",
+        _ => "quiet",
+    };
+    let again = match o.busy_trials {
+        0 => format!("no trial of {} ran again", o.trials),
+        n => format!(
+            "{n} of {} trials ran again, {} still disturbed after {} tries",
+            o.trials,
+            o.disturbed,
+            RETRIES + 1
+        ),
+    };
+    let mean = o.mean.map_or(String::new(), |m| {
+        format!(
+            "; other processes {:.2} CPUs on average, steal {:.2}",
+            m.outside_cpus, m.steal_cpus
+        )
+    });
+    format!("{word}: {again}{mean}")
 }
 
 /// What the kernel's account of the counting trials could use: `9 tracepoints,
@@ -71,13 +111,16 @@ pub fn sampling(clock: Clock) -> &'static str {
     }
 }
 
+/// The facts of a result file, each as (name, value); unknown facts say so.
 pub fn facts(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)> {
     let s = &file.system;
     let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
     let number = |v: Option<u64>| v.map_or_else(|| "unknown".into(), |n| n.to_string());
+    let outside = file.outside_load();
     let mut facts = vec![
         ("CPU", or_unknown(&s.cpu_model)),
-        ("host at start", quiet(s.load_at_start)),
+        ("host at start", at_start(&outside)),
+        ("host while measuring", while_measuring(&outside)),
         (
             "CPU counters",
             s.cpu_counters

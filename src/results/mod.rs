@@ -7,6 +7,7 @@ pub mod figures;
 pub mod file;
 mod load;
 pub mod metric;
+pub mod outside;
 pub mod paired;
 pub mod params;
 
@@ -194,5 +195,10 @@ impl ResultFile {
             system: System::read(),
             results: Vec::new(),
         }
+    }
+
+    /// How busy the rest of the machine was over this run's trials.
+    pub fn outside_load(&self) -> outside::OutsideLoad {
+        outside::OutsideLoad::of(&self.results, self.system.load_at_start)
     }
 }

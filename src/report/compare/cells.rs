@@ -4,14 +4,18 @@
 use super::change::{Change, Outcome};
 use crate::report::block::{Cell, Value};
 
-/// `B slower: ×1.22 [1.06, 1.42]`.
-pub(super) fn change_cell(c: &Change, letter: &str) -> Cell {
-    let words = match c.outcome() {
+/// `B slower: ×1.22 [1.06, 1.42]`; with the files whose trials of the row met a
+/// busy host, `B slower, host busy in B: ×1.22 [1.06, 1.42]`.
+pub(super) fn change_cell(c: &Change, letter: &str, busy: &[&str]) -> Cell {
+    let mut words = match c.outcome() {
         Outcome::Faster => format!("{letter} faster"),
         Outcome::Slower => format!("{letter} slower"),
         Outcome::Same => "no clear difference".into(),
         Outcome::Unsettled => "not settled".into(),
     };
+    if !busy.is_empty() {
+        words = format!("{words}, host busy in {}", busy.join(" and "));
+    }
     numbered(c, words)
 }
 

@@ -18,13 +18,14 @@
 //!
 //! The parts, one job each: `facts` is the system facts block, `table` an
 //! experiment's table, `cells` a change in words and numbers, `key` how records
-//! are matched and named, `tally` the summary sentences. What is here puts the
+//! are matched and named, `tally` the summary sentences, `host` what they say of a busy host. What is here puts the
 //! document together.
 
 pub mod change;
 
 mod cells;
 mod facts;
+mod host;
 mod key;
 mod table;
 mod tally;
@@ -32,6 +33,7 @@ mod tally;
 use super::columns::distinct;
 use super::experiment::{Catalog, Experiment};
 use super::{Document, Section};
+use crate::results::outside::OutsideLoad;
 use crate::results::ResultFile;
 use facts::system_block;
 use table::experiment_block;
@@ -42,6 +44,8 @@ struct Run<'f> {
     letter: String,
     name: &'f str,
     file: &'f ResultFile,
+    /// How busy the rest of the machine was over its trials.
+    host: OutsideLoad,
 }
 
 /// The comparison of `files` (two or more), named as given on the command line;
@@ -54,6 +58,7 @@ pub fn document(files: &[(String, ResultFile)], catalog: &Catalog) -> Document {
             letter: letter(i),
             name,
             file,
+            host: file.outside_load(),
         })
         .collect();
     let mut summary: Vec<String> = runs

@@ -1,9 +1,10 @@
 //! One experiment's table in a comparison: a row of figures per case and transport,
-//! then the rows that say how each file's time and gap to the reference changed
-//! from A.
+//! then the rows that say how each file's gap to the reference and then its time
+//! changed from A.
 
 use super::cells::{change_cell, gap_cell, gap_words};
 use super::change::{self, Outcome};
+use super::host;
 use super::key::{label, same_case, Key};
 use super::tally::Tally;
 use super::Run;
@@ -15,15 +16,20 @@ use crate::results::metric::{Better, Metric};
 use crate::results::paired::cost;
 use crate::results::ResultRecord;
 
-/// How to read a comparison, once per document.
+/// How to read a comparison, once per document: the gaps first, as the tables
+/// show them.
 const LEGEND: [&str; 2] = [
+    "change vs A: this file's paired ratio to the reference over A's, from both \
+     runs' round-by-round ratios (Welch's t on their logarithms, 95%); above 1 the \
+     transport lost ground against the reference (relatively slower), below 1 it \
+     gained; both transports of a round ran under the same outside load, so a busy \
+     host does not move it",
     "time, vs A: this file's time per operation over A's (rates inverted, so above 1 \
      is slower), geometric means over trials with Welch's t on their logarithms, 95% \
      interval; faster or slower when the interval excludes 1, no clear difference when \
-     it lies within ±5%, not settled when it is wider or a side has one trial",
-    "change vs A: this file's paired ratio to the reference over A's, from both runs' \
-     round-by-round ratios (Welch's t on their logarithms, 95%); above 1 the transport \
-     lost ground against the reference (relatively slower), below 1 it gained",
+     it lies within ±5%, not settled when it is wider or a side has one trial; \
+     \"host busy in B\": trials of that case in B ran again or stayed disturbed because \
+     other processes used the CPUs, which lengthens times by itself",
 ];
 
 /// One experiment's table: a row of figures per case and transport, then how each
@@ -42,6 +48,8 @@ pub(super) fn experiment_block(
     let metric = experiment.headline;
     let mut rows: Vec<Row> = Vec::new();
     let mut alone = Vec::new();
+    // The files whose trials of a compared time met a busy host.
+    let mut busy: Vec<&str> = Vec::new();
     for key in distinct(of.iter().flatten().copied(), |r| Key::of(experiment, r)) {
         let found: Vec<Option<&ResultRecord>> = of
             .iter()
@@ -77,9 +85,7 @@ pub(super) fn experiment_block(
                 })
                 .collect(),
         ));
-        if found[0].is_some() {
-            rows.push(time_row(&metric, runs, &found, tally));
-        }
+        // The gap first: it survives a busy host, the time does not.
         if let Some(reference) = found
             .iter()
             .flatten()
@@ -87,6 +93,9 @@ pub(super) fn experiment_block(
             .map(|v| v.reference.clone())
         {
             rows.extend(gap_rows(experiment, &reference, runs, &of, &found, tally));
+        }
+        if found[0].is_some() {
+            rows.push(time_row(&metric, runs, &found, tally, &mut busy));
         }
     }
     if rows.is_empty() {
@@ -112,6 +121,20 @@ pub(super) fn experiment_block(
     if !alone.is_empty() {
         notes.push(format!("in one file only: {}", alone.join("; ")));
     }
+    if !busy.is_empty() {
+        let busy: Vec<&str> = runs
+            .iter()
+            .map(|r| r.letter.as_str())
+            .filter(|l| busy.contains(l))
+            .collect();
+        notes.push(format!(
+            "host busy in {}: trials of the rows marked ran again or stayed disturbed \
+             because other processes used the CPUs, so their times say more about the host \
+             than about the code; the gaps to the reference, measured in the same rounds, \
+             still compare the transports",
+            busy.join(" and ")
+        ));
+    }
     let mut header = vec!["case".to_string()];
     header.extend(shown.iter().map(|&i| runs[i].letter.clone()));
     Some(Block {
@@ -128,12 +151,14 @@ pub(super) fn experiment_block(
     })
 }
 
-/// `  time, vs A`: each file's figure against A's.
-fn time_row(
+/// `  time, vs A`: each file's figure against A's, each cell marked with the files
+/// (A's or its own) whose trials of it met a busy host, which `busy` collects.
+fn time_row<'r>(
     metric: &Metric,
-    runs: &[Run],
+    runs: &'r [Run],
     found: &[Option<&ResultRecord>],
     tally: &mut Tally,
+    busy: &mut Vec<&'r str>,
 ) -> Row {
     let costs = |r: &ResultRecord| -> Vec<f64> {
         r.trials
@@ -154,7 +179,13 @@ fn time_row(
                 match change::of_figure(&costs(a), &costs(x), (as_cost(a), as_cost(x))) {
                     Some(c) => {
                         tally.times.push((runs[i].letter.clone(), c.outcome()));
-                        change_cell(&c, &runs[i].letter)
+                        let marked: Vec<&str> = [(0, a), (i, x)]
+                            .into_iter()
+                            .filter(|(_, r)| host::disturbed(r))
+                            .map(|(j, _)| runs[j].letter.as_str())
+                            .collect();
+                        busy.extend(&marked);
+                        change_cell(&c, &runs[i].letter, &marked)
                     }
                     None => Cell::missing(),
                 }

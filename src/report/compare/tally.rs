@@ -1,7 +1,10 @@
-//! The comparison's summary sentences: how many times and gaps to the reference
-//! changed which way for each file against A, and the gaps that changed, named.
+//! The comparison's summary sentences: for each file against A, first how many
+//! gaps to the reference changed (measured in the same rounds, they survive a busy
+//! host), then its times, said to be the host's where a busy host explains them;
+//! and the gaps that changed, named.
 
 use super::change::Outcome;
+use super::host::{self, Counts};
 use super::Run;
 
 /// How many changes of each kind the tables show, for the summary; and the gaps
@@ -20,31 +23,25 @@ impl Tally {
     pub(super) fn sentences(&self, runs: &[Run]) -> Vec<String> {
         let mut out = Vec::new();
         for run in &runs[1..] {
-            let count = |of: &[(String, Outcome)], o: Outcome| {
-                of.iter()
-                    .filter(|(l, x)| *l == run.letter && *x == o)
-                    .count()
+            let of = |all: &[(String, Outcome)]| {
+                Counts::of(
+                    all.iter()
+                        .filter(|(l, _)| *l == run.letter)
+                        .map(|(_, o)| *o),
+                )
             };
-            let total =
-                |of: &[(String, Outcome)]| of.iter().filter(|(l, _)| *l == run.letter).count();
-            let t = &self.times;
-            let g = &self.gaps;
-            if total(t) == 0 {
+            let (t, g) = (of(&self.times), of(&self.gaps));
+            if t.total() == 0 {
                 continue;
             }
             out.push(format!(
-                "{} against A: times faster in {}, slower in {}, no clear difference in {}, \
-                 not settled in {} of {}; the gap to the reference (for TLS, to tcp) changed in {} of {} \
-                 (not settled in {}).",
+                "{} against A: the gap to the reference (for TLS, to tcp), measured in the \
+                 same rounds, changed in {} of {} (not settled in {}); {}.",
                 run.letter,
-                count(t, Outcome::Faster),
-                count(t, Outcome::Slower),
-                count(t, Outcome::Same),
-                count(t, Outcome::Unsettled),
-                total(t),
-                count(g, Outcome::Faster) + count(g, Outcome::Slower),
-                total(g),
-                count(g, Outcome::Unsettled),
+                g.faster + g.slower,
+                g.total(),
+                g.unsettled,
+                host::times(&runs[0], run, t),
             ));
         }
         out.extend(self.changed.iter().cloned());
