@@ -106,10 +106,11 @@ fn user_server(
                      be read ({e}); use --placement free"
                 ))
             })?;
-            progress.note(&format!(
+            // On stderr to stay: sockbench touches a server the user runs.
+            eprintln!(
                 "redis: your server (process {pid}) is pinned as --placement says during the \
                  run and put back on its CPUs after"
-            ));
+            );
             Ok(UserServer {
                 pid: Some(pid),
                 restore: Some(restore),

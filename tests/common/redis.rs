@@ -399,6 +399,11 @@ impl UserRedis {
         }
     }
 
+    /// The server's process.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// True while the server runs.
     pub fn running(&mut self) -> bool {
         self.child
