@@ -19,7 +19,7 @@ fn verdict(path: &str) -> Vec<Line> {
         catalog.find(id).map(|e| e.declared())
     })
     .expect("fixture loads");
-    lines(&file.results, &catalog)
+    lines(&file.results, &file.system, &catalog)
 }
 
 #[test]
