@@ -11,6 +11,7 @@ use common::redis::{redis_installed, UserRedis, USER_PASSWORD};
 use common::user_server::{UserServer, APP_PASSWORD};
 use common::*;
 use sockbench::cli::{parse_from, Invocation};
+use sockbench::cpu::affinity::Placement;
 use sockbench::report::verdict::caveats::{Origin, Suggestion};
 use std::path::Path;
 
@@ -140,12 +141,26 @@ fn sockets_runs_suggest_what_their_command_takes() {
         &[],
     );
     assert!(own.origin.pinnable, "{:?}", own.origin);
-    assert!(
-        own.printed.contains("--placement same,split"),
-        "{}",
-        own.printed
-    );
+    // Its own server: on one CPU unless told otherwise.
+    assert_eq!(own.origin.placements, [Placement::Same], "{}", own.printed);
     check(&own);
+
+    // Placed freely when asked: both pinned placements are suggested.
+    let free = ran(
+        &[
+            &["sockets", "--workloads", "pingpong", "--sizes", "64"],
+            &QUICK[..],
+            &["--placement", "free"],
+        ]
+        .concat(),
+        &[],
+    );
+    assert!(
+        free.printed.contains("--placement same,split"),
+        "{}",
+        free.printed
+    );
+    check(&free);
 
     // Pinned both ways already: neither placement is suggested again.
     let pinned = ran(
@@ -204,12 +219,14 @@ fn redis_runs_suggest_what_their_command_takes() {
         &[&args[..], &["--url", &url]].concat(),
         &[("REDISCLI_AUTH", USER_PASSWORD)],
     );
-    // sockbench cannot pin a server it did not start: no placement suggested.
-    assert!(!theirs.origin.pinnable, "{:?}", theirs.origin);
-    assert!(
-        !theirs.printed.contains("--placement"),
-        "{}",
-        theirs.printed
+    // Found on this machine, the user's server is counted and left where it runs
+    // unless a placement is asked for, which its command then accepts.
+    assert!(theirs.origin.pinnable, "{:?}", theirs.origin);
+    assert_eq!(
+        theirs.origin.placements,
+        [Placement::Free],
+        "{:?}",
+        theirs.origin
     );
     check(&theirs);
 }
