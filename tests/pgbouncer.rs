@@ -104,7 +104,7 @@ fn server_on_a_pgbouncer_measures_it_as_given_and_says_why() {
     let (out, file) = query_run(&["--server", &bouncer.uri(APP_DB)]);
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 2, "{stderr}");
     assert!(
         stderr.contains(&format!(
             "--server: 127.0.0.1:{} is pgbouncer, whose settings describe the server behind \
@@ -113,7 +113,15 @@ fn server_on_a_pgbouncer_measures_it_as_given_and_says_why() {
         )),
         "{stderr}"
     );
+    // The backend behind the pooler cannot be pinned: the default gives way, said.
+    assert!(
+        stderr.contains("postgres: placed freely: the backend serving tcp is not a process"),
+        "{stderr}"
+    );
     let file = file.unwrap();
+    for r in results(&file, "postgres.query") {
+        assert!(r["params"].get("placement").is_none(), "{r}");
+    }
     let labels: Vec<_> = results(&file, "postgres.query")
         .iter()
         .map(|r| r["transport"].as_str().unwrap().to_string())

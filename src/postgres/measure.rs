@@ -13,6 +13,7 @@ use super::suite::Suite;
 use super::targets::{
     cluster_targets, name_apart, server_targets, url_target, user_target, ServerTargets,
 };
+use crate::cpu::affinity::Placement;
 use crate::harness::{Progress, Sink};
 use crate::report::experiment::Plan;
 use crate::system::pg_environment;
@@ -117,6 +118,7 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
             preflight::script_runs(first, &plan.concurrent.script)?;
         }
     }
+    let placements = placements(plan, &targets, cluster.is_some())?;
     let mut suite = Suite {
         targets,
         auth_targets,
@@ -124,7 +126,7 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
         budget: plan.budget.clone(),
         concurrent: plan.concurrent.clone(),
         rounds: plan.rounds,
-        placements: plan.placements.clone(),
+        placements,
         progress,
         per_query_ns: Default::default(),
     };
@@ -132,6 +134,39 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
         sink.keep(suite.run(experiment))?;
     }
     Ok(())
+}
+
+/// The placements to measure. On a user's server a pinned placement places the
+/// backend of each of sockbench's connections, which must then run on this
+/// machine where sockbench can see it: when one does not (a server elsewhere, in a
+/// container, behind a pooler), the default gives way to free placement, said in
+/// one line, and a placement the user asked for is refused.
+fn placements(plan: &PostgresPlan, targets: &[PgTarget], throwaway: bool) -> Result<Vec<Placement>> {
+    if throwaway || plan.placements == [Placement::Free] {
+        return Ok(plan.placements.clone());
+    }
+    let unseen = targets.iter().find(|t| {
+        Conn::connect(&t.params)
+            .ok()
+            .and_then(|c| c.serving_process())
+            .is_none()
+    });
+    let Some(target) = unseen else {
+        return Ok(plan.placements.clone());
+    };
+    let why = format!(
+        "the backend serving {} is not a process sockbench can see on this machine (a \
+         server elsewhere, in a container, or behind a pooler)",
+        target.label
+    );
+    if plan.placement_asked {
+        return Err(crate::error::usage(format!(
+            "--placement same or split pins the backend of sockbench's connections, but {why}; \
+             use --placement free"
+        )));
+    }
+    eprintln!("postgres: placed freely: {why}, so it cannot be pinned with the client");
+    Ok(vec![Placement::Free])
 }
 
 /// The most connections the plan opens at once: the largest client count.

@@ -64,6 +64,9 @@ pub struct PostgresPlan {
     pub experiments: Vec<PgExperiment>,
     pub rounds: crate::harness::Rounds,
     pub placements: Vec<crate::cpu::affinity::Placement>,
+    /// Whether `--placement` chose them (else they are the default, which gives
+    /// way where a user's server cannot be placed).
+    pub placement_asked: bool,
     pub budget: PgBudget,
     pub concurrent: ConcurrentPlan,
     pub json: Option<PathBuf>,
@@ -175,6 +178,7 @@ impl PostgresPlan {
             experiments,
             rounds,
             placements,
+            placement_asked: !args.measuring.placement.is_empty(),
             budget,
             concurrent,
             json: args.measuring.json.clone(),
