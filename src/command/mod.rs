@@ -14,6 +14,7 @@ use crate::export::progress::Progress;
 use crate::export::stdout;
 use crate::export::terminal::{Screen, Stream, LEGEND};
 use crate::families;
+use crate::harness::estimate::Estimate;
 use crate::harness::Sink;
 use crate::interrupt;
 use crate::leftovers;
@@ -57,6 +58,7 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
         None => None,
     };
     sweep_leftovers();
+    say_estimate(Estimate::of_command([plan.estimate()]));
     let mut session = Session::open(
         sink,
         Printing {
@@ -68,6 +70,12 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
     let progress = session.progress.clone();
     let outcome = plan.measure(&progress, &mut session);
     session.finish(outcome)
+}
+
+/// Says on stderr, before anything is measured, how long the command expects to
+/// take.
+fn say_estimate(estimate: Estimate) {
+    eprintln!("{}", crate::export::progress::estimate_line(&estimate));
 }
 
 /// Removes the temporary directories that killed runs left, of every kind a family

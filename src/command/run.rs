@@ -5,7 +5,8 @@
 //! verdict in plain words at the end. This file names no family: what each one adds
 //! is its [`Family::quick`](crate::report::family::Family::quick).
 
-use super::{sweep_leftovers, Printing, Session};
+use super::{say_estimate, sweep_leftovers, Printing, Session};
+use crate::harness::estimate::Estimate;
 use crate::cli::{self, RunArgs};
 use crate::dir::{euid, Dir};
 use crate::error::usage;
@@ -33,6 +34,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
         None => default_sink(command)?,
     };
     sweep_leftovers();
+    say_estimate(Estimate::of_command(plans.iter().map(|p| p.estimate())));
     let mut session = Session::open(
         Some(sink),
         Printing {

@@ -133,6 +133,66 @@ impl State {
     }
 }
 
+/// The line a measuring command prints before it starts: how long it expects to
+/// take, at most, and what that is made of.
+pub fn estimate_line(estimate: &harness::estimate::Estimate) -> String {
+    use crate::units::format_wall;
+    let wall = |d: Duration| format_wall(d.as_secs_f64());
+    let range = |(a, b): (Duration, Duration)| {
+        if a == b {
+            wall(a)
+        } else {
+            format!("{}–{}", wall(a), wall(b))
+        }
+    };
+    let mut made = Vec::new();
+    if let (Some((min, max)), Some(trials)) = (estimate.rounds(), estimate.trials()) {
+        let per_round = estimate.trials_per_round();
+        let rounds = if min == max {
+            format!("{min} round{}", plural(min.into()))
+        } else {
+            format!("{min}–{max} rounds")
+        };
+        let total = if min == max {
+            format!("{}", u64::from(min) * per_round)
+        } else {
+            format!(
+                "{}–{}",
+                u64::from(min) * per_round,
+                u64::from(max) * per_round
+            )
+        };
+        made.push(format!(
+            "{rounds} of {per_round} trial{} ({total} trials) of {}",
+            plural(per_round),
+            range(trials)
+        ));
+    }
+    if let Some(around) = estimate.around() {
+        made.push(format!("about {} around each", range(around)));
+    }
+    let counting = estimate.counting_rounds();
+    if counting > 0 {
+        made.push(format!("{counting} counting rounds"));
+    }
+    made.push(format!("{} to set up", wall(estimate.setup)));
+    format!(
+        "sockbench expects about {} (at most {} if intervals need more rounds or outside \
+         load makes trials run again): {}",
+        format_wall(estimate.expected_s()),
+        format_wall(estimate.most_s()),
+        made.join(", ")
+    )
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
 /// `about 70 s left`, `about 3 min left`.
 fn about(left: Duration) -> String {
     let s = left.as_secs();

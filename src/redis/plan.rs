@@ -21,6 +21,12 @@ const MAX_DEPTH: u32 = 1_024;
 const DEFAULT_CLIENTS: u32 = 50;
 const MAX_CLIENTS: u32 = 1_024;
 
+/// What a connect trial spends besides its timed loop: 20 untimed connections.
+const CONNECT_AROUND: Duration = Duration::from_millis(50);
+/// Connecting one client of a concurrent trial (a TLS handshake over tls) and its
+/// untimed requests.
+const CLIENT_START: Duration = Duration::from_millis(2);
+
 /// Where the server comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
@@ -116,6 +122,26 @@ impl RedisPlan {
                 Budget::FULL
             },
         })
+    }
+
+    /// The rounds of an experiment and how long each of its trials runs.
+    pub fn timing(&self, experiment: RedisExperiment) -> crate::harness::estimate::Timing {
+        let b = &self.budget;
+        crate::harness::estimate::Timing {
+            rounds: self.rounds,
+            trial: match experiment {
+                RedisExperiment::Ping | RedisExperiment::Get | RedisExperiment::Pipeline => {
+                    b.round_trips
+                }
+                RedisExperiment::Connect => b.connect,
+                RedisExperiment::Concurrent => b.concurrent,
+            },
+            around: match experiment {
+                RedisExperiment::Connect => CONNECT_AROUND,
+                RedisExperiment::Concurrent => CLIENT_START * self.clients,
+                _ => Duration::ZERO,
+            },
+        }
     }
 
     /// The cases an experiment runs, one table section each.
