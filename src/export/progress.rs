@@ -176,11 +176,20 @@ pub fn estimate_line(estimate: &harness::estimate::Estimate) -> String {
         made.push(format!("{counting} counting rounds"));
     }
     made.push(format!("{} to set up", wall(estimate.setup)));
+    // Rounded up, to the tenth of a second below 10 s, else to the second: a
+    // promise is not rounded down.
+    let up = |s: f64| {
+        if s < 10.0 {
+            (s * 10.0).ceil() / 10.0
+        } else {
+            s.ceil()
+        }
+    };
     format!(
         "sockbench expects about {} (at most {} if intervals need more rounds or outside \
          load makes trials run again): {}",
-        format_wall(estimate.expected_s()),
-        format_wall(estimate.most_s()),
+        format_wall(up(estimate.expected_s())),
+        format_wall(up(estimate.most_s())),
         made.join(", ")
     )
 }
