@@ -121,7 +121,9 @@ fn a_busy_machine_keeps_the_run_within_one_and_a_half_times_its_estimate() {
         .flat_map(|r| r["trials"].as_array().unwrap())
         .collect();
     assert!(
-        trials.iter().any(|t| t["disturbed"] == true || t["reruns"].is_u64()),
+        trials
+            .iter()
+            .any(|t| t["disturbed"] == true || t["reruns"].is_u64()),
         "no trial saw the load"
     );
     assert_eq!(schema_errors(&file), Vec::<String>::new());

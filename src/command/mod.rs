@@ -58,7 +58,6 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
         None => None,
     };
     sweep_leftovers();
-    say_estimate(Estimate::of_command([plan.estimate()]));
     let mut session = Session::open(
         sink,
         Printing {
@@ -68,14 +67,15 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
         },
     );
     let progress = session.progress.clone();
+    foretell(&progress, Estimate::of_command([plan.estimate()]));
     let outcome = plan.measure(&progress, &mut session);
     session.finish(outcome)
 }
 
-/// Says on stderr, before anything is measured, how long the command expects to
-/// take.
-fn say_estimate(estimate: Estimate) {
-    eprintln!("{}", crate::export::progress::estimate_line(&estimate));
+/// Says on stderr, when the first experiment begins, how long the command expects
+/// to take (a command that fails before then prints only its error).
+fn foretell(progress: &Progress, estimate: Estimate) {
+    progress.foretell(crate::export::progress::estimate_line(&estimate));
 }
 
 /// Removes the temporary directories that killed runs left, of every kind a family

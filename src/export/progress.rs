@@ -42,6 +42,10 @@ struct State {
     started: u64,
     /// The longest the whole run was estimated to take.
     estimate: Option<Duration>,
+    /// The line saying how long the run expects to take, printed when the first
+    /// experiment begins: after servers are reached, so that a command that fails
+    /// before measuring prints only its error.
+    foretold: Option<String>,
     ascii: bool,
 }
 
@@ -60,9 +64,16 @@ impl Progress {
                 planned: 0,
                 started: 0,
                 estimate: None,
+                foretold: None,
                 ascii: !utf8_locale(|name| std::env::var(name).ok()),
             })),
         }
+    }
+
+    /// Keeps `line` (the run's expected time) to print on stderr when the first
+    /// experiment begins, whether or not the progress line is drawn.
+    pub fn foretell(&self, line: String) {
+        self.state.borrow_mut().foretold = Some(line);
     }
 
     /// Removes the line, before a table is printed.
@@ -217,6 +228,13 @@ impl harness::Progress for Progress {
     fn begin(&self, experiment: &str, steps: u64) {
         {
             let mut state = self.state.borrow_mut();
+            if let Some(line) = state.foretold.take() {
+                let line = crate::units::printable(&line).into_owned();
+                match &state.bar {
+                    Some(bar) => bar.suspend(|| eprintln!("{line}")),
+                    None => eprintln!("{line}"),
+                }
+            }
             if state.begun.is_none() {
                 state.begun = Some(Instant::now());
                 state.planned = 0;

@@ -294,15 +294,7 @@ mod tests {
         assert!((w.most_s() - 114.0).abs() < 1e-9, "{}", w.most_s());
         assert!((w.busy_s() - 81.0).abs() < 1e-9);
         // The round cap binds before the time factor.
-        let capped = work(
-            12,
-            500,
-            Rounds {
-                max: 8,
-                ..settling
-            },
-            0,
-        );
+        let capped = work(12, 500, Rounds { max: 8, ..settling }, 0);
         assert!((capped.most_s() - 48.0).abs() < 1e-9, "{}", capped.most_s());
         // Fixed rounds: only reruns can take it past the expectation.
         let fixed = work(2, 5_000, Rounds::fixed(5), 0);

@@ -170,8 +170,8 @@ impl<'a> Schedule<'a> {
         timing: Timing,
         headline: Metric,
     ) -> Schedule<'a> {
-        let counting = counting_rounds() > 0;
-        if !counting {
+        let counting = counting_rounds();
+        if counting == 0 {
             // Without a counting trial, no collector is opened to say so itself.
             crate::cpu::why::collect::note("no kernel counters are permitted");
         }
@@ -181,7 +181,7 @@ impl<'a> Schedule<'a> {
             rounds: timing.rounds,
             settle_on: Some(headline),
             warmup_rounds: 0,
-            counting_rounds: counting_rounds(),
+            counting_rounds: counting,
             stop: crate::interrupt::check,
             trial: timing.trial,
             around: timing.around,
@@ -255,7 +255,15 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
     let all = vec![true; schedule.cases.len()];
     for round in 0..schedule.warmup_rounds {
         let mut trials = Trials::new(runner, &mut allowance, true);
-        run_round(schedule, &mut trials, progress, round, None, &all, &mut grid)?;
+        run_round(
+            schedule,
+            &mut trials,
+            progress,
+            round,
+            None,
+            &all,
+            &mut grid,
+        )?;
     }
     // Seconds each case's rounds took so far, to foresee the next round's time.
     let mut spent = vec![0.0; schedule.cases.len()];

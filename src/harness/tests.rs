@@ -533,7 +533,11 @@ fn reruns_for_outside_load_stop_at_the_busy_time_limit() {
     assert!(trials.iter().all(|t| t.cut || t.reruns == RETRIES));
     // The last trial finds no room left: it is kept at its first try.
     let last = grid[0].iter().map(|t| t.last().unwrap());
-    assert!(last.clone().any(|t| t.reruns == 0 && t.cut), "{:?}", slow.calls);
+    assert!(
+        last.clone().any(|t| t.reruns == 0 && t.cut),
+        "{:?}",
+        slow.calls
+    );
     // Sleeps only run long: the limit holds unless the machine stalls the test.
     assert!(took <= 1.2 + 0.2, "took {took:.2} s");
 }
@@ -548,7 +552,11 @@ fn a_quiet_machine_runs_each_trial_once() {
     };
     let grid = run(&schedule, &mut slow, &Silent).unwrap();
     assert_eq!(slow.calls, 6);
-    assert!(grid.iter().flatten().flatten().all(|t| !t.cut && t.reruns == 0));
+    assert!(grid
+        .iter()
+        .flatten()
+        .flatten()
+        .all(|t| !t.cut && t.reruns == 0));
 }
 
 #[test]

@@ -11,11 +11,11 @@ use super::plan::{PgSource, PostgresPlan};
 use super::preflight;
 use super::suite::Suite;
 use super::targets::{cluster_targets, name_apart, server_targets, url_target, user_target};
+use crate::harness::estimate::{Estimate, Timing};
 use crate::harness::{Progress, Sink};
 use crate::report::experiment::Plan;
 use crate::system::pg_environment;
 use crate::units::printable;
-use crate::harness::estimate::{Estimate, Timing};
 use anyhow::Result;
 use std::time::Duration;
 

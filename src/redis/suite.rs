@@ -8,12 +8,12 @@ use super::target::Target;
 use super::{RedisExperiment, Server};
 use crate::cpu::Meter;
 use crate::error::usage;
+use crate::harness::estimate::Estimate;
 use crate::harness::{self, Progress, Runner, Sink};
 use crate::plan::measure_experiment;
 use crate::report::family::Plan;
 use crate::results::{Params, Server as ServerFacts, Trial};
 use crate::transport::TlsInfo;
-use crate::harness::estimate::Estimate;
 use anyhow::Result;
 use std::time::Duration;
 

@@ -10,12 +10,12 @@ use super::{first_contact, watchdog, Target, Workload};
 use crate::cpu::affinity::{self, Placement};
 use crate::cpu::Meter;
 use crate::error::usage;
+use crate::harness::estimate::Estimate;
 use crate::harness::{self, Progress, Runner, Sink};
 use crate::plan::measure_experiment;
 use crate::report::experiment::Plan;
 use crate::results::{Params, Trial};
 use crate::transport::Endpoint;
-use crate::harness::estimate::Estimate;
 use anyhow::{Context, Result};
 use std::time::Duration;
 
