@@ -75,7 +75,10 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
 /// Says on stderr, when the first experiment begins, how long the command expects
 /// to take (a command that fails before then prints only its error).
 fn foretell(progress: &Progress, estimate: Estimate) {
-    progress.foretell(crate::export::progress::estimate_line(&estimate));
+    let line = crate::export::progress::estimate_line(&estimate);
+    // Folded to the width of standard error, as everything else shown there.
+    let shown = Screen::of(Stream::Stderr).wrap(&line, "", "  ");
+    progress.foretell(shown.trim_end().to_string());
 }
 
 /// Removes the temporary directories that killed runs left, of every kind a family

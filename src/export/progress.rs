@@ -229,7 +229,7 @@ impl harness::Progress for Progress {
         {
             let mut state = self.state.borrow_mut();
             if let Some(line) = state.foretold.take() {
-                let line = crate::units::printable(&line).into_owned();
+                let line = crate::units::printable_lines(&line).into_owned();
                 match &state.bar {
                     Some(bar) => bar.suspend(|| eprintln!("{line}")),
                     None => eprintln!("{line}"),
