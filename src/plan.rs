@@ -69,7 +69,9 @@ fn rounds_help() -> String {
          95% interval is not yet within ±{:.0}%, at most {} rounds or {}x the time of the first {} \
          (with --quick: {}, {}, {}x); then one counting trial of each with kernel counters \
          (switches, migrations, instructions, and the kernel's events per operation \
-         and CPU by layer), whose time is not used. Intervals: {}",
+         and CPU by layer), whose time is not used. A trial disturbed by other processes \
+         runs again (at most {} times) while the run stays within {}x its expected time; \
+         the line printed before measuring says how long that is. Intervals: {}",
         d.min,
         crate::stats::SETTLED * 100.0,
         d.max,
@@ -78,6 +80,8 @@ fn rounds_help() -> String {
         q.min,
         q.max,
         q.time_factor,
+        crate::cpu::load::RETRIES,
+        crate::harness::estimate::BUSY_FACTOR,
         crate::stats::INTERVAL_METHOD,
     )
 }
@@ -229,7 +233,7 @@ pub fn measure_experiment(
     cases: &[crate::results::Params],
     labels: &[&str],
     tls: &[Option<crate::transport::TlsInfo>],
-    rounds: Rounds,
+    timing: crate::harness::estimate::Timing,
     runner: &mut dyn crate::harness::Runner,
     progress: &dyn crate::harness::Progress,
 ) -> Result<Vec<crate::results::ResultRecord>> {
@@ -242,7 +246,7 @@ pub fn measure_experiment(
             .iter()
             .map(|params| Case::new(experiment.case_label(params), all.clone(), params))
             .collect(),
-        rounds,
+        timing,
         experiment.headline,
     );
     let grid = crate::harness::run(&schedule, runner, progress)?;

@@ -209,6 +209,35 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
+/// Formats a length of time for a person: `75 ms`, `1.5 s`, `45 s`, `1 min 10 s`,
+/// `1 h 5 min`.
+pub fn format_wall(seconds: f64) -> String {
+    let s = seconds.max(0.0);
+    if s < 1.0 {
+        return format!("{} ms", (s * 1e3).round() as u64);
+    }
+    if s < 10.0 {
+        let tenths = (s * 10.0).round() / 10.0;
+        return if tenths.fract() == 0.0 {
+            format!("{tenths:.0} s")
+        } else {
+            format!("{tenths:.1} s")
+        };
+    }
+    let whole = s.round() as u64;
+    match whole {
+        w if w < 60 => format!("{w} s"),
+        w if w < 3_600 => match w % 60 {
+            0 => format!("{} min", w / 60),
+            r => format!("{} min {r} s", w / 60),
+        },
+        w => match (w % 3_600).div_ceil(60) {
+            0 => format!("{} h", w / 3_600),
+            m => format!("{} h {m} min", w / 3_600),
+        },
+    }
+}
+
 /// Formats a count compactly: `5000`, `500k`, `2M`.
 pub fn format_count(n: u64) -> String {
     if n >= 1_000_000 && n % 100_000 == 0 {
@@ -241,6 +270,17 @@ pub fn format_size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lengths_of_time_for_a_person() {
+        assert_eq!(format_wall(0.075), "75 ms");
+        assert_eq!(format_wall(1.5), "1.5 s");
+        assert_eq!(format_wall(5.0), "5 s");
+        assert_eq!(format_wall(45.2), "45 s");
+        assert_eq!(format_wall(70.0), "1 min 10 s");
+        assert_eq!(format_wall(120.0), "2 min");
+        assert_eq!(format_wall(3_900.0), "1 h 5 min");
+    }
 
     #[test]
     fn durations_with_units() {

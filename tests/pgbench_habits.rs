@@ -25,6 +25,39 @@ fn plan(args: &[&str]) -> anyhow::Result<PostgresPlan> {
 }
 
 #[test]
+fn the_estimate_says_a_trial_of_dash_t_and_how_many() {
+    let p = plan(&[
+        "--experiments",
+        "concurrent",
+        "-c",
+        "10",
+        "-j",
+        "2",
+        "-T",
+        "5",
+        "--transports",
+        "unix,tcp",
+    ])
+    .unwrap();
+    let estimate = p.estimate();
+    assert_eq!(estimate.works.len(), 1);
+    assert_eq!(estimate.works[0].trial, Duration::from_secs(5));
+    assert_eq!(estimate.works[0].trials_per_round, 2);
+    let line = sockbench::export::progress::estimate_line(
+        &sockbench::harness::estimate::Estimate::of_command([estimate.clone()]),
+    );
+    // 5 to 20 rounds of one trial per transport.
+    assert!(
+        line.contains("5–20 rounds of 2 trials (10–40 trials) of 5 s"),
+        "{line}"
+    );
+    // At least the ten trials of 5 s, and not past 1.5 times the expectation when
+    // outside load makes them run again.
+    assert!(estimate.expected_s() > 50.0, "{}", estimate.expected_s());
+    assert!(estimate.works[0].busy_s() <= 1.5 * estimate.works[0].expected_s() + 1e-9);
+}
+
+#[test]
 fn pgbench_short_options_keep_pgbench_meaning() {
     let p = plan(&[
         "-T", "2", "-c", "4", "-j", "2", "-C", "-M", "prepared", "-R", "300",

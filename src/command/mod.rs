@@ -14,6 +14,7 @@ use crate::export::progress::Progress;
 use crate::export::stdout;
 use crate::export::terminal::{Screen, Stream, LEGEND};
 use crate::families;
+use crate::harness::estimate::Estimate;
 use crate::harness::Sink;
 use crate::interrupt;
 use crate::leftovers;
@@ -69,8 +70,18 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
         },
     );
     let progress = session.progress.clone();
+    foretell(&progress, Estimate::of_command([plan.estimate()]));
     let outcome = plan.measure(&progress, &mut session);
     session.finish(outcome)
+}
+
+/// Says on stderr, when the first experiment begins, how long the command expects
+/// to take (a command that fails before then prints only its error).
+fn foretell(progress: &Progress, estimate: Estimate) {
+    let line = crate::export::progress::estimate_line(&estimate);
+    // Folded to the width of standard error, as everything else shown there.
+    let shown = Screen::of(Stream::Stderr).wrap(&line, "", "  ");
+    progress.foretell(shown.trim_end().to_string());
 }
 
 /// Removes the temporary directories that killed runs left, of every kind a family

@@ -5,11 +5,12 @@
 //! verdict in plain words at the end. This file names no family: what each one adds
 //! is its [`Family::quick`](crate::report::family::Family::quick).
 
-use super::{sweep_leftovers, Printing, Session};
+use super::{foretell, sweep_leftovers, Printing, Session};
 use crate::cli::{self, RunArgs};
 use crate::dir::{euid, Dir};
 use crate::error::usage;
 use crate::families::{self, FAMILIES};
+use crate::harness::estimate::Estimate;
 use crate::report::family::Plan;
 use crate::results::file::{Claim, JsonSink};
 use crate::results::ResultFile;
@@ -42,6 +43,10 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
             tables: args.tables,
             experiments: Some(plans.iter().map(|p| p.experiments()).sum()),
         },
+    );
+    foretell(
+        &session.progress,
+        Estimate::of_command(plans.iter().map(|p| p.estimate())),
     );
     let outcome = measure(&plans, &mut session);
     session.finish(outcome)

@@ -42,6 +42,10 @@ struct State {
     started: u64,
     /// The longest the whole run was estimated to take.
     estimate: Option<Duration>,
+    /// The line saying how long the run expects to take, printed when the first
+    /// experiment begins: after servers are reached, so that a command that fails
+    /// before measuring prints only its error.
+    foretold: Option<String>,
     ascii: bool,
 }
 
@@ -60,9 +64,16 @@ impl Progress {
                 planned: 0,
                 started: 0,
                 estimate: None,
+                foretold: None,
                 ascii: !utf8_locale(|name| std::env::var(name).ok()),
             })),
         }
+    }
+
+    /// Keeps `line` (the run's expected time) to print on stderr when the first
+    /// experiment begins, whether or not the progress line is drawn.
+    pub fn foretell(&self, line: String) {
+        self.state.borrow_mut().foretold = Some(line);
     }
 
     /// Removes the line, before a table is printed.
@@ -133,6 +144,75 @@ impl State {
     }
 }
 
+/// The line a measuring command prints before it starts: how long it expects to
+/// take, at most, and what that is made of.
+pub fn estimate_line(estimate: &harness::estimate::Estimate) -> String {
+    use crate::units::format_wall;
+    let wall = |d: Duration| format_wall(d.as_secs_f64());
+    let range = |(a, b): (Duration, Duration)| {
+        if a == b {
+            wall(a)
+        } else {
+            format!("{}–{}", wall(a), wall(b))
+        }
+    };
+    let mut made = Vec::new();
+    if let (Some((min, max)), Some(trials)) = (estimate.rounds(), estimate.trials()) {
+        let per_round = estimate.trials_per_round();
+        let rounds = if min == max {
+            format!("{min} round{}", plural(min.into()))
+        } else {
+            format!("{min}–{max} rounds")
+        };
+        let total = if min == max {
+            format!("{}", u64::from(min) * per_round)
+        } else {
+            format!(
+                "{}–{}",
+                u64::from(min) * per_round,
+                u64::from(max) * per_round
+            )
+        };
+        made.push(format!(
+            "{rounds} of {per_round} trial{} ({total} trials) of {}",
+            plural(per_round),
+            range(trials)
+        ));
+    }
+    if let Some(around) = estimate.around() {
+        made.push(format!("about {} around each", range(around)));
+    }
+    let counting = estimate.counting_rounds();
+    if counting > 0 {
+        made.push(format!("{counting} counting rounds"));
+    }
+    made.push(format!("{} to set up", wall(estimate.setup)));
+    // Rounded up, to the tenth of a second below 10 s, else to the second: a
+    // promise is not rounded down.
+    let up = |s: f64| {
+        if s < 10.0 {
+            (s * 10.0).ceil() / 10.0
+        } else {
+            s.ceil()
+        }
+    };
+    format!(
+        "sockbench expects about {} (at most {} if intervals need more rounds or outside \
+         load makes trials run again): {}",
+        format_wall(up(estimate.expected_s())),
+        format_wall(up(estimate.most_s())),
+        made.join(", ")
+    )
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
 /// `about 70 s left`, `about 3 min left`.
 fn about(left: Duration) -> String {
     let s = left.as_secs();
@@ -148,6 +228,13 @@ impl harness::Progress for Progress {
     fn begin(&self, experiment: &str, steps: u64) {
         {
             let mut state = self.state.borrow_mut();
+            if let Some(line) = state.foretold.take() {
+                let line = crate::units::printable_lines(&line).into_owned();
+                match &state.bar {
+                    Some(bar) => bar.suspend(|| eprintln!("{line}")),
+                    None => eprintln!("{line}"),
+                }
+            }
             if state.begun.is_none() {
                 state.begun = Some(Instant::now());
                 state.planned = 0;

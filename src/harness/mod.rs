@@ -12,6 +12,7 @@
 //! of the timed loops themselves; [`threads`] runs clients on threads of their own.
 
 pub mod aggregate;
+pub mod estimate;
 pub mod measure;
 mod settle;
 #[cfg(test)]
@@ -25,7 +26,8 @@ use crate::results::metric::Metric;
 use crate::results::params::PLACEMENT;
 use crate::results::{Params, ResultRecord, Trial};
 use anyhow::{Context, Result};
-use std::time::Instant;
+use estimate::{Allowance, Timing, Work};
+use std::time::{Duration, Instant};
 
 /// What the scheduler reports between trials; the terminal's progress bar is one.
 pub trait Progress {
@@ -141,30 +143,61 @@ pub struct Schedule<'a> {
     pub counting_rounds: u32,
     /// Says whether to stop: `Err` once the user asked to (Ctrl-C).
     pub stop: fn() -> Result<()>,
+    /// The time one trial is expected to take, for the experiment's time allowance
+    /// ([`estimate::Allowance`]), and what it spends besides its timed loop.
+    pub trial: Duration,
+    pub around: Duration,
+    /// How outside load during a trial is seen.
+    pub watch: Watch,
+}
+
+/// How the scheduler sees outside load during a trial.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Watch {
+    /// The machine's own account (`cpu::load::Snapshot`).
+    Machine,
+    /// The same load for every trial, whatever the machine does (tests).
+    #[cfg(test)]
+    Fixed(crate::cpu::load::Load),
 }
 
 impl<'a> Schedule<'a> {
-    /// `rounds` of `cases`, settled on `headline`, no warm-up round, stopped by
-    /// Ctrl-C.
+    /// `timing.rounds` of `cases`, each trial expected to take `timing.trial`, settled on
+    /// `headline`, no warm-up round, stopped by Ctrl-C.
     pub fn new(
         experiment: &'a str,
         cases: Vec<Case>,
-        rounds: Rounds,
+        timing: Timing,
         headline: Metric,
     ) -> Schedule<'a> {
-        let counting = crate::cpu::counters::available() != crate::cpu::counters::Source::Proc;
-        if !counting {
+        let counting = counting_rounds();
+        if counting == 0 {
             // Without a counting trial, no collector is opened to say so itself.
             crate::cpu::why::collect::note("no kernel counters are permitted");
         }
         Schedule {
             experiment,
             cases,
-            rounds,
+            rounds: timing.rounds,
             settle_on: Some(headline),
             warmup_rounds: 0,
-            counting_rounds: if counting { COUNTING_ROUNDS } else { 0 },
+            counting_rounds: counting,
             stop: crate::interrupt::check,
+            trial: timing.trial,
+            around: timing.around,
+            watch: Watch::Machine,
+        }
+    }
+
+    /// Its trials, as far as time goes.
+    pub fn work(&self) -> Work {
+        Work {
+            trials_per_round: self.steps_per_round(),
+            trial: self.trial,
+            around: self.around,
+            rounds: self.rounds,
+            warmup_rounds: self.warmup_rounds,
+            counting_rounds: self.counting_rounds,
         }
     }
 
@@ -223,9 +256,19 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
         .iter()
         .map(|c| vec![Vec::new(); c.targets.len()])
         .collect();
+    let mut allowance = Allowance::start(&schedule.work());
     let all = vec![true; schedule.cases.len()];
     for round in 0..schedule.warmup_rounds {
-        run_round(schedule, runner, progress, round, None, &all, &mut grid)?;
+        let mut trials = Trials::new(runner, &mut allowance, true);
+        run_round(
+            schedule,
+            &mut trials,
+            progress,
+            round,
+            None,
+            &all,
+            &mut grid,
+        )?;
     }
     // Seconds each case's rounds took so far, to foresee the next round's time.
     let mut spent = vec![0.0; schedule.cases.len()];
@@ -250,7 +293,10 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
                 .map(|c| spent[c] / grid[c][0].len().max(1) as f64)
                 .sum();
             let elapsed: f64 = spent.iter().sum();
-            if !open.contains(&true) || elapsed + next > first * rounds.time_factor {
+            if !open.contains(&true)
+                || elapsed + next > first * rounds.time_factor
+                || !allowance.room_for(next)
+            {
                 break;
             }
             let steps = schedule
@@ -262,9 +308,10 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
                 .sum();
             progress.grow(steps);
         }
+        let mut trials = Trials::new(runner, &mut allowance, done < rounds.min);
         let took = run_round(
             schedule,
-            runner,
+            &mut trials,
             progress,
             schedule.warmup_rounds + done,
             Some(done),
@@ -282,9 +329,28 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
         progress.grow(schedule.steps_per_round() * u64::from(schedule.counting_rounds));
         for _ in 0..schedule.counting_rounds {
             counting_round(schedule, runner, progress, &mut grid)?;
+            allowance.ran_round(schedule.steps_per_round());
         }
     }
     Ok(grid)
+}
+
+/// The runner with the experiment's time allowance, for one round: `planned` when
+/// the round is one the estimate counted (warm-up and minimum rounds).
+struct Trials<'r, 'a> {
+    runner: &'r mut dyn Runner,
+    allowance: &'a mut Allowance,
+    planned: bool,
+}
+
+impl<'r, 'a> Trials<'r, 'a> {
+    fn new(runner: &'r mut dyn Runner, allowance: &'a mut Allowance, planned: bool) -> Self {
+        Trials {
+            runner,
+            allowance,
+            planned,
+        }
+    }
 }
 
 /// Counting rounds after the measured ones. The kernel's account samples where
@@ -300,6 +366,16 @@ pub fn run(schedule: &Schedule, runner: &mut dyn Runner, progress: &dyn Progress
 /// Five would take the quiet run to about 121 s, past the two minutes the README
 /// promises; four to about 117 s.
 pub const COUNTING_ROUNDS: u32 = 4;
+
+/// The counting rounds every experiment runs here: none where no kernel counters
+/// are permitted.
+pub fn counting_rounds() -> u32 {
+    if crate::cpu::counters::available() == crate::cpu::counters::Source::Proc {
+        0
+    } else {
+        COUNTING_ROUNDS
+    }
+}
 
 /// One trial of every case on every target with kernel counters on, appended to
 /// the grid as counting trials.
@@ -340,31 +416,51 @@ fn counting_round(
 }
 
 /// One trial with its CPU cost and the load of the rest of the machine; run again
-/// (up to [`RETRIES`] times) while outside load disturbs it. The last run is kept,
-/// marked when it was disturbed too. `round` chooses the CPUs of a pinned placement.
+/// (up to [`RETRIES`] times) while outside load disturbs it and the experiment's
+/// time allowance has room for another run. The last run is kept, marked when it
+/// was disturbed too (and when it was kept for want of time). `round` chooses the
+/// CPUs of a pinned placement.
 fn measured_trial(
     schedule: &Schedule,
-    runner: &mut dyn Runner,
+    trials: &mut Trials,
     case: usize,
     target: usize,
     round: u32,
 ) -> Result<Trial> {
+    let runner = &mut *trials.runner;
     let server = runner.server_pid();
     let placed = server.filter(|_| runner.places_server());
     let server_cpus = place(schedule.cases[case].placement, placed, round)?;
     let mut reruns = 0;
     loop {
+        let started = Instant::now();
         let before = Snapshot::take(server);
         let mut meter = Meter::times(server).with_server_at(server_cpus.clone());
         let mut trial = runner.trial(case, target, &mut meter)?;
         trial.metrics.cpu = meter.take();
         let adopted = meter.adopted_cpu_ns();
-        trial.load = before
-            .filter(|_| runner.outside_load_known())
-            .and_then(|b| b.until_besides(&Snapshot::take(server)?, adopted));
+        trial.load = match schedule.watch {
+            Watch::Machine => before
+                .filter(|_| runner.outside_load_known())
+                .and_then(|b| b.until_besides(&Snapshot::take(server)?, adopted)),
+            #[cfg(test)]
+            Watch::Fixed(load) => Some(load),
+        };
         trial.disturbed = trial.load.is_some_and(|l| l.disturbed());
         trial.reruns = reruns;
-        if !trial.disturbed || reruns == RETRIES {
+        if trial.disturbed {
+            trials.allowance.saw_load();
+        }
+        let settled = !trial.disturbed || reruns == RETRIES;
+        let cut = !settled
+            && !trials
+                .allowance
+                .room_for_rerun(started.elapsed().as_secs_f64());
+        if settled || cut {
+            trial.cut = cut;
+            if trials.planned {
+                trials.allowance.ran();
+            }
             return Ok(trial);
         }
         (schedule.stop)()?;
@@ -400,7 +496,7 @@ fn place(placement: Placement, server: Option<u32>, round: u32) -> Result<Option
 /// a warm-up round. Returns the seconds each case took (0 for those not run).
 fn run_round(
     schedule: &Schedule,
-    runner: &mut dyn Runner,
+    trials: &mut Trials,
     progress: &dyn Progress,
     round: u32,
     measured: Option<u32>,
@@ -414,13 +510,13 @@ fn run_round(
         }
         let start = Instant::now();
         (schedule.stop)()?;
-        runner.enter(c)?;
+        trials.runner.enter(c)?;
         let n = case.targets.len();
         for k in 0..n {
             let slot = (k + round as usize) % n;
             let target = case.targets[slot];
             (schedule.stop)()?;
-            let label = runner.target_label(target);
+            let label = trials.runner.target_label(target);
             if let Some(r) = measured {
                 let what = if case.label.is_empty() {
                     label.clone()
@@ -429,7 +525,7 @@ fn run_round(
                 };
                 progress.step(format!("{what} round {}", r + 1));
             }
-            let trial = measured_trial(schedule, runner, c, target, round).with_context(|| {
+            let trial = measured_trial(schedule, trials, c, target, round).with_context(|| {
                 let case = if case.label.is_empty() {
                     String::new()
                 } else {

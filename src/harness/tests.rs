@@ -88,11 +88,21 @@ const RATE: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher);
 const CONN_PER_S: crate::results::figures::Key<f64> =
     crate::results::figures::Key::new("conn_per_s");
 
+/// `rounds` of trials expected to take a long time, so that no fake reaches the
+/// time allowance.
+fn timing(rounds: Rounds) -> estimate::Timing {
+    estimate::Timing {
+        rounds,
+        trial: std::time::Duration::from_secs(3_600),
+        around: std::time::Duration::ZERO,
+    }
+}
+
 fn schedule(cases: Vec<Case>, rounds: u32) -> Schedule<'static> {
     Schedule {
         stop: never,
         counting_rounds: 0,
-        ..Schedule::new("fake.connect", cases, Rounds::fixed(rounds), RATE)
+        ..Schedule::new("fake.connect", cases, timing(Rounds::fixed(rounds)), RATE)
     }
 }
 
@@ -104,11 +114,11 @@ fn until_settled(cases: Vec<Case>, min: u32, max: u32) -> Schedule<'static> {
         ..Schedule::new(
             "fake.connect",
             cases,
-            Rounds {
+            timing(Rounds {
                 min,
                 max,
                 time_factor: 1e9,
-            },
+            }),
             RATE,
         )
     }
@@ -428,4 +438,156 @@ impl Runner for JumpingB {
             ..Trial::default()
         })
     }
+}
+
+/// A target whose every trial takes `each` of wall time.
+#[derive(Default)]
+struct Slow {
+    each: Duration,
+    calls: usize,
+    tcp: usize,
+}
+
+impl Runner for Slow {
+    fn target_label(&self, target: usize) -> String {
+        ["unix", "tcp"][target].to_string()
+    }
+
+    fn trial(&mut self, _: usize, target: usize, _: &mut Meter) -> Result<Trial> {
+        self.calls += 1;
+        std::thread::sleep(self.each);
+        // unix 100; tcp 50 or 100 by turns, so the ratio never settles.
+        let value = match target {
+            0 => 100.0,
+            _ => {
+                self.tcp += 1;
+                if self.tcp % 2 == 0 {
+                    50.0
+                } else {
+                    100.0
+                }
+            }
+        };
+        Ok(Trial {
+            metrics: Metrics::default().with(CONN_PER_S, value),
+            count: 1,
+            ..Trial::default()
+        })
+    }
+}
+
+use crate::cpu::load::Load;
+use std::time::{Duration, Instant};
+
+const BUSY: Load = Load {
+    outside_cpus: 1.5,
+    steal_cpus: 0.0,
+};
+
+/// Rounds of 2 targets whose trials are expected to take 100 ms each (with what
+/// surrounds them), under the load `watch` reports.
+fn slow_schedule(rounds: Rounds, watch: Watch) -> Schedule<'static> {
+    let trial = Duration::from_millis(100) - estimate::TRIAL_OVERHEAD;
+    Schedule {
+        stop: never,
+        counting_rounds: 0,
+        watch,
+        ..Schedule::new(
+            "fake.connect",
+            cases(&[""], 2),
+            estimate::Timing {
+                rounds,
+                trial,
+                around: Duration::ZERO,
+            },
+            RATE,
+        )
+    }
+}
+
+#[test]
+fn reruns_for_outside_load_stop_at_the_busy_time_limit() {
+    // 4 rounds of 2 trials of 100 ms: 0.8 s expected, 1.2 s at most when busy.
+    // Every trial is disturbed: three tries each would take 2.4 s.
+    let schedule = slow_schedule(Rounds::fixed(4), Watch::Fixed(BUSY));
+    let work = schedule.work();
+    assert!((work.expected_s() - 0.8).abs() < 1e-9);
+    assert!((work.busy_s() - 1.2).abs() < 1e-9);
+    let mut slow = Slow {
+        each: Duration::from_millis(100),
+        ..Slow::default()
+    };
+    let start = Instant::now();
+    let grid = run(&schedule, &mut slow, &Silent).unwrap();
+    let took = start.elapsed().as_secs_f64();
+    let trials: Vec<&Trial> = grid.iter().flatten().flatten().collect();
+    assert_eq!(trials.len(), 8, "every planned trial is kept");
+    assert!(trials.iter().all(|t| t.disturbed));
+    assert!(
+        slow.calls < 8 * 3,
+        "reruns stopped before all three tries: {} calls",
+        slow.calls
+    );
+    assert!(slow.calls > 8, "the allowance left room for some reruns");
+    assert!(trials.iter().any(|t| t.cut), "kept for want of time");
+    assert!(trials.iter().all(|t| t.cut || t.reruns == RETRIES));
+    // The last trial finds no room left: it is kept at its first try.
+    let last = grid[0].iter().map(|t| t.last().unwrap());
+    assert!(
+        last.clone().any(|t| t.reruns == 0 && t.cut),
+        "{:?}",
+        slow.calls
+    );
+    // Sleeps only run long: the limit holds unless the machine stalls the test.
+    assert!(took <= 1.2 + 0.2, "took {took:.2} s");
+}
+
+#[test]
+fn a_quiet_machine_runs_each_trial_once() {
+    let quiet = Load::default();
+    let schedule = slow_schedule(Rounds::fixed(3), Watch::Fixed(quiet));
+    let mut slow = Slow {
+        each: Duration::from_millis(1),
+        ..Slow::default()
+    };
+    let grid = run(&schedule, &mut slow, &Silent).unwrap();
+    assert_eq!(slow.calls, 6);
+    assert!(grid
+        .iter()
+        .flatten()
+        .flatten()
+        .all(|t| !t.cut && t.reruns == 0));
+}
+
+#[test]
+fn once_the_machine_is_busy_extra_rounds_stop_at_the_busy_limit() {
+    // Never settled (tcp jumps between half and all of unix's rate): quiet, the
+    // rounds run to their maximum; busy, reruns and extra rounds stop at the limit.
+    let rounds = Rounds {
+        min: 3,
+        max: 10,
+        time_factor: 10.0,
+    };
+    let quiet = slow_schedule(rounds, Watch::Fixed(Load::default()));
+    let mut slow = Slow {
+        each: Duration::from_millis(10),
+        ..Slow::default()
+    };
+    let grid = run(&quiet, &mut slow, &Silent).unwrap();
+    assert_eq!(grid[0][0].len(), 10, "quiet: up to the maximum");
+
+    let busy = slow_schedule(rounds, Watch::Fixed(BUSY));
+    let work = busy.work();
+    assert!((work.expected_s() - 0.6).abs() < 1e-9);
+    assert!((work.busy_s() - 0.9).abs() < 1e-9);
+    assert!((work.most_s() - 2.0).abs() < 1e-9, "{}", work.most_s());
+    let mut slow = Slow {
+        each: Duration::from_millis(100),
+        ..Slow::default()
+    };
+    let start = Instant::now();
+    let grid = run(&busy, &mut slow, &Silent).unwrap();
+    let took = start.elapsed().as_secs_f64();
+    assert_eq!(grid[0][0].len(), 3, "busy: no round past the minimum");
+    assert!(took <= 0.9 + 0.2, "took {took:.2} s");
 }

@@ -211,7 +211,9 @@ pub fn with_defaults(command: clap::Command) -> clap::Command {
             a.help(format!(
                 "Measured time of each concurrent run (pgbench -T), e.g. 10s, 500ms or 10 (a \
                  plain number is seconds), after a warm-up that is not counted [default: {}; \
-                 {} with --quick]",
+                 {} with --quick]. It is one trial: every round runs one per client count \
+                 and transport, and the line printed before measuring says how many and how \
+                 long the whole takes",
                 seconds(full.concurrent_time),
                 seconds(quick.concurrent_time)
             ))

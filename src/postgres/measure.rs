@@ -14,11 +14,18 @@ use super::targets::{
     cluster_targets, name_apart, server_targets, url_target, user_target, ServerTargets,
 };
 use crate::cpu::affinity::Placement;
+use crate::harness::estimate::{Estimate, Timing};
 use crate::harness::{Progress, Sink};
 use crate::report::experiment::Plan;
 use crate::system::pg_environment;
 use crate::units::printable;
 use anyhow::Result;
+use std::time::Duration;
+
+/// Making and starting the throwaway cluster (initdb, certificates, the server,
+/// the baseline of what role `foo` may change), and stopping it: about 2.5 s on
+/// 2 vCPUs.
+const CLUSTER_START: Duration = Duration::from_millis(2_500);
 
 impl Plan for PostgresPlan {
     fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
@@ -27,6 +34,40 @@ impl Plan for PostgresPlan {
 
     fn experiments(&self) -> usize {
         self.experiments.len()
+    }
+
+    fn estimate(&self) -> Estimate {
+        let (targets, setup) = match &self.source {
+            PgSource::Cluster { transports, .. } => (transports.len(), CLUSTER_START),
+            // A `--server` is compared over the transports it is found on: unix,
+            // tcp and tls at most.
+            PgSource::Urls { urls, server, .. } => (
+                urls.len() + if server.is_some() { 3 } else { 0 },
+                Duration::ZERO,
+            ),
+        };
+        let placed = self.placements.len() as u64;
+        let works = self
+            .experiments
+            .iter()
+            .map(|&e| {
+                let cases = match e {
+                    PgExperiment::Concurrent => self.concurrent.clients.len() * targets,
+                    PgExperiment::Auth => match &self.source {
+                        PgSource::Cluster { methods, .. } => methods.len() * targets,
+                        PgSource::Urls { auth_urls, .. } => auth_urls.len(),
+                    },
+                    _ => targets,
+                };
+                let timing = Timing {
+                    rounds: self.rounds,
+                    trial: self.budget.trial(e),
+                    around: self.budget.around(e),
+                };
+                timing.work(cases as u64 * placed)
+            })
+            .collect();
+        Estimate { setup, works }
     }
 
     fn prints_progress(&self) -> bool {
@@ -141,7 +182,11 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
 /// machine where sockbench can see it: when one does not (a server elsewhere, in a
 /// container, behind a pooler), the default gives way to free placement, said in
 /// one line, and a placement the user asked for is refused.
-fn placements(plan: &PostgresPlan, targets: &[PgTarget], throwaway: bool) -> Result<Vec<Placement>> {
+fn placements(
+    plan: &PostgresPlan,
+    targets: &[PgTarget],
+    throwaway: bool,
+) -> Result<Vec<Placement>> {
     if throwaway || plan.placements == [Placement::Free] {
         return Ok(plan.placements.clone());
     }

@@ -126,7 +126,11 @@ impl Suite<'_> {
                 .iter()
                 .map(|c| Case::new(c.label.clone(), c.targets.clone(), &c.params))
                 .collect(),
-            self.rounds,
+            crate::harness::estimate::Timing {
+                rounds: self.rounds,
+                trial: self.budget.trial(experiment),
+                around: self.budget.around(experiment),
+            },
             described.headline,
         );
         // A user's script may create its own objects as it runs.

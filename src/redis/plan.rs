@@ -21,6 +21,12 @@ const MAX_DEPTH: u32 = 1_024;
 const DEFAULT_CLIENTS: u32 = 50;
 const MAX_CLIENTS: u32 = 1_024;
 
+/// What a connect trial spends besides its timed loop: 20 untimed connections.
+const CONNECT_AROUND: Duration = Duration::from_millis(50);
+/// Connecting one client of a concurrent trial (a TLS handshake over tls) and its
+/// untimed requests.
+const CLIENT_START: Duration = Duration::from_millis(2);
+
 /// Where the server comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
@@ -117,6 +123,26 @@ impl RedisPlan {
                 Budget::FULL
             },
         })
+    }
+
+    /// The rounds of an experiment and how long each of its trials runs.
+    pub fn timing(&self, experiment: RedisExperiment) -> crate::harness::estimate::Timing {
+        let b = &self.budget;
+        crate::harness::estimate::Timing {
+            rounds: self.rounds,
+            trial: match experiment {
+                RedisExperiment::Ping | RedisExperiment::Get | RedisExperiment::Pipeline => {
+                    b.round_trips
+                }
+                RedisExperiment::Connect => b.connect,
+                RedisExperiment::Concurrent => b.concurrent,
+            },
+            around: match experiment {
+                RedisExperiment::Connect => CONNECT_AROUND,
+                RedisExperiment::Concurrent => CLIENT_START * self.clients,
+                _ => Duration::ZERO,
+            },
+        }
     }
 
     /// The cases an experiment runs, one table section each.
@@ -232,7 +258,6 @@ mod tests {
                 "a=redis://127.0.0.1:2",
             ],
             &["--url", "redis://192.0.2.1"],
-            &["--url", "redis://127.0.0.1", "--placement", "free,split"],
         ] {
             let e = plan(bad).expect_err(&format!("{bad:?} should be refused"));
             assert_eq!(e.to_string().lines().count(), 1, "{bad:?}: {e}");

@@ -9,12 +9,14 @@ use super::{RedisExperiment, Server};
 use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::error::usage;
+use crate::harness::estimate::Estimate;
 use crate::harness::{self, Progress, Runner, Sink};
 use crate::plan::measure_experiment;
 use crate::report::family::Plan;
 use crate::results::{Params, Server as ServerFacts, Trial};
 use crate::transport::TlsInfo;
 use anyhow::Result;
+use std::time::Duration;
 
 impl Plan for RedisPlan {
     fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
@@ -24,7 +26,26 @@ impl Plan for RedisPlan {
     fn experiments(&self) -> usize {
         self.experiments.len()
     }
+
+    fn estimate(&self) -> Estimate {
+        let (targets, setup) = match &self.source {
+            Source::Throwaway(transports) => (transports.len(), SERVER_START),
+            Source::Urls(urls) => (urls.len(), Duration::ZERO),
+        };
+        let placed = self.placements.len() * targets;
+        Estimate {
+            setup,
+            works: self
+                .experiments
+                .iter()
+                .map(|&e| self.timing(e).work((self.cases(e).len() * placed) as u64))
+                .collect(),
+        }
+    }
 }
+
+/// Starting the throwaway `redis-server` and waiting until it answers.
+const SERVER_START: Duration = Duration::from_millis(300);
 
 /// Runs every experiment of the plan, handing each to `sink` as it finishes; the
 /// throwaway server stops and its directory goes whichever way it ends.
@@ -66,7 +87,7 @@ pub fn measure(plan: &RedisPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
             &cases,
             &labels,
             &tls,
-            plan.rounds,
+            plan.timing(experiment),
             &mut runner,
             progress,
         );

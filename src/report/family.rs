@@ -71,6 +71,9 @@ pub trait Plan {
     fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> anyhow::Result<()>;
     /// How many experiments it will hand to the sink, for the progress line.
     fn experiments(&self) -> usize;
+    /// How long it is expected to take: its setup and each experiment's trials,
+    /// the same [`Timing`](crate::harness::estimate::Timing) its schedules run by.
+    fn estimate(&self) -> crate::harness::estimate::Estimate;
     /// True when it prints lines of its own on stderr while it measures (pgbench's
     /// `-P`): the progress line, redrawn in place, is then not drawn.
     fn prints_progress(&self) -> bool {

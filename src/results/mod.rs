@@ -164,6 +164,10 @@ pub struct Trial {
     /// How many times the trial was run again because of outside load.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reruns: u32,
+    /// Set when a disturbed trial was kept before its last try because the
+    /// experiment's time allowance had no room to run it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
     /// A counting trial: run once after the rounds with kernel counters on, for
     /// its counts only (its wall time pays for the counting and is not used). Never
     /// written: its counts become the record's `counters`.

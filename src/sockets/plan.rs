@@ -46,6 +46,13 @@ pub struct SocketsPlan {
     pub budget: Budget,
 }
 
+/// What a connect trial spends besides its timed loop: 50 untimed connections
+/// (TLS handshakes, over tls) and counting the TIME_WAIT sockets twice; measured
+/// 0.2 s with other work running on 2 vCPUs.
+const CONNECT_AROUND: Duration = Duration::from_millis(200);
+/// Starting one client thread of a concurrent trial and connecting it.
+const CLIENT_START: Duration = Duration::from_millis(3);
+
 /// What runs when the arguments do not say.
 const DEFAULT_WORKLOADS: [Workload; 3] = [Workload::Connect, Workload::PingPong, Workload::Stream];
 const DEFAULT_SIZES: [u64; 3] = [64, 4 << 10, 64 << 10];
@@ -131,6 +138,25 @@ impl SocketsPlan {
             json: args.measuring.json.clone(),
             budget,
         })
+    }
+
+    /// The rounds of a workload and how long each of its trials runs.
+    pub fn timing(&self, workload: Workload) -> crate::harness::estimate::Timing {
+        let b = &self.budget;
+        crate::harness::estimate::Timing {
+            rounds: self.rounds,
+            trial: match workload {
+                Workload::Connect => b.connect,
+                Workload::PingPong => b.pingpong,
+                Workload::Stream => b.stream,
+                Workload::Concurrent => b.concurrent,
+            },
+            around: match workload {
+                Workload::Connect => CONNECT_AROUND,
+                Workload::Concurrent => CLIENT_START * self.clients,
+                Workload::PingPong | Workload::Stream => Duration::ZERO,
+            },
+        }
     }
 
     /// The parameter sets a workload runs with, one table section each.

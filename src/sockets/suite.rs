@@ -10,12 +10,14 @@ use super::{first_contact, watchdog, Target, Workload};
 use crate::cpu::affinity::{self, Placement};
 use crate::cpu::Meter;
 use crate::error::usage;
+use crate::harness::estimate::Estimate;
 use crate::harness::{self, Progress, Runner, Sink};
 use crate::plan::measure_experiment;
 use crate::report::experiment::Plan;
 use crate::results::{Params, Trial};
 use crate::transport::Endpoint;
 use anyhow::{Context, Result};
+use std::time::Duration;
 
 impl Plan for SocketsPlan {
     fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
@@ -25,7 +27,32 @@ impl Plan for SocketsPlan {
     fn experiments(&self) -> usize {
         self.workloads.len()
     }
+
+    fn estimate(&self) -> Estimate {
+        let targets = match &self.server {
+            ServerSource::Spawn(transports) => transports.len(),
+            ServerSource::Running(endpoints) => endpoints.len(),
+        };
+        let placed = self.placements.len() * targets;
+        Estimate {
+            setup: match self.server {
+                ServerSource::Spawn(_) => SERVER_START,
+                ServerSource::Running(_) => Duration::ZERO,
+            },
+            works: self
+                .workloads
+                .iter()
+                .map(|&w| {
+                    let trials = self.cases(w).len() * placed;
+                    self.timing(w).work(trials as u64)
+                })
+                .collect(),
+        }
+    }
 }
+
+/// Starting sockbench's own server child and checking each transport.
+const SERVER_START: Duration = Duration::from_millis(300);
 
 /// Runs every workload of the plan, handing each to `sink` as it finishes.
 pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
@@ -81,7 +108,7 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
             &cases,
             &labels,
             &tls,
-            plan.rounds,
+            plan.timing(workload),
             &mut runner,
             progress,
         );

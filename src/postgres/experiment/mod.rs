@@ -112,6 +112,41 @@ impl PgBudget {
     }
 }
 
+/// What one `SELECT 1` is expected to take, to foresee a query trial's time: 9 µs
+/// with client and server on one CPU, 30–70 µs with a wakeup across CPUs.
+const EXPECTED_QUERY: Duration = Duration::from_micros(50);
+/// What one row of `generate_series` is expected to take, read and parsed.
+const EXPECTED_ROW: Duration = Duration::from_nanos(500);
+/// Opening the connections of a concurrent trial, besides its warm-up and time.
+const EXPECTED_CONNECTING: Duration = Duration::from_millis(100);
+
+impl PgBudget {
+    /// How long one trial of `experiment` is expected to take: its time limit, or
+    /// for a trial bounded by a count of operations, the count at the expected
+    /// time of one.
+    pub fn trial(&self, experiment: PgExperiment) -> Duration {
+        let counted = |counts: &[u64], each: Duration| {
+            each * counts.iter().sum::<u64>().min(u64::from(u32::MAX)) as u32
+        };
+        match experiment {
+            PgExperiment::Query => counted(&self.queries, EXPECTED_QUERY),
+            PgExperiment::Rows => counted(&self.rows, EXPECTED_ROW),
+            PgExperiment::Connect => self.connect_time,
+            PgExperiment::Auth => self.auth_time,
+            PgExperiment::Concurrent => self.concurrent_time,
+        }
+    }
+
+    /// What each trial of `experiment` spends besides its timed loop: the
+    /// concurrent experiment's warm-up and connecting its clients.
+    pub fn around(&self, experiment: PgExperiment) -> Duration {
+        match experiment {
+            PgExperiment::Concurrent => self.concurrent_warmup + EXPECTED_CONNECTING,
+            _ => Duration::ZERO,
+        }
+    }
+}
+
 /// A timed batch may take at most this long; past it the trial fails rather than
 /// hang on a server that has become very slow.
 pub const BATCH_LIMIT: Duration = Duration::from_secs(120);

@@ -34,11 +34,16 @@ fn cost_note(records: &[ResultRecord]) -> String {
 fn load_note(records: &[ResultRecord]) -> Option<String> {
     let trials = records.iter().flat_map(|r| &r.trials);
     let rerun = trials.clone().filter(|t| t.reruns > 0).count();
+    let cut = trials.clone().filter(|t| t.cut).count();
     let disturbed = trials.filter(|t| t.disturbed).count();
+    let stopped = match cut {
+        0 => String::new(),
+        n => format!(" ({n} with fewer: reruns stopped at the time limit)"),
+    };
     (rerun + disturbed > 0).then(|| {
         format!(
             "outside load: {rerun} trial(s) ran again because other processes used the CPUs; \
-             {disturbed} still disturbed after {} tries",
+             {disturbed} still disturbed after {} tries{stopped}",
             crate::cpu::load::RETRIES + 1
         )
     })

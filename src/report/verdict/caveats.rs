@@ -10,6 +10,7 @@
 use super::pair::{Outcome, Pair};
 use crate::cpu::affinity::Placement;
 use crate::cpu::load::RETRIES;
+use crate::harness::estimate::BUSY_FACTOR;
 use crate::report::columns::{distinct, shared_cpu};
 use crate::report::experiment::placement;
 use crate::report::format::capitalised;
@@ -178,11 +179,19 @@ fn busy(records: &[ResultRecord]) -> Option<String> {
     let trials: Vec<_> = records.iter().flat_map(|r| &r.trials).collect();
     let rerun = trials.iter().filter(|t| t.reruns > 0).count();
     let disturbed = trials.iter().filter(|t| t.disturbed).count();
+    let cut = trials.iter().filter(|t| t.cut).count();
+    let stopped = match cut {
+        0 => String::new(),
+        n => format!(
+            " ({n} of them kept with fewer tries: reruns stopped at the time limit, \
+             {BUSY_FACTOR}× the time expected)"
+        ),
+    };
     (rerun + disturbed > 0).then(|| {
         format!(
             "The host was busy: {rerun} of {} trials ran again because other processes \
-             used the CPUs, {disturbed} still disturbed after {} tries; a quieter machine \
-             may give narrower intervals.",
+             used the CPUs, {disturbed} still disturbed after {} tries{stopped}; a quieter \
+             machine may give narrower intervals.",
             trials.len(),
             RETRIES + 1
         )

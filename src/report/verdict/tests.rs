@@ -312,6 +312,28 @@ fn placement_that_changes_the_answer_is_said() {
 }
 
 #[test]
+fn reruns_stopped_at_the_time_limit_are_said_in_the_busy_line() {
+    let mut rs = records(None, &[100.0, 101.0, 99.0], &[130.0, 131.0, 129.0]);
+    rs[0].trials[0].reruns = 2;
+    rs[0].trials[0].disturbed = true;
+    rs[1].trials[1].reruns = 1;
+    rs[1].trials[1].disturbed = true;
+    rs[1].trials[1].cut = true;
+    let v = verdict(&rs);
+    let busy = v
+        .iter()
+        .find(|s| s.starts_with("The host was busy: 2 of 6 trials ran again"))
+        .unwrap_or_else(|| panic!("{v:?}"));
+    assert!(
+        busy.contains("1 of them kept with fewer tries: reruns stopped at the time limit"),
+        "{busy}"
+    );
+    rs[1].trials[1].cut = false;
+    let v = verdict(&rs);
+    assert!(!v.iter().any(|s| s.contains("time limit")), "{v:?}");
+}
+
+#[test]
 fn a_busy_host_and_free_placement_are_said_after_the_lines() {
     let mut rs = records(None, &[100.0, 101.0, 99.0], &[130.0, 131.0, 129.0]);
     rs[0].trials[1].reruns = 1;
