@@ -90,7 +90,14 @@ mod tests {
     fn requests(base: f64, low: f64, high: f64) -> Line {
         let mut line = caveat(String::new());
         line.caveat = false;
-        line.work = crate::postgres::describe::QUERY.verdict.map(|v| v.work);
+        line.work = Some(crate::report::experiment::Work {
+            heading: "Short queries",
+            op: "query",
+            ops: "queries",
+            kind: WorkKind::Requests,
+            typical: &[],
+            pool_against: None,
+        });
         line.pairs = vec![Pair {
             base: "unix".into(),
             other: "tcp".into(),
