@@ -151,22 +151,6 @@ impl PgBudget {
 /// hang on a server that has become very slow.
 pub const BATCH_LIMIT: Duration = Duration::from_secs(120);
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_experiment_is_described_by_its_own_entry_in_the_family() {
-        for e in PgExperiment::ALL {
-            assert_eq!(e.describe().id, format!("postgres.{e}"));
-            assert!(
-                super::super::FAMILY.experiments.contains(&e.describe()),
-                "{e}"
-            );
-        }
-    }
-}
-
 impl PgTarget {
     /// On a user's server (not the throwaway cluster, whose postmaster the
     /// harness places and counts with every backend), the backend serving `conn`,
@@ -186,5 +170,21 @@ impl PgTarget {
             })?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_experiment_is_described_by_its_own_entry_in_the_family() {
+        for e in PgExperiment::ALL {
+            assert_eq!(e.describe().id, format!("postgres.{e}"));
+            assert!(
+                super::super::FAMILY.experiments.contains(&e.describe()),
+                "{e}"
+            );
+        }
     }
 }
