@@ -5,7 +5,6 @@
 mod common;
 
 use common::*;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Seconds in a length of time as sockbench prints it: `750 ms`, `8.5 s`,
@@ -45,24 +44,6 @@ fn printed_lengths_of_time_read_back() {
         expected("x\nsockbench expects about 1 min 2 s (at most 2 min if …): …\n"),
         Some(62.0)
     );
-}
-
-/// Busy loops on every CPU, each a child process killed by its PID when dropped.
-fn load_every_cpu() -> Vec<KillOnDrop> {
-    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
-    (0..cpus)
-        .map(|_| {
-            KillOnDrop(
-                Command::new("sh")
-                    .args(["-c", "while :; do :; done"])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .expect("sh starts"),
-            )
-        })
-        .collect()
 }
 
 #[test]

@@ -5,10 +5,9 @@
 mod common;
 
 use common::fixtures::{edited, sockbench, sockbench_at, stdout, PLACED, RUN, SOCKETS};
-use common::{run, tempdir, text, KillOnDrop};
+use common::{load_every_cpu, run, tempdir, text};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Stdio;
 
 fn one_line_error(args: &[&str]) -> String {
     let out = sockbench(args).code(2);
@@ -393,23 +392,6 @@ fn the_same_slowdown_on_quiet_hosts_is_slower() {
         out.contains("| host at start | quiet (other processes 0.01 CPUs, steal 0.00) |"),
         "{out}"
     );
-}
-
-/// Busy-loop processes, one per CPU, killed by PID when dropped (a failing test
-/// too).
-fn load_every_cpu() -> Vec<KillOnDrop> {
-    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-    (0..cpus)
-        .map(|_| {
-            KillOnDrop(
-                std::process::Command::new("sh")
-                    .args(["-c", "while :; do :; done"])
-                    .stdin(Stdio::null())
-                    .spawn()
-                    .expect("sh starts"),
-            )
-        })
-        .collect()
 }
 
 #[test]

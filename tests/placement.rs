@@ -130,6 +130,7 @@ fn postgres_server_backends_are_pinned_and_three_runs_agree() {
         files.push(file);
     }
     let (apart, pairs) = disagreements(&files);
+    eprintln!("cross-run: {apart} of {pairs} pairs of runs apart beyond their intervals");
     assert!(pairs >= 6, "{pairs} pairs");
     assert!(
         apart * 10 <= pairs,
@@ -201,6 +202,7 @@ fn a_redis_server_is_pinned_only_when_asked_and_put_back() {
         files.push(file);
     }
     let (apart, pairs) = disagreements(&files);
+    eprintln!("cross-run: {apart} of {pairs} pairs of runs apart beyond their intervals");
     assert!(pairs >= 3, "{pairs} pairs");
     assert!(
         apart * 10 <= pairs,

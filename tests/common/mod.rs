@@ -376,3 +376,22 @@ pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
     );
     records
 }
+
+/// Busy loops on every CPU (at least two), each a child process killed by its PID
+/// when dropped, so also when the test fails.
+pub fn load_every_cpu() -> Vec<KillOnDrop> {
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    (0..cpus)
+        .map(|_| {
+            KillOnDrop(
+                Command::new("sh")
+                    .args(["-c", "while :; do :; done"])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("sh starts"),
+            )
+        })
+        .collect()
+}
