@@ -104,7 +104,7 @@ fn a_servers_control_characters_are_shown_escaped() {
     let out = run(tmp.path(), &["redis", "--url", &url, "--quick"]);
     done.store(true, Ordering::Relaxed);
     let _ = fake.join();
-    let stderr = text(&out.stderr);
+    let stderr = after_estimate(&text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("red"), "the reply is shown: {stderr}");

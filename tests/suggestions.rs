@@ -84,7 +84,8 @@ fn accepted(argv: &[String]) -> Result<(), String> {
 fn check(ran: &Ran) {
     // The commands printed whole (`sockbench report FILE …`, continued on the next
     // line after ` \` as in a shell) parse as they are.
-    let mut lines = ran.printed.lines().map(str::trim);
+    let printed = after_estimate(&ran.printed);
+    let mut lines = printed.lines().map(str::trim);
     while let Some(line) = lines.next() {
         if line.starts_with("sockbench ") {
             let mut command = line.to_string();

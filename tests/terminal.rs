@@ -127,7 +127,7 @@ fn a_run_prints_a_line_per_case_fits_80_columns_and_ends_with_its_verdict() {
         .expect("where the results are");
     assert!(saved < verdict, "{stdout}");
     assert!(
-        stdout[verdict..].contains("Raw round trips (64 B messages, raw socket):"),
+        stdout[verdict..].contains("Raw round trips (64 B messages, raw socket, on one CPU):"),
         "{stdout}"
     );
 }

@@ -277,8 +277,16 @@ impl Sink for Session {
             Err(interrupted) => interrupted,
             Ok(()) => e,
         })?;
+        if self.records.is_empty() {
+            // Between experiments, where nothing is timed, and only once a server
+            // answered: a run that fails at its first server ends at once.
+            self.system.wakeup = crate::cpu::wakeup::measure();
+        }
+        let wakeup = self.system.wakeup;
         let saved = match &mut self.sink {
-            Some(sink) => sink.push(&records),
+            Some(sink) => sink
+                .update(|f| f.system.wakeup = wakeup)
+                .and_then(|()| sink.push(&records)),
             None => Ok(()),
         };
         let blocks = content::blocks(&records, &families::catalog());

@@ -4,7 +4,8 @@
 //! scheduler's placement adds to every request when client and server run apart
 //! (two wakeups across CPUs, and the idle CPU coming back). On a virtual machine it
 //! is often tens of microseconds, far more than a transport changes; the verdict
-//! says so where it is.
+//! says so where it is. A measuring command runs it once, after its first
+//! experiment, where nothing is timed.
 
 use super::affinity;
 use crate::stats::{Difference, Mean};

@@ -51,7 +51,8 @@ pub struct System {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_counters: Option<String>,
     /// What a round trip costs with client and server on one CPU and on two,
-    /// measured before the run: what placement alone changes on this machine.
+    /// measured after the first experiment: what placement alone changes on
+    /// this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wakeup: Option<crate::cpu::wakeup::Wakeup>,
 }
@@ -80,7 +81,9 @@ impl System {
             kernel_tls: network::kernel_tls(),
             load_at_start: crate::cpu::load::sample(QUIET_CHECK),
             cpu_counters: Some(crate::cpu::counters::available().into()),
-            wakeup: crate::cpu::wakeup::measure(),
+            // Measured once the first experiment has run (`Session`), not here:
+            // a command that fails on its first server answers at once.
+            wakeup: None,
         }
     }
 }

@@ -395,3 +395,27 @@ pub fn load_every_cpu() -> Vec<KillOnDrop> {
         })
         .collect()
 }
+
+/// Standard error without the line a measuring command prints before its first
+/// trial (how long it expects to take, folded onto indented lines), for a test
+/// that checks an error comes as one line after it.
+pub fn after_estimate(stderr: &str) -> String {
+    let mut out = Vec::new();
+    let mut in_estimate = false;
+    for line in stderr.lines() {
+        if line.starts_with("sockbench expects about ") {
+            in_estimate = true;
+            continue;
+        }
+        if in_estimate && line.starts_with("  ") {
+            continue;
+        }
+        in_estimate = false;
+        out.push(line);
+    }
+    let mut text = out.join("\n");
+    if stderr.ends_with('\n') && !text.is_empty() {
+        text.push('\n');
+    }
+    text
+}

@@ -1,6 +1,6 @@
 //! Where placement weighs more than the transport: the verdict's line that puts
-//! what a wakeup across CPUs costs on this machine (measured before the run) next
-//! to the largest difference a transport made per request. On a virtual machine
+//! what a wakeup across CPUs costs on this machine (measured after the first
+//! experiment) next to the largest difference a transport made per request. On a virtual machine
 //! the first is often tens of microseconds and the second one or two, so which
 //! CPUs an application and its server run on decides more than the socket it
 //! uses; the line says so in the run's own units, and how the run was placed.
