@@ -13,6 +13,7 @@
 
 pub mod aggregate;
 pub mod estimate;
+mod layout;
 pub mod measure;
 mod settle;
 #[cfg(test)]
@@ -436,7 +437,7 @@ fn measured_trial(
         let started = Instant::now();
         let before = Snapshot::take(server);
         let mut meter = Meter::times(server).with_server_at(server_cpus.clone());
-        let mut trial = runner.trial(case, target, &mut meter)?;
+        let mut trial = layout::shifted(round, || runner.trial(case, target, &mut meter))?;
         trial.metrics.cpu = meter.take();
         let adopted = meter.adopted_cpu_ns();
         trial.load = match schedule.watch {

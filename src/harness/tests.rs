@@ -591,3 +591,40 @@ fn once_the_machine_is_busy_extra_rounds_stop_at_the_busy_limit() {
     assert_eq!(grid[0][0].len(), 3, "busy: no round past the minimum");
     assert!(took <= 0.9 + 0.2, "took {took:.2} s");
 }
+
+/// Records where each trial's stack lies: (round's first call, address of a local).
+struct Stack {
+    fake: Fake,
+    at: Vec<usize>,
+}
+
+impl Runner for Stack {
+    fn target_label(&self, target: usize) -> String {
+        self.fake.target_label(target)
+    }
+
+    fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
+        let local = 0u8;
+        self.at
+            .push(std::hint::black_box(&local) as *const u8 as usize);
+        self.fake.trial(case, target, meter)
+    }
+}
+
+#[test]
+fn each_round_runs_its_trials_at_a_stack_depth_of_its_own() {
+    let mut stack = Stack {
+        fake: Fake::new(&["unix", "tcp", "tls"], &[]),
+        at: Vec::new(),
+    };
+    run(&schedule(cases(&[""], 3), 8), &mut stack, &Silent).unwrap();
+    let rounds: Vec<&[usize]> = stack.at.chunks(3).collect();
+    assert_eq!(rounds.len(), 8);
+    for round in &rounds {
+        assert!(round.iter().all(|&a| a == round[0]), "{round:?}");
+    }
+    let mut depths: Vec<usize> = rounds.iter().map(|r| r[0]).collect();
+    depths.sort_unstable();
+    depths.dedup();
+    assert_eq!(depths.len(), 8, "{:?}", stack.at);
+}

@@ -16,7 +16,9 @@ pub const METHOD: &str = "95% Student t interval of the mean log ratio over pair
 /// The standard error, in log space, that a paired ratio has from one run to the
 /// next beyond what its rounds show: a new server process, cluster and
 /// connections, the host's state. Rounds within one run cannot sample it, so
-/// [`Interval::of_paired`] adds it in quadrature. Measured by `bench/cross-run.sh`
+/// [`Interval::of_paired`] adds it in quadrature. (Where the client's stack lies,
+/// drawn once per process, they do sample: each round runs at its own depth,
+/// `harness::layout`.) Measured by `bench/cross-run.sh`
 /// over six back-to-back `sockbench run`s on 2 shared cores (630 pairs of runs ×
 /// ratios, recomputed from their rounds): with none, 16.0% of headline ratios
 /// differed between two runs beyond their intervals (|z| > 1.96; honest 95%
