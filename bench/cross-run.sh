@@ -15,6 +15,16 @@
 #     Target ≥ 50%.
 #   each run's wall time (target ≤ 120 s on 2 cores) and the load average before it.
 #
+# With TARGET=postgres-server it runs instead `sockbench postgres --server URL
+# --quick --experiments EXPERIMENTS` (default query,rows; QUICK= drops --quick)
+# against one PostgreSQL server it starts as a user's own (bench/lib/
+# throwaway-cluster.sh: TLS on, role foo by md5, reached over loopback TCP), the
+# placement sockbench's default for a user's server (its backends with the client).
+# With TARGET=redis-url, `sockbench redis --url unix=… --url tcp=… --url tls=…
+# --quick --experiments EXPERIMENTS --placement PLACEMENT` (default ping,get and
+# same: a user's Redis server is pinned only when asked) against one redis-server
+# it starts (bench/lib/throwaway-redis.sh).
+#
 # On the 2-core VM, 2026-11-24: before issue 21 part 4, 21.4% (9/42, two runs under
 # another build, load 3-9), 9 and 3 of 42 settled, 236 s and 289 s. After it (one
 # CPU per round, 6+ short rounds, 1% between-run widening), load 1.4-3.2: 12.7%
@@ -25,6 +35,23 @@ cd "$(dirname "$0")/.."
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
     runs=${RUNS:-3}
+    case ${TARGET:-run} in
+        run) command=(run) ;;
+        postgres-server)
+            PIN_DEFAULT=none
+            # shellcheck source=bench/lib/throwaway-cluster.sh
+            source bench/lib/throwaway-cluster.sh
+            command=(postgres --server "$(url_of tcp)"
+                --experiments "${EXPERIMENTS:-query,rows}" ${QUICK-"--quick"}) ;;
+        redis-url)
+            # shellcheck source=bench/lib/throwaway-redis.sh
+            source bench/lib/throwaway-redis.sh
+            export REDISCLI_AUTH=$password
+            command=(redis --url "unix=${url[unix]}" --url "tcp=${url[tcp]}"
+                --url "tls=${url[tls]}" --experiments "${EXPERIMENTS:-ping,get}"
+                --placement "${PLACEMENT:-same}" ${QUICK-"--quick"}) ;;
+        *) echo "TARGET is run, postgres-server or redis-url, not ${TARGET}" >&2; exit 2 ;;
+    esac
     cargo build --release --quiet
     keep=${KEEP:-$(mktemp -d)}
     mkdir -p "$keep"
@@ -35,7 +62,7 @@ if [ ${#files[@]} -eq 0 ]; then
         json="$keep/run-$run.json"
         load=$(cut -d' ' -f1-3 /proc/loadavg)
         start=$(date +%s.%N)
-        TMPDIR=$keep "$keep/sockbench" run --quiet --json "$json" >/dev/null
+        TMPDIR=$keep "$keep/sockbench" "${command[@]}" --quiet --json "$json" >/dev/null
         secs=$(echo "$(date +%s.%N) - $start" | bc)
         printf 'run %d: %.1f s (load before: %s, after: %s)\n' "$run" "$secs" "$load" \
             "$(cut -d' ' -f1-3 /proc/loadavg)"
