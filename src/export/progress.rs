@@ -1,6 +1,6 @@
 //! Progress on stderr: one line for the whole run, `experiment 3 of 8
-//! (sockets.stream: 64 KiB tcp, round 2), about 70 s left`, redrawn between trials
-//! and never inside a timed loop. It redraws only when the harness reports a step
+//! (sockets.stream: 64 KiB tcp, round 2), about 1 min 10 s left`, redrawn between
+//! trials and never inside a timed loop. It redraws only when the harness reports a step
 //! (no ticking thread competing with the measurement for a CPU), and nothing is
 //! drawn when stderr is not a terminal or with `--quiet`.
 //!
@@ -213,14 +213,12 @@ fn plural(n: u64) -> &'static str {
     }
 }
 
-/// `about 70 s left`, `about 3 min left`.
+/// `about 45 s left`, `about 1 min 10 s left`, `about 3 min left`: whole seconds,
+/// and whole minutes once past 100 s, written as the estimate line writes them.
 fn about(left: Duration) -> String {
-    let s = left.as_secs();
-    if s < 100 {
-        format!("about {} s left", s.max(1))
-    } else {
-        format!("about {} min left", s.div_ceil(60))
-    }
+    let s = left.as_secs().max(1);
+    let rounded = if s < 100 { s } else { s.div_ceil(60) * 60 };
+    format!("about {} left", crate::units::format_wall(rounded as f64))
 }
 
 impl harness::Progress for Progress {
@@ -275,6 +273,16 @@ impl harness::Progress for Progress {
 mod tests {
     use super::*;
     use crate::harness::Progress as _;
+
+    #[test]
+    fn time_left_reads_as_the_estimate_line_writes_time() {
+        let left = |s| about(Duration::from_secs(s));
+        assert_eq!(left(0), "about 1 s left");
+        assert_eq!(left(45), "about 45 s left");
+        assert_eq!(left(70), "about 1 min 10 s left");
+        assert_eq!(left(101), "about 2 min left");
+        assert_eq!(left(3_700), "about 1 h 2 min left");
+    }
 
     #[test]
     fn the_estimate_only_grows_or_holds() {
