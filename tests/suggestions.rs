@@ -40,7 +40,7 @@ fn ran(args: &[&str], env: &[(&str, &str)]) -> Ran {
     let file = load(&json);
     Ran {
         command: file.command.clone(),
-        origin: Origin::of(&file.results),
+        origin: Origin::of(&file.results, &sockbench::families::catalog()),
         printed,
     }
 }

@@ -46,6 +46,13 @@ pub struct Experiment {
 }
 
 impl Experiment {
+    /// The family that declares it: its id's part before the dot.
+    pub fn family(&self) -> &'static str {
+        self.id
+            .split_once('.')
+            .map_or(self.id, |(family, _)| family)
+    }
+
     /// The case `params` describe, in words: `64 B`, `10 clients, connection per
     /// transaction`, `md5`; empty for an experiment of one case.
     pub fn case_label(&self, params: &Params) -> String {
@@ -318,6 +325,12 @@ impl Catalog {
     /// The experiment of a record.
     pub fn of(&self, record: &ResultRecord) -> Option<&'static Experiment> {
         self.find(&record.experiment)
+    }
+
+    /// The family that measured a record (`sockets`, `postgres`, `redis`), for an
+    /// experiment the catalog knows.
+    pub fn family_of(&self, record: &ResultRecord) -> Option<&'static str> {
+        self.of(record).map(Experiment::family)
     }
 
     /// The records of `experiment` among `records`.

@@ -192,7 +192,7 @@ pub fn facts(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)
         let version = file
             .results
             .iter()
-            .filter(|r| r.experiment.split('.').next() == Some(s.family))
+            .filter(|r| catalog.family_of(r) == Some(s.family))
             .find_map(|r| r.server.as_ref())
             .map_or_else(|| "not measured".into(), |s| short_version(&s.version));
         (s.product, version)

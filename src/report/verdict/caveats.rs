@@ -12,15 +12,15 @@ use crate::cpu::affinity::Placement;
 use crate::cpu::load::RETRIES;
 use crate::harness::estimate::BUSY_FACTOR;
 use crate::report::columns::{distinct, shared_cpu};
-use crate::report::experiment::placement;
+use crate::report::experiment::{placement, Catalog};
 use crate::report::format::capitalised;
 use crate::results::ResultRecord;
 
 use crate::stats::MOST_ROUNDS;
 
 /// The caveats of a run's records, as sentences, given the verdict's comparisons.
-pub fn lines(records: &[ResultRecord], pairs: &[&Pair]) -> Vec<String> {
-    let origin = Origin::of(records);
+pub fn lines(records: &[ResultRecord], catalog: &Catalog, pairs: &[&Pair]) -> Vec<String> {
+    let origin = Origin::of(records, catalog);
     let mut out = Vec::new();
     out.extend(unsettled(&origin, pairs));
     out.extend(busy(records));
@@ -47,13 +47,11 @@ pub struct Origin {
 impl Origin {
     /// The context of `records`. A record whose trials counted CPU for the client
     /// alone ran against a server whose process sockbench could not find.
-    pub fn of(records: &[ResultRecord]) -> Origin {
-        let families = distinct(records, |r| {
-            r.experiment.split('.').next().map(str::to_string)
-        })
-        .into_iter()
-        .flatten()
-        .collect();
+    pub fn of(records: &[ResultRecord], catalog: &Catalog) -> Origin {
+        let families = distinct(records, |r| catalog.family_of(r).map(str::to_string))
+            .into_iter()
+            .flatten()
+            .collect();
         let unseen = |r: &ResultRecord| {
             let mut costs = r.trials.iter().filter_map(|t| t.metrics.cpu.as_ref());
             let first = costs.next();

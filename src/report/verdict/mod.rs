@@ -94,11 +94,11 @@ pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Ve
     }
     if !lines.is_empty() {
         let pairs: Vec<&Pair> = lines.iter().flat_map(|l| &l.pairs).collect();
-        let mut said = caveats::lines(records, &pairs);
+        let mut said = caveats::lines(records, catalog, &pairs);
         if let Some(w) = &system.wakeup {
             said.splice(
                 0..0,
-                wakeup::weighs(&lines, w, &caveats::Origin::of(records)),
+                wakeup::weighs(&lines, w, &caveats::Origin::of(records, catalog)),
             );
         }
         lines.extend(said.into_iter().map(caveat));
