@@ -257,13 +257,12 @@ fn concurrent(records: &[ResultRecord]) -> Block {
 
 /// The block of `experiment` with the rows laid out and the footnotes.
 fn finish(experiment: &'static Experiment, table: Columns, records: &[ResultRecord]) -> Block {
-    Block {
-        header: table.header("measurement"),
-        rows: table.rows,
-        notes: notes(records),
-        legend: legend_with_tls(records),
-        ..Block::experiment(experiment, records)
-    }
+    table.into_block(
+        experiment,
+        records,
+        notes(records),
+        legend_with_tls(records),
+    )
 }
 
 /// The notes of this table alone.

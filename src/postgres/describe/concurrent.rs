@@ -6,29 +6,26 @@
 
 use super::Cells;
 use crate::postgres::keys::*;
-use crate::report::columns::Columns;
+use crate::report::columns::{Columns, LatencyOf, TAILS};
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
 
-/// Reads one latency figure.
-type LatencyOf = fn(&crate::stats::Percentiles) -> f64;
 /// Reads one count of transactions.
 type CountOf = fn(&ResultRecord) -> Option<u64>;
 
-const LATENCIES: [(&str, LatencyOf); 4] = [
-    ("latency mean", |p| p.mean),
-    ("latency p50", |p| p.p50),
-    ("latency p99", |p| p.p99),
-    ("latency p99.9", |p| p.p999),
-];
+/// The latency rows: the mean (pgbench's figure), then the tails every table shows.
+fn latencies() -> impl Iterator<Item = (&'static str, LatencyOf)> {
+    let mean: LatencyOf = |p| p.mean;
+    std::iter::once(("mean", mean)).chain(TAILS.iter().map(|&(label, get)| (label.trim(), get)))
+}
 
 pub(super) fn concurrent_rows(table: &mut Columns, clients: u64, columns: &Cells) {
     let plural = if clients == 1 { "" } else { "s" };
     let label = format!("{clients} client{plural}: transactions/s");
     table.line(&label, columns, Unit::Rate, |r| r.metrics.get(TPS));
     table.range("  range", columns, Unit::Rate);
-    for (label, get) in LATENCIES {
-        table.line(&format!("  {label}"), columns, Unit::Time, |r| {
+    for (label, get) in latencies() {
+        table.line(&format!("  latency {label}"), columns, Unit::Time, |r| {
             r.metrics.get(LATENCY_NS).as_ref().map(get)
         });
     }
@@ -43,12 +40,10 @@ pub(super) fn rate_rows(table: &mut Columns, clients: u64, rate: u64, columns: &
         r.metrics.get(LATENCY_NS).map(|p| p.p50)
     });
     table.range("  range", columns, Unit::Time);
-    for (label, get) in LATENCIES {
-        if label != "latency p50" {
-            table.line(&format!("  {label}"), columns, Unit::Time, |r| {
-                r.metrics.get(LATENCY_NS).as_ref().map(get)
-            });
-        }
+    for (label, get) in latencies().filter(|(label, _)| *label != "p50") {
+        table.line(&format!("  latency {label}"), columns, Unit::Time, |r| {
+            r.metrics.get(LATENCY_NS).as_ref().map(get)
+        });
     }
     table.line("  transactions/s reached", columns, Unit::Rate, |r| {
         r.metrics.get(TPS)

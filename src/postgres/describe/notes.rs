@@ -25,13 +25,7 @@ pub(super) fn finish(
     if unresolved {
         legend.push(BELOW_RESOLUTION_NOTE.into());
     }
-    Block {
-        header: table.header("measurement"),
-        rows: table.rows,
-        notes: footnotes(records),
-        legend,
-        ..Block::experiment(experiment, records)
-    }
+    table.into_block(experiment, records, footnotes(records), legend)
 }
 
 /// The notes of this table alone: how passwords were stored, what was not settled.

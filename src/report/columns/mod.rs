@@ -19,7 +19,8 @@ pub mod why;
 
 pub use notes::{certainty_notes, legend, legend_with_tls, shared_cpu, NOISY_NOTE, VERSUS_NOTE};
 
-use super::block::{Cell, Row, Value};
+use super::block::{Block, Cell, Row, Value};
+use super::experiment::Experiment;
 use super::format::{duration_interval_ns, figure, versus};
 use crate::results::metric::Unit;
 use crate::results::paired::reference;
@@ -60,6 +61,24 @@ impl Columns {
         std::iter::once(first.to_string())
             .chain(self.labels.iter().cloned())
             .collect()
+    }
+
+    /// The block of `experiment`'s `records` with these rows laid out under a
+    /// "measurement" column, the table's own `notes` and the run's `legend`.
+    pub fn into_block(
+        self,
+        experiment: &'static Experiment,
+        records: &[ResultRecord],
+        notes: Vec<String>,
+        legend: Vec<String>,
+    ) -> Block {
+        Block {
+            header: self.header("measurement"),
+            rows: self.rows,
+            notes,
+            legend,
+            ..Block::experiment(experiment, records)
+        }
     }
 
     /// The records of `group`, placed in their transport's column.
