@@ -147,7 +147,9 @@ fn strings(list: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Run on the harness page once every iframe has loaded: per width, the viewport,
+/// Run on the harness page once every iframe has loaded (the page's own `load`,
+/// which waits for its frames: a frame's own `load` may fire before this script
+/// listens, and was then missed): per width, the viewport,
 /// the page's scroll width, its charts, the outermost elements that stick out,
 /// the charts' text outside its chart, the charts' smallest text, and the
 /// tables wider than their box without a scroll cue.
@@ -158,7 +160,6 @@ fn strings(list: &Value) -> Vec<String> {
 /// one to its content that covers it at the end), or an element that says so.
 const MEASURE: &str = r#"
 const frames = [...document.querySelectorAll('iframe')];
-let loaded = 0;
 function measure() {
   const out = frames.map(f => {
     const w = f.contentWindow, d = f.contentDocument;
@@ -209,7 +210,7 @@ function measure() {
   });
   document.getElementById('probe').textContent = JSON.stringify(out);
 }
-frames.forEach(f => f.addEventListener('load', () => { if (++loaded === frames.length) measure(); }));
+window.addEventListener('load', measure);
 "#;
 
 fn unescape(text: &str) -> String {
