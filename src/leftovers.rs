@@ -231,6 +231,7 @@ fn abandoned(dir: &Dir) -> bool {
 
 /// True when the server recorded in `dir`'s owner file ([`PrivateDir::record_server`])
 /// still runs: the same process (start time) as the same account.
+#[cfg(test)]
 pub fn server_runs(dir: &Dir) -> bool {
     read_small(dir, OWNER_FILE).is_ok_and(|text| recorded_server_runs(&text))
 }

@@ -18,12 +18,12 @@
 //!   counting trial of their own, whose wall time is not used.
 
 pub mod affinity;
-pub mod counters;
-pub mod load;
-pub mod placed;
-pub mod proc;
-pub mod wakeup;
-pub mod why;
+pub(crate) mod counters;
+pub(crate) mod load;
+pub(crate) mod placed;
+pub(crate) mod proc;
+pub(crate) mod wakeup;
+pub(crate) mod why;
 
 use counters::{Task, TaskCounters};
 use placed::ServerSide;
@@ -146,7 +146,7 @@ pub struct Meter {
     /// The kernel's account (tracepoints, samples): counting trials only.
     why: Option<why::collect::Collector>,
     /// Where the server's side runs, and the processes of a user's server found
-    /// during the trial ([`Meter::adopt`]).
+    /// during the trial ([`ServerSide::adopt`]).
     side: Arc<ServerSide>,
     /// Their CPU time from adoption to the loop's end, ns.
     adopted_ns: f64,
@@ -183,15 +183,8 @@ impl Meter {
         self
     }
 
-    /// Takes process `pid` of a user's server, found once the trial connected
-    /// (the backend of its connection), as the server's side: placed where the
-    /// server runs and its CPU counted. With exactly one adopted before
-    /// [`Meter::start`], it is the trial's server.
-    pub fn adopt(&mut self, pid: u32) -> std::io::Result<()> {
-        self.side.adopt(pid)
-    }
-
-    /// The server's side, for client threads that each adopt their own.
+    /// The server's side, for client threads that each adopt their own (a user's
+    /// server's process found once a trial connected: [`ServerSide::adopt`]).
     pub fn server_side(&self) -> Arc<ServerSide> {
         Arc::clone(&self.side)
     }

@@ -4,13 +4,13 @@
 //! made printable first (`units::printable`).
 
 mod charts;
-pub mod csv;
-pub mod html;
-pub mod json;
-pub mod markdown;
+pub(crate) mod csv;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod markdown;
 pub mod progress;
-pub mod stdout;
-pub mod terminal;
+pub(crate) mod stdout;
+pub(crate) mod terminal;
 
 use crate::report::Document;
 

@@ -11,14 +11,14 @@
 //! [`aggregate`] turns the trials into result records; [`measure`] holds the helpers
 //! of the timed loops themselves; [`threads`] runs clients on threads of their own.
 
-pub mod aggregate;
+pub(crate) mod aggregate;
 pub mod estimate;
 mod layout;
-pub mod measure;
+pub(crate) mod measure;
 mod settle;
 #[cfg(test)]
 mod tests;
-pub mod threads;
+pub(crate) mod threads;
 
 use crate::cpu::affinity::{self, Placement};
 use crate::cpu::load::{Snapshot, RETRIES};
@@ -43,8 +43,10 @@ pub trait Progress {
 }
 
 /// Progress nobody sees.
+#[cfg(test)]
 pub struct Silent;
 
+#[cfg(test)]
 impl Progress for Silent {
     fn begin(&self, _: &str, _: u64) {}
     fn step(&self, _: String) {}
@@ -476,7 +478,7 @@ fn measured_trial(
 /// round's ratio compares like with like, and the rounds together sample each
 /// CPU and what else runs there, which otherwise differs from one run to the next.
 /// Returns the server's CPUs under a pinned placement, for the processes of a
-/// user's server a trial finds once connected ([`Meter::adopt`]).
+/// user's server a trial finds once connected ([`crate::cpu::ServerSide::adopt`]).
 fn place(placement: Placement, server: Option<u32>, round: u32) -> Result<Option<Vec<usize>>> {
     let allowed = affinity::rotated(affinity::allowed(), round as usize);
     let allowed = &allowed[..];

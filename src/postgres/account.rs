@@ -2,7 +2,7 @@
 //! `initdb` and `postgres` run as `postgres` (the account distribution packages
 //! create), else `nobody` (see `system::account`).
 
-pub use crate::system::account::{can_reach, current_user_name, Account};
+pub use crate::system::account::{current_user_name, Account};
 use anyhow::Result;
 
 /// `None` when not root (the programs run as the current user), else the account.

@@ -1,32 +1,32 @@
 //! The PostgreSQL family: a throwaway cluster sockbench runs itself (or the user's
 //! servers), reached through libpq, and the experiments of the PostgreSQL suite.
 
-pub mod account;
+pub(crate) mod account;
 pub mod args;
 pub mod bindir;
 pub mod cluster;
 #[cfg(test)]
-pub mod cluster_tests;
-pub mod describe;
-pub mod experiment;
-pub mod family;
+pub(crate) mod cluster_tests;
+pub(crate) mod describe;
+pub(crate) mod experiment;
+pub(crate) mod family;
 pub mod hba;
-pub mod keys;
+pub(crate) mod keys;
 pub mod libpq;
 mod listeners;
 #[cfg(test)]
 mod listeners_tests;
-pub mod measure;
+pub(crate) mod measure;
 pub mod plan;
-pub mod preflight;
+pub(crate) mod preflight;
 mod process;
-pub mod redact;
-pub mod script;
+pub(crate) mod redact;
+pub(crate) mod script;
 #[cfg(test)]
 mod security_tests;
-pub mod suite;
+pub(crate) mod suite;
 mod tamper;
-pub mod targets;
+pub(crate) mod targets;
 
 use crate::report::experiment::Family;
 use crate::transport::Transport;

@@ -69,7 +69,6 @@ pub struct PostgresPlan {
     pub placement_asked: bool,
     pub budget: PgBudget,
     pub concurrent: ConcurrentPlan,
-    pub json: Option<PathBuf>,
 }
 
 /// Concurrent clients when `--clients` is not given.
@@ -181,7 +180,6 @@ impl PostgresPlan {
             placement_asked: !args.measuring.placement.is_empty(),
             budget,
             concurrent,
-            json: args.measuring.json.clone(),
         })
     }
 }

@@ -73,11 +73,6 @@ pub fn argument(arg: &str) -> String {
     }
 }
 
-/// Every argument as [`argument`] shows it, for the result file.
-pub fn arguments(args: Vec<String>) -> Vec<String> {
-    args.iter().map(|a| argument(a)).collect()
-}
-
 /// `text` (e.g. an error message) with every argument of `argv` that holds a
 /// password replaced by its shown form.
 pub fn message(text: &str, argv: &[String]) -> String {

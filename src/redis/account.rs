@@ -3,7 +3,7 @@
 //! `nobody` (see `system::account`); never an account that owns other data, such as
 //! `postgres`, since every local account can reach the server over loopback.
 
-pub use crate::system::account::{can_reach, uid_of, Account};
+pub use crate::system::account::{uid_of, Account};
 use anyhow::Result;
 
 /// `None` when not root (the server runs as the current user), else the account.

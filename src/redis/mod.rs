@@ -9,25 +9,25 @@
 //! `suite.rs` runs them through the harness, `family.rs` is what the registry
 //! composes (the quick plan for `run`, the leftover sweep, hiding passwords).
 
-pub mod account;
-pub mod args;
+pub(crate) mod account;
+pub(crate) mod args;
 mod concurrent;
-pub mod config;
+pub(crate) mod config;
 mod connect;
-pub mod describe;
-pub mod family;
-pub mod keys;
+pub(crate) mod describe;
+pub(crate) mod family;
+pub(crate) mod keys;
 mod listeners;
-pub mod plan;
+pub(crate) mod plan;
 mod process;
-pub mod program;
-pub mod resp;
+pub(crate) mod program;
+pub(crate) mod resp;
 mod roundtrip;
-pub mod server;
-pub mod suite;
-pub mod target;
-pub mod url;
-pub mod wait;
+pub(crate) mod server;
+pub(crate) mod suite;
+pub(crate) mod target;
+pub(crate) mod url;
+pub(crate) mod wait;
 
 pub use program::{find_program, version};
 pub use server::Server;

@@ -64,6 +64,7 @@ impl Request {
         self.commands
     }
 
+    #[cfg(test)]
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }

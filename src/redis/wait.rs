@@ -37,10 +37,6 @@ impl Patience {
         Patience { limit, since: None }
     }
 
-    pub fn limit(&self) -> Duration {
-        self.limit
-    }
-
     /// A new request: its wait starts at its own first look.
     #[inline]
     pub fn restart(&mut self) {

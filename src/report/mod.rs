@@ -1,14 +1,14 @@
 //! Saved results turned into a document: the system it ran on, the verdict and one
 //! table per experiment. The formats in `export/` only decide how a document looks.
 
-pub mod block;
-pub mod columns;
-pub mod compare;
-pub mod difference;
+pub(crate) mod block;
+pub(crate) mod columns;
+pub(crate) mod compare;
+pub(crate) mod difference;
 pub mod experiment;
-pub mod family;
+pub(crate) mod family;
 pub mod format;
-pub mod system;
+pub(crate) mod system;
 pub mod verdict;
 
 use crate::results::params::PLACEMENT;

@@ -183,11 +183,6 @@ impl Metrics {
         }
     }
 
-    /// Every figure, by name.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Figure)> {
-        self.figures.iter().map(|(k, v)| (k.as_str(), v))
-    }
-
     /// Each figure over the trials that have it: counts summed, everything else its
     /// median (percentiles, parts and lists part by part).
     pub fn median_of(trials: &[Metrics]) -> Metrics {

@@ -106,11 +106,6 @@ impl JsonSink {
         Ok(())
     }
 
-    /// The file as measured so far.
-    pub fn file(&self) -> &ResultFile {
-        &self.file
-    }
-
     /// Where the file is, once it has been written.
     pub fn written_to(&self) -> Option<PathBuf> {
         let dir = self.dir.as_ref()?;

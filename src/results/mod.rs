@@ -3,15 +3,15 @@
 //! The shape is described by `schema/result.schema.json`; `schema_version` changes
 //! whenever a reader of an older file could misread a newer one.
 
-pub mod figures;
-pub mod file;
+pub(crate) mod figures;
+pub(crate) mod file;
 mod load;
-pub mod metric;
-pub mod outside;
+pub(crate) mod metric;
+pub(crate) mod outside;
 pub mod paired;
 pub mod params;
 
-pub use figures::{Figure, Metrics};
+pub use figures::Metrics;
 pub use load::load;
 pub use params::Params;
 

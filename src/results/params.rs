@@ -117,11 +117,6 @@ impl Params {
         self.0.get(key.name).and_then(T::from_value)
     }
 
-    /// True when the flag `key` is on.
-    pub fn flag(&self, key: Key<bool>) -> bool {
-        self.get(key).unwrap_or(false)
-    }
-
     /// Sets `key` (`None`, or a flag that is off, removes it).
     pub fn set<T: Kind>(&mut self, key: Key<T>, value: impl Into<Option<T>>) {
         match value.into().and_then(T::into_value) {
@@ -140,11 +135,6 @@ impl Params {
     /// family's parameters alike (labels, exports, comparison keys).
     pub fn value(&self, name: &str) -> Option<&Value> {
         self.0.get(name)
-    }
-
-    /// Every parameter, by name.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v))
     }
 
     /// These parameters without the ones named in `names`.
@@ -175,14 +165,14 @@ mod tests {
             .with(PLACEMENT, "same".to_string())
             .with(COUNTS, vec![1, 2]);
         assert_eq!(p.get(SIZE), Some(64));
-        assert!(!p.flag(PER_TX));
+        assert_eq!(p.get(PER_TX), None, "off is absent");
         assert_eq!(p.get(COUNTS), Some(vec![1, 2]));
         let json = serde_json::to_string(&p).unwrap();
         assert_eq!(json, r#"{"counts":[1,2],"placement":"same","size":64}"#);
         let back: Params = serde_json::from_str(&json).unwrap();
         assert_eq!(back, p);
         let on: Params = serde_json::from_str(r#"{"connect_per_transaction":true}"#).unwrap();
-        assert!(on.flag(PER_TX));
+        assert_eq!(on.get(PER_TX), Some(true));
         assert_eq!(
             p.without(&["counts", "placement"]),
             Params::default().with(SIZE, 64)

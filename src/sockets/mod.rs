@@ -5,18 +5,18 @@
 //! a running sockbench server) and returns a [`Trial`]; `suite.rs` schedules them
 //! through the harness and `describe.rs` says how each is reported.
 
-pub mod args;
-pub mod concurrent;
-pub mod connect;
-pub mod describe;
-pub mod family;
+pub(crate) mod args;
+pub(crate) mod concurrent;
+pub(crate) mod connect;
+pub(crate) mod describe;
+pub(crate) mod family;
 mod first_contact;
-pub mod keys;
-pub mod pingpong;
-pub mod plan;
-pub mod server;
-pub mod stream;
-pub mod suite;
+pub(crate) mod keys;
+pub(crate) mod pingpong;
+pub(crate) mod plan;
+pub(crate) mod server;
+pub(crate) mod stream;
+pub(crate) mod suite;
 mod watchdog;
 
 use crate::cpu::Meter;

@@ -121,6 +121,7 @@ impl Interval {
     }
 
     /// True when the interval, read as a ratio, excludes 1: the two differ.
+    #[cfg(test)]
     pub fn differs(&self) -> bool {
         self.low > 1.0 || self.high < 1.0
     }

@@ -13,8 +13,6 @@ mod spread;
 
 pub use difference::Difference;
 pub use fit::Fit;
-pub use interval::{
-    t_975, Interval, Mean, METHOD as INTERVAL_METHOD, MOST_ROUNDS, SETTLED, WIDEST,
-};
+pub use interval::{t_975, Interval, Mean, METHOD as INTERVAL_METHOD, MOST_ROUNDS, SETTLED};
 pub use percentiles::Percentiles;
 pub use spread::{median, Spread};

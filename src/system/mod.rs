@@ -4,11 +4,11 @@
 //! Everything is read from `/proc`, `/sys` and `/etc/os-release`; a fact that cannot
 //! be read is recorded as absent rather than guessed.
 
-pub mod account;
+pub(crate) mod account;
 mod machine;
 pub use machine::available_memory_bytes;
 mod network;
-pub mod peers;
+pub(crate) mod peers;
 pub mod pg_environment;
 
 pub use network::{ephemeral_ports, loopback_reuses_time_wait, time_wait_count};

@@ -11,7 +11,7 @@
 
 mod conn;
 mod endpoint;
-pub mod poller;
+pub(crate) mod poller;
 mod tcp;
 mod tls;
 mod unix;
@@ -94,13 +94,6 @@ impl Transport {
         self.socket().place
     }
 
-    /// The transport of a kind of socket at a place, if sockbench measures one.
-    pub fn of(kind: Kind, place: Place) -> Option<Transport> {
-        Transport::ALL
-            .into_iter()
-            .find(|t| t.kind() == kind && t.place() == place)
-    }
-
     /// Whether connections on this transport use TCP ports (and so leave TIME_WAIT
     /// sockets behind when the client closes first).
     pub fn uses_tcp(self) -> bool {
@@ -144,7 +137,10 @@ mod tests {
     #[test]
     fn each_transport_is_its_own_kind_at_its_own_place() {
         for t in Transport::ALL {
-            assert_eq!(Transport::of(t.kind(), t.place()), Some(t));
+            let same = Transport::ALL
+                .into_iter()
+                .filter(|u| (u.kind(), u.place()) == (t.kind(), t.place()));
+            assert_eq!(same.collect::<Vec<_>>(), [t]);
             let e = t.local_endpoint(std::path::Path::new("/tmp/x"), "u");
             assert_eq!(e.address.place(), t.place());
             assert_eq!(

@@ -15,14 +15,14 @@
 //! trials (`COUNTING_ROUNDS` in the harness), and each layer's CPU time carries
 //! the Student t interval of its mean over them ([`LayerTime`]).
 
-pub mod collect;
-pub mod events;
-pub mod kallsyms;
-pub mod layers;
-pub mod sampler;
+pub(crate) mod collect;
+pub(crate) mod events;
+pub(crate) mod kallsyms;
+pub(crate) mod layers;
+pub(crate) mod sampler;
 mod samples;
 mod scale;
-pub mod tracepoints;
+pub(crate) mod tracepoints;
 mod trials;
 
 use serde::{Deserialize, Serialize};

@@ -22,7 +22,7 @@ mod stream;
 mod wrap;
 
 pub use locale::{ascii, utf8_locale};
-pub use stream::{Stream, DEFAULT_WIDTH};
+pub use stream::Stream;
 
 use super::Exporter;
 use crate::report::block::{legend, Block};
@@ -44,6 +44,7 @@ pub struct Screen {
 
 impl Screen {
     /// A screen of `width` columns in UTF-8, without emphasis (for tests).
+    #[cfg(test)]
     pub fn plain(width: usize) -> Screen {
         Screen {
             width,

@@ -5,9 +5,9 @@
 //! timed loops hold nothing but the work and the clock; connection parameters are C
 //! strings prepared before, and sample buffers are sized and touched before.
 
-pub mod concurrent;
-pub mod connect;
-pub mod fitted;
+pub(crate) mod concurrent;
+pub(crate) mod connect;
+pub(crate) mod fitted;
 
 use crate::postgres::keys::ServerInfo;
 use crate::report::experiment::Experiment;

@@ -30,8 +30,9 @@ const MAX_SCRIPT_BYTES: u64 = 1 << 20;
 /// The default transaction, the `select1.sql` of pgbench comparisons.
 pub const DEFAULT: &str = "SELECT 1";
 
-/// The slots of the predefined variables.
-pub const SCALE: usize = 0;
+/// The predefined variables, by slot, with their values before `--define`.
+const PREDEFINED: [(&str, i64); 2] = [("scale", 1), ("client_id", 0)];
+/// The slot of `client_id`, which each client sets to its number.
 pub const CLIENT_ID: usize = 1;
 
 /// A `\set`: the slot it sets and the expression, with its line for messages.
@@ -139,8 +140,10 @@ fn is_name(name: &str) -> bool {
 /// Splits script text into commands: lines are joined until one ends with `;`;
 /// blank lines and `--` comment lines are skipped; `\set` lines are parsed.
 pub fn parse(text: &str, defines: &[(String, i64)]) -> Result<Script, String> {
-    let mut names = vec!["scale".to_string(), "client_id".to_string()];
-    let mut initial = vec![1, 0];
+    let (mut names, mut initial): (Vec<String>, Vec<i64>) = PREDEFINED
+        .iter()
+        .map(|&(name, value)| (name.to_string(), value))
+        .unzip();
     for (name, value) in defines {
         match names.iter().position(|n| n == name) {
             Some(slot) => initial[slot] = *value,

@@ -15,9 +15,9 @@
 
 mod cost;
 mod notes;
-pub mod why;
+pub(crate) mod why;
 
-pub use notes::{certainty_notes, legend, legend_with_tls, shared_cpu, NOISY_NOTE, VERSUS_NOTE};
+pub use notes::{certainty_notes, legend, legend_with_tls, shared_cpu};
 
 use super::block::{Block, Cell, Row, Value};
 use super::experiment::Experiment;

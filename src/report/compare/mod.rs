@@ -21,7 +21,7 @@
 //! are matched and named, `tally` the summary sentences, `host` what they say of a busy host. What is here puts the
 //! document together.
 
-pub mod change;
+pub(crate) mod change;
 
 mod cells;
 mod facts;

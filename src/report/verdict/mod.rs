@@ -15,7 +15,7 @@ mod wakeup;
 mod why;
 mod words;
 
-pub use pair::{Outcome, Pair, SAME};
+pub use pair::{Outcome, Pair};
 
 use super::columns::distinct;
 use super::experiment::{

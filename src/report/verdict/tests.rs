@@ -140,7 +140,7 @@ fn an_interval_that_holds_zero_and_is_wide_is_not_settled_and_says_how_to_settle
         &[100.0, 100.0, 100.0],
         &[94.0, 203.0, 110.0],
     ));
-    // [−53%, +252%] is wider than any printed interval may be (stats::WIDEST).
+    // [−53%, +252%] is wider than any printed interval may be (stats::interval::WIDEST).
     assert!(
         v[0].contains(
             "not settled — too few rounds to tell tcp from unix (3 rounds, which vary too \

@@ -8,10 +8,10 @@
 //! same code runs as `sockbench serve` and as the child process `sockbench sockets`
 //! starts for itself ([`child`]).
 
-pub mod child;
+pub(crate) mod child;
 mod opening;
-pub mod owner;
-pub mod protocol;
+pub(crate) mod owner;
+pub(crate) mod protocol;
 mod session;
 
 use crate::transport::{Endpoint, Listener};
