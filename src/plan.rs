@@ -229,7 +229,7 @@ impl Measuring {
 /// target (`labels`, in the runner's order, with the TLS each negotiated) and builds
 /// its records, ranked and paired.
 pub fn measure_experiment(
-    experiment: &crate::report::experiment::Experiment,
+    experiment: &crate::report::experiment::Description,
     cases: &[crate::results::Params],
     labels: &[&str],
     tls: &[Option<crate::transport::TlsInfo>],

@@ -75,7 +75,7 @@ crate::named! {
     /// Where the CPU cost of a loop can come from on this machine. Its names are
     /// the text result files keep (`system.cpu_counters`, and `cost.source`, which
     /// says only `perf_event` or `proc`).
-    pub enum Source as "counting source" {
+    pub enum CountedBy as "counting source" {
         /// perf_event counters, instructions included.
         PerfEvent = "perf_event",
         /// perf_event software counters only: the hardware counters are not exposed
@@ -87,18 +87,18 @@ crate::named! {
     }
 }
 
-impl From<Source> for String {
-    fn from(source: Source) -> String {
+impl From<CountedBy> for String {
+    fn from(source: CountedBy) -> String {
         source.name().to_string()
     }
 }
 
 /// Which counters this process can open.
-pub fn available() -> Source {
+pub fn available() -> CountedBy {
     match TaskCounters::open(Task::Me) {
-        Ok(c) if c.has_instructions() => Source::PerfEvent,
-        Ok(_) => Source::PerfEventWithoutInstructions,
-        Err(_) => Source::Proc,
+        Ok(c) if c.has_instructions() => CountedBy::PerfEvent,
+        Ok(_) => CountedBy::PerfEventWithoutInstructions,
+        Err(_) => CountedBy::Proc,
     }
 }
 
@@ -129,7 +129,7 @@ mod tests {
     #[test]
     fn the_sources_keep_the_names_result_files_hold() {
         assert_eq!(
-            Source::ALL.map(String::from),
+            CountedBy::ALL.map(String::from),
             ["perf_event", "perf_event without instructions", "proc"]
         );
     }

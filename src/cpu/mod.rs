@@ -306,8 +306,8 @@ impl Meter {
         };
         self.cost = Some(Cost {
             source: match self.client {
-                Side::Counters(_) => counters::Source::PerfEvent.into(),
-                Side::Times => counters::Source::Proc.into(),
+                Side::Counters(_) => counters::CountedBy::PerfEvent.into(),
+                Side::Times => counters::CountedBy::Proc.into(),
             },
             client: client.per_op(&client_before, ops),
             server,

@@ -30,7 +30,7 @@
 //! a number.
 
 use super::Exporter;
-use crate::report::experiment::{CaseParam, Experiment, Form};
+use crate::report::experiment::{CaseParam, Description, Form};
 use crate::report::Document;
 use crate::results::metric::Unit;
 use crate::results::params::{Value as ParamValue, PLACEMENT};
@@ -118,7 +118,7 @@ fn case_params(document: &Document) -> Vec<CaseParam> {
 
 /// One parameter's cell: a flag the experiment declares is `true` or `false`; one
 /// it does not declare, or that its record lacks, is empty.
-fn param(experiment: &Experiment, c: &CaseParam, p: &Params) -> String {
+fn param(experiment: &Description, c: &CaseParam, p: &Params) -> String {
     match p.value(c.name) {
         Some(ParamValue::Number(n)) => n.to_string(),
         Some(ParamValue::Text(t)) => text(t),
@@ -159,7 +159,7 @@ pub fn unit_name(unit: Unit) -> &'static str {
 }
 
 /// The figures of `r`: headline, ratio to the reference, CPU per operation.
-pub fn figures(experiment: &Experiment, r: &ResultRecord) -> Vec<Figure> {
+pub fn figures(experiment: &Description, r: &ResultRecord) -> Vec<Figure> {
     let h = &r.headline;
     let mut out = vec![Figure {
         name: experiment.headline.name.to_string(),

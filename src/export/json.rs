@@ -130,7 +130,7 @@ fn interval(i: &Interval) -> Value {
     })
 }
 
-fn record(experiment: &crate::report::experiment::Experiment, r: &ResultRecord) -> Value {
+fn record(experiment: &crate::report::experiment::Description, r: &ResultRecord) -> Value {
     let params = json!(experiment.case_of(&r.params));
     json!({
         "experiment": r.experiment,

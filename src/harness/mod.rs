@@ -373,7 +373,7 @@ pub const COUNTING_ROUNDS: u32 = 4;
 /// The counting rounds every experiment runs here: none where no kernel counters
 /// are permitted.
 pub fn counting_rounds() -> u32 {
-    if crate::cpu::counters::available() == crate::cpu::counters::Source::Proc {
+    if crate::cpu::counters::available() == crate::cpu::counters::CountedBy::Proc {
         0
     } else {
         COUNTING_ROUNDS

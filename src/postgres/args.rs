@@ -1,6 +1,6 @@
 //! The `postgres` command's arguments as clap sees them; `plan.rs` validates them.
 
-use super::experiment::{PgBudget, PgExperiment};
+use super::experiment::{Experiment, PgBudget};
 use super::hba::AuthMethod;
 use super::libpq::Protocol;
 use super::targets::{NamedUrl, UrlArg};
@@ -53,7 +53,7 @@ use std::path::PathBuf;
 pub struct PostgresArgs {
     /// Experiments to run, comma-separated [default: query,connect,auth,rows,concurrent].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub experiments: Option<Vec<PgExperiment>>,
+    pub experiments: Option<Vec<Experiment>>,
 
     /// Transports of the throwaway cluster, comma-separated (unix, unix-abstract, tcp,
     /// tcp6, tls) [default: unix,tcp,tls].

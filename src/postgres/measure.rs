@@ -5,9 +5,9 @@
 
 use super::bindir::Binaries;
 use super::cluster::Cluster;
-use super::experiment::{PgExperiment, PgTarget};
+use super::experiment::{Experiment, PgTarget};
 use super::libpq::Conn;
-use super::plan::{PgSource, PostgresPlan};
+use super::plan::{PostgresPlan, Source};
 use super::preflight;
 use super::suite::Suite;
 use super::targets::{
@@ -38,10 +38,10 @@ impl Plan for PostgresPlan {
 
     fn estimate(&self) -> Estimate {
         let (targets, setup) = match &self.source {
-            PgSource::Cluster { transports, .. } => (transports.len(), CLUSTER_START),
+            Source::Throwaway { transports, .. } => (transports.len(), CLUSTER_START),
             // A `--server` is compared over the transports it is found on: unix,
             // tcp and tls at most.
-            PgSource::Urls { urls, server, .. } => (
+            Source::User { urls, server, .. } => (
                 urls.len() + if server.is_some() { 3 } else { 0 },
                 Duration::ZERO,
             ),
@@ -52,10 +52,10 @@ impl Plan for PostgresPlan {
             .iter()
             .map(|&e| {
                 let cases = match e {
-                    PgExperiment::Concurrent => self.concurrent.clients.len() * targets,
-                    PgExperiment::Auth => match &self.source {
-                        PgSource::Cluster { methods, .. } => methods.len() * targets,
-                        PgSource::Urls { auth_urls, .. } => auth_urls.len(),
+                    Experiment::Concurrent => self.concurrent.clients.len() * targets,
+                    Experiment::Auth => match &self.source {
+                        Source::Throwaway { methods, .. } => methods.len() * targets,
+                        Source::User { auth_urls, .. } => auth_urls.len(),
                     },
                     _ => targets,
                 };
@@ -71,11 +71,11 @@ impl Plan for PostgresPlan {
     }
 
     fn prints_progress(&self) -> bool {
-        self.concurrent.progress.is_some() && self.experiments.contains(&PgExperiment::Concurrent)
+        self.concurrent.progress.is_some() && self.experiments.contains(&Experiment::Concurrent)
     }
 
     fn full_tables(&self) -> bool {
-        self.concurrent.per_command && self.experiments.contains(&PgExperiment::Concurrent)
+        self.concurrent.per_command && self.experiments.contains(&Experiment::Concurrent)
     }
 }
 
@@ -83,7 +83,7 @@ impl Plan for PostgresPlan {
 pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
     let mut cluster = None;
     let (targets, auth_targets, methods) = match &plan.source {
-        PgSource::Cluster {
+        Source::Throwaway {
             bindir,
             transports,
             methods,
@@ -101,7 +101,7 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
             cluster = Some(started);
             (targets, Vec::new(), methods.clone())
         }
-        PgSource::Urls {
+        Source::User {
             urls,
             server,
             auth_urls,
@@ -138,15 +138,14 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
                 })
                 .collect::<Result<Vec<_>>>()?;
             // The default experiments on a user's server leave auth out: say so.
-            let defaulted = plan.experiments.len() == PgExperiment::ALL.len() - 1;
-            if auth_urls.is_empty() && defaulted && !plan.experiments.contains(&PgExperiment::Auth)
-            {
+            let defaulted = plan.experiments.len() == Experiment::ALL.len() - 1;
+            if auth_urls.is_empty() && defaulted && !plan.experiments.contains(&Experiment::Auth) {
                 eprintln!(
                     "postgres: auth skipped: on your own server it needs --auth-url METHOD=URI \
                      for each method, as sockbench never reconfigures a server it did not start"
                 );
             }
-            if plan.experiments.contains(&PgExperiment::Concurrent) {
+            if plan.experiments.contains(&Experiment::Concurrent) {
                 for target in &targets {
                     preflight::slots_for(target, connections_needed(plan))?;
                 }
@@ -155,7 +154,7 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
         }
     };
     if let Some(first) = targets.first() {
-        if plan.experiments.contains(&PgExperiment::Concurrent) {
+        if plan.experiments.contains(&Experiment::Concurrent) {
             preflight::script_runs(first, &plan.concurrent.script)?;
         }
     }

@@ -3,7 +3,7 @@
 use super::args::PostgresArgs;
 use crate::error::usage;
 use crate::plan::{distinct, DEFAULT_TRANSPORTS};
-use crate::postgres::experiment::{PgBudget, PgExperiment};
+use crate::postgres::experiment::{Experiment, PgBudget};
 use crate::postgres::hba::AuthMethod;
 use crate::postgres::script::{self, Script};
 use crate::postgres::targets::UrlArg;
@@ -16,9 +16,9 @@ use std::time::Duration;
 
 /// Where the servers under test come from.
 #[derive(Debug, Clone)]
-pub enum PgSource {
+pub enum Source {
     /// A throwaway cluster reached over these transports.
-    Cluster {
+    Throwaway {
         bindir: Option<PathBuf>,
         transports: Vec<Transport>,
         methods: Vec<AuthMethod>,
@@ -26,7 +26,7 @@ pub enum PgSource {
     /// The user's servers: URLs (named or not), a `--server` whose transports are
     /// compared (an empty URI for the server the caller's `PG*` variables name),
     /// and URLs per authentication method.
-    Urls {
+    User {
         urls: Vec<UrlArg>,
         server: Option<String>,
         auth_urls: Vec<(AuthMethod, String)>,
@@ -60,8 +60,8 @@ pub struct ConcurrentPlan {
 /// A validated `postgres` run.
 #[derive(Debug, Clone)]
 pub struct PostgresPlan {
-    pub source: PgSource,
-    pub experiments: Vec<PgExperiment>,
+    pub source: Source,
+    pub experiments: Vec<Experiment>,
     pub rounds: crate::harness::Rounds,
     pub placements: Vec<crate::cpu::affinity::Placement>,
     /// Whether `--placement` chose them (else they are the default, which gives
@@ -126,7 +126,7 @@ impl PostgresPlan {
                     .filter(|m| !m.private_only() || trust_offered(&transports))
                     .collect(),
             };
-            PgSource::Cluster {
+            Source::Throwaway {
                 bindir: args.pg_bindir.clone(),
                 transports,
                 methods,
@@ -134,42 +134,42 @@ impl PostgresPlan {
         };
         let experiments = match (&args.experiments, &source) {
             (Some(list), _) => distinct("--experiments", list)?,
-            (None, PgSource::Urls { auth_urls, .. }) => PgExperiment::ALL
+            (None, Source::User { auth_urls, .. }) => Experiment::ALL
                 .into_iter()
                 .filter(|e| match e {
-                    PgExperiment::Auth => !auth_urls.is_empty(),
+                    Experiment::Auth => !auth_urls.is_empty(),
                     _ => source.measures_servers(),
                 })
                 .collect(),
-            (None, PgSource::Cluster { .. }) => PgExperiment::ALL.to_vec(),
+            (None, Source::Throwaway { .. }) => Experiment::ALL.to_vec(),
         };
         if experiments.is_empty() {
             return Err(usage(
                 "--experiments needs at least one of query, connect, auth, rows, concurrent",
             ));
         }
-        if let PgSource::Urls { auth_urls, .. } = &source {
+        if let Source::User { auth_urls, .. } = &source {
             for e in &experiments {
-                if *e == PgExperiment::Auth && auth_urls.is_empty() {
+                if *e == Experiment::Auth && auth_urls.is_empty() {
                     return Err(usage(
                         "auth on your own servers needs --auth-url METHOD=URI for each method to \
                          compare (sockbench never changes a server it did not start)",
                     ));
                 }
-                if *e != PgExperiment::Auth && !source.measures_servers() {
+                if *e != Experiment::Auth && !source.measures_servers() {
                     return Err(usage(format!(
                         "the {e} experiment needs --url URI or --server URI"
                     )));
                 }
             }
         }
-        if !experiments.contains(&PgExperiment::Concurrent) {
+        if !experiments.contains(&Experiment::Concurrent) {
             check_script_options_apply(args)?;
         }
-        if experiments.contains(&PgExperiment::Rows) {
+        if experiments.contains(&Experiment::Rows) {
             check_rows_fit(&budget.rows)?;
         }
-        if experiments.contains(&PgExperiment::Auth) {
+        if experiments.contains(&Experiment::Auth) {
             check_auth_applies(&source, args.auth_methods.is_some())?;
         }
         Ok(PostgresPlan {
@@ -201,17 +201,17 @@ fn check_script_options_apply(args: &PostgresArgs) -> Result<()> {
     }
 }
 
-impl PgSource {
+impl Source {
     /// True when some user's server is measured beyond `--auth-url`.
     fn measures_servers(&self) -> bool {
         match self {
-            PgSource::Cluster { .. } => true,
-            PgSource::Urls { urls, server, .. } => !urls.is_empty() || server.is_some(),
+            Source::Throwaway { .. } => true,
+            Source::User { urls, server, .. } => !urls.is_empty() || server.is_some(),
         }
     }
 }
 
-fn user_source(args: &PostgresArgs) -> Result<PgSource> {
+fn user_source(args: &PostgresArgs) -> Result<Source> {
     // Only when nothing else names a server do the caller's PG* variables.
     let named = !args.urls.is_empty() || args.server.is_some() || !args.auth_urls.is_empty();
     let from_environment = if named {
@@ -270,7 +270,7 @@ fn user_source(args: &PostgresArgs) -> Result<PgSource> {
         None if !from_environment.is_empty() => Some(String::new()),
         None => None,
     };
-    Ok(PgSource::Urls {
+    Ok(Source::User {
         urls: args.urls.clone(),
         server,
         auth_urls,
@@ -316,8 +316,8 @@ fn trust_offered(transports: &[Transport]) -> bool {
 
 /// On the throwaway cluster, `auth` has a method that applies to some transport:
 /// `peer` needs a Unix socket, and trust the private one without an abstract one.
-fn check_auth_applies(source: &PgSource, methods_given: bool) -> Result<()> {
-    let PgSource::Cluster {
+fn check_auth_applies(source: &Source, methods_given: bool) -> Result<()> {
+    let Source::Throwaway {
         transports,
         methods,
         ..

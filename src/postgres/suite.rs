@@ -7,7 +7,7 @@
 
 use super::cluster::Cluster;
 use super::experiment::concurrent::{self, Load};
-use super::experiment::{connect, fitted, PgBudget, PgExperiment, PgTarget};
+use super::experiment::{connect, fitted, Experiment, PgBudget, PgTarget};
 use super::hba::{AuthMethod, STANDING};
 use super::libpq::Protocol;
 use super::plan::ConcurrentPlan;
@@ -16,7 +16,7 @@ use crate::cpu::Meter;
 use crate::harness::aggregate::{rank, record};
 use crate::harness::{self, Case, Grid, Progress, Runner, Schedule};
 use crate::postgres::keys::*;
-use crate::report::experiment::Experiment;
+use crate::report::experiment::Description;
 use crate::results::{Params, ResultRecord, Trial};
 use crate::transport::Transport;
 use anyhow::{Context, Result};
@@ -40,8 +40,8 @@ pub struct Suite<'a> {
 
 /// One experiment's cases as the harness runs them: each case's parameters, the
 /// targets it runs on, and for auth the method to switch the cluster to first.
-struct PgRunner<'s> {
-    experiment: PgExperiment,
+struct PostgresRunner<'s> {
+    experiment: Experiment,
     targets: Vec<PgTarget>,
     cases: Vec<PgCase>,
     cluster: Option<&'s mut Cluster>,
@@ -57,7 +57,7 @@ struct PgCase {
     load: Option<Load>,
 }
 
-impl Runner for PgRunner<'_> {
+impl Runner for PostgresRunner<'_> {
     fn target_label(&self, target: usize) -> String {
         self.targets[target].label.clone()
     }
@@ -78,11 +78,11 @@ impl Runner for PgRunner<'_> {
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
         let (t, b) = (&self.targets[target], self.budget);
         match self.experiment {
-            PgExperiment::Query => fitted::query_trial(t, &b.queries, b.protocol, meter),
-            PgExperiment::Rows => fitted::rows_trial(t, &b.rows, meter),
-            PgExperiment::Connect => connect::trial(t, b.connections, b.connect_time, meter),
-            PgExperiment::Auth => connect::trial(t, b.auth_connections, b.auth_time, meter),
-            PgExperiment::Concurrent => {
+            Experiment::Query => fitted::query_trial(t, &b.queries, b.protocol, meter),
+            Experiment::Rows => fitted::rows_trial(t, &b.rows, meter),
+            Experiment::Connect => connect::trial(t, b.connections, b.connect_time, meter),
+            Experiment::Auth => connect::trial(t, b.auth_connections, b.auth_time, meter),
+            Experiment::Concurrent => {
                 let case = &self.cases[case];
                 let mut load = case.load.clone().context("no load")?;
                 if let Some((_, label)) = &mut load.progress {
@@ -98,8 +98,8 @@ impl Suite<'_> {
     /// The placements `experiment` runs under. On a user's server a new
     /// connection's backend is forked by the user's postmaster, which serves others
     /// and is never pinned, so connect and auth run placed freely there, as said.
-    fn placements_for(&self, experiment: PgExperiment) -> Vec<Placement> {
-        let forks = matches!(experiment, PgExperiment::Connect | PgExperiment::Auth);
+    fn placements_for(&self, experiment: Experiment) -> Vec<Placement> {
+        let forks = matches!(experiment, Experiment::Connect | Experiment::Auth);
         if self.cluster.is_some() || !forks || self.placements == [Placement::Free] {
             return self.placements.clone();
         }
@@ -112,7 +112,7 @@ impl Suite<'_> {
     }
 
     /// Runs every round of `experiment` and returns its ranked records.
-    pub fn run(&mut self, experiment: PgExperiment) -> Result<Vec<ResultRecord>> {
+    pub fn run(&mut self, experiment: Experiment) -> Result<Vec<ResultRecord>> {
         let (targets, cases) = self.cases(experiment);
         let described = self.described(experiment);
         let placements = self.placements_for(experiment);
@@ -134,9 +134,9 @@ impl Suite<'_> {
             described.headline,
         );
         // A user's script may create its own objects as it runs.
-        let script = experiment == PgExperiment::Concurrent && !self.concurrent.script.is_default();
+        let script = experiment == Experiment::Concurrent && !self.concurrent.script.is_default();
         self.untouched(described.id, !script)?;
-        let mut runner = PgRunner {
+        let mut runner = PostgresRunner {
             experiment,
             targets,
             cases,
@@ -144,12 +144,12 @@ impl Suite<'_> {
             budget: &self.budget,
         };
         let grid = harness::run(&schedule, &mut runner, self.progress)?;
-        if experiment == PgExperiment::Auth {
+        if experiment == Experiment::Auth {
             if let Some(cluster) = &mut runner.cluster {
                 cluster.set_auth(STANDING)?;
             }
         }
-        let PgRunner { targets, cases, .. } = runner;
+        let PostgresRunner { targets, cases, .. } = runner;
         self.untouched(described.id, !script)?;
         if let (true, Some((cluster, _))) = (script, &mut self.cluster) {
             cluster.accept_objects()?;
@@ -173,8 +173,8 @@ impl Suite<'_> {
 
     /// How `experiment` describes itself in this run: the concurrent experiment at a
     /// fixed rate compares latency, so it has its own description.
-    fn described(&self, experiment: PgExperiment) -> &'static Experiment {
-        if experiment == PgExperiment::Concurrent && self.concurrent.rate.is_some() {
+    fn described(&self, experiment: Experiment) -> &'static Description {
+        if experiment == Experiment::Concurrent && self.concurrent.rate.is_some() {
             &super::describe::CONCURRENT_RATE
         } else {
             experiment.describe()
@@ -182,7 +182,7 @@ impl Suite<'_> {
     }
 
     /// The targets of `experiment` and its cases over them.
-    fn cases(&self, experiment: PgExperiment) -> (Vec<PgTarget>, Vec<PgCase>) {
+    fn cases(&self, experiment: Experiment) -> (Vec<PgTarget>, Vec<PgCase>) {
         let all: Vec<usize> = (0..self.targets.len()).collect();
         let standing = self.cluster.is_some().then(|| STANDING.name().to_string());
         let described = self.described(experiment);
@@ -196,26 +196,24 @@ impl Suite<'_> {
             load: None,
         };
         match experiment {
-            PgExperiment::Query | PgExperiment::Rows => {
-                let counts = if experiment == PgExperiment::Query {
+            Experiment::Query | Experiment::Rows => {
+                let counts = if experiment == Experiment::Query {
                     &self.budget.queries
                 } else {
                     &self.budget.rows
                 };
                 let params = Params::default().with(COUNTS, Some(counts.clone())).with(
                     PROTOCOL,
-                    protocol
-                        .clone()
-                        .filter(|_| experiment == PgExperiment::Query),
+                    protocol.clone().filter(|_| experiment == Experiment::Query),
                 );
                 (self.targets.clone(), vec![case(params, all)])
             }
-            PgExperiment::Connect => {
+            Experiment::Connect => {
                 let params = Params::default().with(AUTH_METHOD, standing);
                 (self.targets.clone(), vec![case(params, all)])
             }
-            PgExperiment::Auth => self.auth_cases(),
-            PgExperiment::Concurrent => {
+            Experiment::Auth => self.auth_cases(),
+            Experiment::Concurrent => {
                 let plan = &self.concurrent;
                 let cases = plan
                     .clients
@@ -264,7 +262,7 @@ impl Suite<'_> {
         let case = |method: AuthMethod, targets: Vec<usize>| {
             let params = Params::default().with(AUTH_METHOD, Some(method.name().to_string()));
             PgCase {
-                label: PgExperiment::Auth.describe().case_label(&params),
+                label: Experiment::Auth.describe().case_label(&params),
                 params,
                 targets,
                 method: Some(method),
@@ -304,7 +302,7 @@ impl Suite<'_> {
     /// The records of a finished experiment, with the figures derived from others.
     fn records(
         &mut self,
-        experiment: PgExperiment,
+        experiment: Experiment,
         targets: &[PgTarget],
         cases: &[PgCase],
         grid: Grid,
@@ -332,14 +330,14 @@ impl Suite<'_> {
             }
         }
         match experiment {
-            PgExperiment::Query => {
+            Experiment::Query => {
                 for r in &records {
                     if let Some(q) = r.metrics.get(PER_QUERY_NS) {
                         self.per_query_ns.insert(r.transport.clone(), q);
                     }
                 }
             }
-            PgExperiment::Connect => {
+            Experiment::Connect => {
                 for r in &mut records {
                     let query = self
                         .per_query_ns
@@ -350,7 +348,7 @@ impl Suite<'_> {
                     r.metrics.set(HANDSHAKE_NS, handshake);
                 }
             }
-            PgExperiment::Auth => auth_costs(&mut records),
+            Experiment::Auth => auth_costs(&mut records),
             _ => {}
         }
         records

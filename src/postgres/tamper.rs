@@ -124,14 +124,14 @@ mod tests {
     use super::*;
     use crate::postgres::args::PostgresArgs;
     use crate::postgres::cluster_tests::binaries_or_skip;
-    use crate::postgres::experiment::PgExperiment;
+    use crate::postgres::experiment::Experiment;
     use crate::postgres::plan::PostgresPlan;
     use crate::postgres::suite::Suite;
     use crate::postgres::targets::cluster_targets;
     use crate::transport::Transport;
 
     /// One round of `experiment` on `cluster`, as `sockbench postgres` runs it.
-    fn run(cluster: &mut Cluster, experiment: PgExperiment) -> Result<()> {
+    fn run(cluster: &mut Cluster, experiment: Experiment) -> Result<()> {
         let transports = [Transport::Unix, Transport::Tcp];
         let plan = PostgresPlan::from_args(&PostgresArgs {
             measuring: crate::plan::Measuring {
@@ -160,14 +160,14 @@ mod tests {
             return;
         };
         let mut cluster = Cluster::start(&binaries, &[Transport::Unix, Transport::Tcp], 1).unwrap();
-        run(&mut cluster, PgExperiment::Query).expect("a clean cluster is measured");
+        run(&mut cluster, Experiment::Query).expect("a clean cluster is measured");
         // What runs as role foo (a user's script) can change its own defaults; a
         // change made before an experiment starts is as much a change.
         let foo = Conn::connect(&cluster.params(Transport::Tcp).unwrap()).unwrap();
         foo.query_value("ALTER ROLE foo SET jit_above_cost = 0")
             .unwrap();
         drop(foo);
-        let e = run(&mut cluster, PgExperiment::Query).expect_err("the change is seen");
+        let e = run(&mut cluster, Experiment::Query).expect_err("the change is seen");
         let line = format!("{e:#}");
         assert!(line.contains("not as it was made"), "{line}");
         assert!(line.contains("jit_above_cost=0"), "{line}");

@@ -2,7 +2,7 @@
 //! The letters are redis-benchmark's where it has one: `-c` clients, `-d` value
 //! size, `-P` pipeline depth.
 
-use super::RedisExperiment;
+use super::Experiment;
 use crate::plan::Measuring;
 use crate::transport::Transport;
 use clap::Args;
@@ -28,7 +28,7 @@ pub struct RedisArgs {
 
     /// Experiments to run, comma-separated [default: all].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub experiments: Option<Vec<RedisExperiment>>,
+    pub experiments: Option<Vec<Experiment>>,
 
     #[command(flatten)]
     pub measuring: Measuring,

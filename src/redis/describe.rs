@@ -7,7 +7,7 @@ use super::keys::*;
 use crate::report::block::Block;
 use crate::report::columns::{certainty_notes, distinct, having, legend_with_tls, Columns, TAILS};
 use crate::report::experiment::{
-    CaseParam, Chart, Experiment, Form, Pick, VerdictLine, Work, WorkKind,
+    CaseParam, Chart, Description, Form, Pick, VerdictLine, Work, WorkKind,
 };
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
@@ -32,7 +32,7 @@ const CONNECTION_TIME: Metric = Metric::new("latency_ns.p50", Unit::Time, Better
 /// Every figure the experiments record.
 const FIGURES: &[Metric] = &[RTT, PER_COMMAND, OPS, CONNECTIONS, CONNECTION_TIME];
 
-pub static PING: Experiment = Experiment {
+pub static PING: Description = Description {
     id: "redis.ping",
     title: "PING round trips on one connection",
     chart_title: "Round trip of a PING (p50)",
@@ -59,7 +59,7 @@ pub static PING: Experiment = Experiment {
     }),
 };
 
-pub static GET: Experiment = Experiment {
+pub static GET: Description = Description {
     id: "redis.get",
     title: "GET round trips on one connection, by value size",
     chart_title: "Round trip of a GET (p50) by value size",
@@ -97,7 +97,7 @@ pub static GET: Experiment = Experiment {
     }),
 };
 
-pub static PIPELINE: Experiment = Experiment {
+pub static PIPELINE: Description = Description {
     id: "redis.pipeline",
     title: "pipelined GETs of 64 B on one connection, their replies read together",
     chart_title: "Time per pipelined GET",
@@ -124,7 +124,7 @@ pub static PIPELINE: Experiment = Experiment {
     }),
 };
 
-pub static CONNECT: Experiment = Experiment {
+pub static CONNECT: Description = Description {
     id: "redis.connect",
     title: "connect, AUTH, PING, close",
     chart_title: "New Redis connections per second (connect, AUTH, PING, close)",
@@ -151,7 +151,7 @@ pub static CONNECT: Experiment = Experiment {
     }),
 };
 
-pub static CONCURRENT: Experiment = Experiment {
+pub static CONCURRENT: Description = Description {
     id: "redis.concurrent",
     title: "clients doing GETs of 64 B at once, like redis-benchmark -c",
     chart_title: "GETs per second of all clients together",
@@ -185,7 +185,7 @@ pub static CONCURRENT: Experiment = Experiment {
 
 /// PING and GET: per case, the round trip with its certainty and tails, and the
 /// commands per second.
-fn round_trips(experiment: &'static Experiment, records: &[ResultRecord]) -> Block {
+fn round_trips(experiment: &'static Description, records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
     for size in distinct(records, |r| r.params.get(SIZE)) {
         let cells = table.place(&having(records, |r| r.params.get(SIZE), &size));
@@ -258,7 +258,7 @@ fn concurrent(records: &[ResultRecord]) -> Block {
 }
 
 /// The block of `experiment` with the rows laid out and the footnotes.
-fn finish(experiment: &'static Experiment, table: Columns, records: &[ResultRecord]) -> Block {
+fn finish(experiment: &'static Description, table: Columns, records: &[ResultRecord]) -> Block {
     table.into_block(
         experiment,
         records,

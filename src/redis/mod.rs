@@ -33,7 +33,7 @@ pub use program::{find_program, version};
 pub use server::Server;
 
 use crate::cpu::Meter;
-use crate::report::experiment::Experiment;
+use crate::report::experiment::Description;
 use crate::report::family::Family;
 use crate::results::{Params, Trial};
 use crate::transport::Transport;
@@ -73,7 +73,7 @@ pub static FAMILY: Family = Family {
 
 crate::named! {
     /// One Redis experiment.
-    pub enum RedisExperiment as "experiment" {
+    pub enum Experiment as "experiment" {
         /// PING round trips on one connection.
         Ping = "ping",
         /// GET round trips on one connection, by value size.
@@ -87,16 +87,16 @@ crate::named! {
     }
 }
 
-impl RedisExperiment {
+impl Experiment {
     /// How the experiment describes itself (also listed, in report order, in
     /// [`FAMILY`]).
-    pub fn describe(self) -> &'static Experiment {
+    pub fn describe(self) -> &'static Description {
         match self {
-            RedisExperiment::Ping => &describe::PING,
-            RedisExperiment::Get => &describe::GET,
-            RedisExperiment::Pipeline => &describe::PIPELINE,
-            RedisExperiment::Connect => &describe::CONNECT,
-            RedisExperiment::Concurrent => &describe::CONCURRENT,
+            Experiment::Ping => &describe::PING,
+            Experiment::Get => &describe::GET,
+            Experiment::Pipeline => &describe::PIPELINE,
+            Experiment::Connect => &describe::CONNECT,
+            Experiment::Concurrent => &describe::CONCURRENT,
         }
     }
 
@@ -111,21 +111,21 @@ impl RedisExperiment {
         let budget = &plan.budget;
         let param = |value: Option<u64>| value.context("experiment parameter missing");
         match self {
-            RedisExperiment::Ping => {
+            Experiment::Ping => {
                 roundtrip::trial(target, &Work::ping(), None, budget.round_trips, meter)
             }
-            RedisExperiment::Get => {
+            Experiment::Get => {
                 let size = param(params.get(SIZE))?;
                 let work = Work::get(size);
                 roundtrip::trial(target, &work, Some(size), budget.round_trips, meter)
             }
-            RedisExperiment::Pipeline => {
+            Experiment::Pipeline => {
                 let size = concurrent::VALUE_SIZE;
                 let work = Work::pipeline(size, param(params.get(DEPTH))?, true);
                 roundtrip::trial(target, &work, Some(size), budget.round_trips, meter)
             }
-            RedisExperiment::Connect => connect::trial(target, budget.connect, meter),
-            RedisExperiment::Concurrent => {
+            Experiment::Connect => connect::trial(target, budget.connect, meter),
+            Experiment::Concurrent => {
                 let clients = param(params.get(CLIENTS))? as usize;
                 concurrent::trial(target, clients, budget.concurrent, meter)
             }
@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn each_experiment_is_described_by_its_own_entry_in_the_family() {
-        for e in RedisExperiment::ALL {
+        for e in Experiment::ALL {
             assert_eq!(e.describe().id, format!("redis.{e}"));
             assert!(FAMILY.experiments.contains(&e.describe()), "{e}");
         }

@@ -3,7 +3,7 @@
 use super::args::RedisArgs;
 use super::keys::*;
 use super::url::{self, UserUrl};
-use super::RedisExperiment;
+use super::Experiment;
 use crate::cpu::affinity::Placement;
 use crate::error::usage;
 use crate::harness::Rounds;
@@ -33,7 +33,7 @@ pub enum Source {
     /// A throwaway `redis-server` on these transports.
     Throwaway(Vec<Transport>),
     /// The user's servers.
-    Urls(Vec<UserUrl>),
+    User(Vec<UserUrl>),
 }
 
 /// How long each trial's timed loop may run.
@@ -61,7 +61,7 @@ impl Budget {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RedisPlan {
     pub source: Source,
-    pub experiments: Vec<RedisExperiment>,
+    pub experiments: Vec<Experiment>,
     pub rounds: Rounds,
     pub placements: Vec<Placement>,
     pub sizes: Vec<u64>,
@@ -79,7 +79,7 @@ impl RedisPlan {
                      the transport it names",
                 ))
             }
-            (_, false) => Source::Urls(urls(&args.urls)?),
+            (_, false) => Source::User(urls(&args.urls)?),
             (Some(list), true) => {
                 let transports = distinct("--transports", list)?;
                 super::FAMILY.check_transports(&transports).map_err(usage)?;
@@ -87,7 +87,7 @@ impl RedisPlan {
             }
             (None, true) => Source::Throwaway(DEFAULT_TRANSPORTS.to_vec()),
         };
-        let experiments = args.experiments.as_deref().unwrap_or(&RedisExperiment::ALL);
+        let experiments = args.experiments.as_deref().unwrap_or(&Experiment::ALL);
         if experiments.is_empty() {
             return Err(usage(
                 "--experiments is empty; name at least one experiment",
@@ -95,7 +95,7 @@ impl RedisPlan {
         }
         let depth = bounded("-P/--pipeline", args.pipeline, DEFAULT_DEPTH, MAX_DEPTH)?;
         let clients = bounded("-c/--clients", args.clients, DEFAULT_CLIENTS, MAX_CLIENTS)?;
-        if experiments.contains(&RedisExperiment::Concurrent) {
+        if experiments.contains(&Experiment::Concurrent) {
             crate::plan::check_open_files("-c/--clients", u64::from(clients))?;
         }
         let placements = crate::plan::placements(
@@ -126,41 +126,39 @@ impl RedisPlan {
     }
 
     /// The rounds of an experiment and how long each of its trials runs.
-    pub fn timing(&self, experiment: RedisExperiment) -> crate::harness::estimate::Timing {
+    pub fn timing(&self, experiment: Experiment) -> crate::harness::estimate::Timing {
         let b = &self.budget;
         crate::harness::estimate::Timing {
             rounds: self.rounds,
             trial: match experiment {
-                RedisExperiment::Ping | RedisExperiment::Get | RedisExperiment::Pipeline => {
-                    b.round_trips
-                }
-                RedisExperiment::Connect => b.connect,
-                RedisExperiment::Concurrent => b.concurrent,
+                Experiment::Ping | Experiment::Get | Experiment::Pipeline => b.round_trips,
+                Experiment::Connect => b.connect,
+                Experiment::Concurrent => b.concurrent,
             },
             around: match experiment {
-                RedisExperiment::Connect => CONNECT_AROUND,
-                RedisExperiment::Concurrent => CLIENT_START * self.clients,
+                Experiment::Connect => CONNECT_AROUND,
+                Experiment::Concurrent => CLIENT_START * self.clients,
                 _ => Duration::ZERO,
             },
         }
     }
 
     /// The cases an experiment runs, one table section each.
-    pub fn cases(&self, experiment: RedisExperiment) -> Vec<Params> {
+    pub fn cases(&self, experiment: Experiment) -> Vec<Params> {
         let ms = |d: Duration| d.as_millis() as u64;
         let round_trips = Params::default().with(DURATION_MS, ms(self.budget.round_trips));
         match experiment {
-            RedisExperiment::Ping => vec![round_trips],
-            RedisExperiment::Get => self
+            Experiment::Ping => vec![round_trips],
+            Experiment::Get => self
                 .sizes
                 .iter()
                 .map(|&size| round_trips.clone().with(SIZE, size))
                 .collect(),
-            RedisExperiment::Pipeline => vec![round_trips.with(DEPTH, u64::from(self.depth))],
-            RedisExperiment::Connect => {
+            Experiment::Pipeline => vec![round_trips.with(DEPTH, u64::from(self.depth))],
+            Experiment::Connect => {
                 vec![Params::default().with(DURATION_MS, ms(self.budget.connect))]
             }
-            RedisExperiment::Concurrent => vec![Params::default()
+            Experiment::Concurrent => vec![Params::default()
                 .with(CLIENTS, u64::from(self.clients))
                 .with(DURATION_MS, ms(self.budget.concurrent))],
         }
@@ -230,16 +228,13 @@ mod tests {
     fn defaults_are_redis_benchmarks_and_every_experiment() {
         let p = plan(&[]).unwrap();
         assert_eq!(p.source, Source::Throwaway(DEFAULT_TRANSPORTS.to_vec()));
-        assert_eq!(p.experiments, RedisExperiment::ALL);
+        assert_eq!(p.experiments, Experiment::ALL);
         assert_eq!((p.depth, p.clients), (16, 50));
-        let gets = p.cases(RedisExperiment::Get);
+        let gets = p.cases(Experiment::Get);
         let sizes: Vec<_> = gets.iter().map(|c| c.get(SIZE)).collect();
         assert_eq!(sizes, [Some(64), Some(4096), Some(65536)]);
-        assert_eq!(p.cases(RedisExperiment::Pipeline)[0].get(DEPTH), Some(16));
-        assert_eq!(
-            p.cases(RedisExperiment::Concurrent)[0].get(CLIENTS),
-            Some(50)
-        );
+        assert_eq!(p.cases(Experiment::Pipeline)[0].get(DEPTH), Some(16));
+        assert_eq!(p.cases(Experiment::Concurrent)[0].get(CLIENTS), Some(50));
     }
 
     #[test]

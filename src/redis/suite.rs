@@ -5,7 +5,7 @@
 use super::plan::{RedisPlan, Source};
 use super::resp::{Reply, Request};
 use super::target::Target;
-use super::{RedisExperiment, Server};
+use super::{Experiment, Server};
 use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::error::usage;
@@ -30,7 +30,7 @@ impl Plan for RedisPlan {
     fn estimate(&self) -> Estimate {
         let (targets, setup) = match &self.source {
             Source::Throwaway(transports) => (transports.len(), SERVER_START),
-            Source::Urls(urls) => (urls.len(), Duration::ZERO),
+            Source::User(urls) => (urls.len(), Duration::ZERO),
         };
         let placed = self.placements.len() * targets;
         Estimate {
@@ -70,7 +70,7 @@ pub fn measure(plan: &RedisPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
         (None, None) => None,
     };
     for &experiment in &plan.experiments {
-        let mut runner = ExperimentRunner {
+        let mut runner = RedisRunner {
             plan,
             experiment,
             cases: harness::placed(plan.cases(experiment), &plan.placements, |p| p),
@@ -167,7 +167,7 @@ struct Reached {
 /// Starts the throwaway server, or takes the user's, and the targets to measure.
 fn reach(plan: &RedisPlan, progress: &dyn Progress) -> Result<Reached> {
     match &plan.source {
-        Source::Urls(urls) => {
+        Source::User(urls) => {
             let targets = urls.iter().map(Target::user).collect::<Result<Vec<_>>>()?;
             Ok(Reached {
                 server: None,
@@ -265,9 +265,9 @@ pub(super) fn reported_version(target: &Target) -> Result<Option<String>> {
 }
 
 /// One experiment's trials, as the harness runs them.
-struct ExperimentRunner<'a> {
+struct RedisRunner<'a> {
     plan: &'a RedisPlan,
-    experiment: RedisExperiment,
+    experiment: Experiment,
     cases: Vec<Params>,
     targets: &'a [Target],
     /// The server's process: the throwaway one, or the user's found on this
@@ -280,7 +280,7 @@ struct ExperimentRunner<'a> {
     throwaway: bool,
 }
 
-impl Runner for ExperimentRunner<'_> {
+impl Runner for RedisRunner<'_> {
     fn target_label(&self, target: usize) -> String {
         self.targets[target].label.clone()
     }

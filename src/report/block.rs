@@ -6,7 +6,7 @@
 //! number with its unit or the ratio with its interval, so a renderer never parses
 //! text made for the terminal.
 
-use super::experiment::Experiment;
+use super::experiment::Description;
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
 use crate::stats::Interval;
@@ -15,7 +15,7 @@ use crate::stats::Interval;
 #[derive(Debug, Clone)]
 pub struct Block {
     /// The experiment whose records fill the table; none for tables of other facts.
-    pub experiment: Option<&'static Experiment>,
+    pub experiment: Option<&'static Description>,
     /// The records behind the rows, for the formats that draw charts of them.
     pub records: Vec<ResultRecord>,
     pub title: String,
@@ -110,7 +110,7 @@ impl Row {
 impl Block {
     /// An empty table of an experiment's records, titled with what was measured
     /// and over how many rounds.
-    pub fn experiment(experiment: &'static Experiment, records: &[ResultRecord]) -> Block {
+    pub fn experiment(experiment: &'static Description, records: &[ResultRecord]) -> Block {
         let rounds = records.first().map_or(0, |r| r.trials.len());
         Block {
             experiment: Some(experiment),

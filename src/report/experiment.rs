@@ -1,6 +1,6 @@
 //! How an experiment describes itself, once: its id in result files, its title, its
 //! headline figure, the parameters that tell its cases apart, its table, its charts
-//! and its verdict line. Each server family declares a static [`Experiment`] per
+//! and its verdict line. Each server family declares a static [`Description`] per
 //! experiment; the report, charts, verdict and comparison iterate a [`Catalog`] of
 //! them instead of knowing any experiment by name.
 
@@ -17,7 +17,7 @@ use crate::units::format_size;
 pub use super::family::{Family, Plan};
 
 /// One experiment, as the report and its formats see it.
-pub struct Experiment {
+pub struct Description {
     /// The id in result files, `family.name` (e.g. `sockets.pingpong`). Compared with
     /// a record's `experiment` only in [`Catalog::find`].
     pub id: &'static str,
@@ -45,7 +45,7 @@ pub struct Experiment {
     pub verdict: Option<VerdictLine>,
 }
 
-impl Experiment {
+impl Description {
     /// The family that declares it: its id's part before the dot.
     pub fn family(&self) -> &'static str {
         self.id
@@ -81,14 +81,14 @@ pub fn placement(params: &Params) -> Option<Placement> {
     params.get(PLACEMENT)?.parse().ok()
 }
 
-impl std::fmt::Debug for Experiment {
+impl std::fmt::Debug for Description {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.id)
     }
 }
 
-impl PartialEq for Experiment {
-    fn eq(&self, other: &Experiment) -> bool {
+impl PartialEq for Description {
+    fn eq(&self, other: &Description) -> bool {
         self.id == other.id
     }
 }
@@ -244,7 +244,7 @@ pub struct Work {
     pub typical: &'static [f64],
     /// For new connections: the experiment of one request on a kept connection, to
     /// say how many requests a connection costs.
-    pub pool_against: Option<&'static Experiment>,
+    pub pool_against: Option<&'static Description>,
 }
 
 /// How a verdict line reads its figures.
@@ -279,7 +279,7 @@ pub enum Pick {
 /// and the servers they measure.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
-    experiments: Vec<&'static Experiment>,
+    experiments: Vec<&'static Description>,
     servers: Vec<ServerName>,
 }
 
@@ -292,7 +292,7 @@ pub struct ServerName {
 }
 
 impl Catalog {
-    pub fn new(experiments: impl IntoIterator<Item = &'static Experiment>) -> Catalog {
+    pub fn new(experiments: impl IntoIterator<Item = &'static Description>) -> Catalog {
         Catalog {
             experiments: experiments.into_iter().collect(),
             servers: Vec::new(),
@@ -308,7 +308,7 @@ impl Catalog {
     }
 
     /// Every experiment, in the order the families declare them.
-    pub fn all(&self) -> &[&'static Experiment] {
+    pub fn all(&self) -> &[&'static Description] {
         &self.experiments
     }
 
@@ -318,26 +318,26 @@ impl Catalog {
     }
 
     /// The experiment a result file names `id`: the one place an id is read.
-    pub fn find(&self, id: &str) -> Option<&'static Experiment> {
+    pub fn find(&self, id: &str) -> Option<&'static Description> {
         self.experiments.iter().copied().find(|e| e.id == id)
     }
 
     /// The experiment of a record.
-    pub fn of(&self, record: &ResultRecord) -> Option<&'static Experiment> {
+    pub fn of(&self, record: &ResultRecord) -> Option<&'static Description> {
         self.find(&record.experiment)
     }
 
     /// The family that measured a record (`sockets`, `postgres`, `redis`), for an
     /// experiment the catalog knows.
     pub fn family_of(&self, record: &ResultRecord) -> Option<&'static str> {
-        self.of(record).map(Experiment::family)
+        self.of(record).map(Description::family)
     }
 
     /// The records of `experiment` among `records`.
     pub fn records_of<'r>(
         &self,
         records: &'r [ResultRecord],
-        experiment: &Experiment,
+        experiment: &Description,
     ) -> Vec<&'r ResultRecord> {
         records
             .iter()
@@ -363,7 +363,7 @@ mod tests {
         .short(Some("{} cl."));
     const TIME: Metric = Metric::new("rtt_ns.p50", Unit::Time, Better::Lower);
 
-    static FAKE: Experiment = Experiment {
+    static FAKE: Description = Description {
         id: "fake.get",
         title: "a fake",
         chart_title: "a fake",

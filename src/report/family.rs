@@ -6,7 +6,7 @@
 //! Every field is a plain value or function, so a family is one `static` in its
 //! folder and one line in `families.rs`.
 
-use super::experiment::Experiment;
+use super::experiment::Description;
 use crate::harness::{Progress, Sink};
 use crate::leftovers::Kind;
 use crate::transport::Transport;
@@ -23,7 +23,7 @@ pub struct Family {
     /// measures a server of its own kind; its version is then a fact of every report.
     pub server: Option<&'static str>,
     /// Its experiments, in the order reports list them.
-    pub experiments: &'static [&'static Experiment],
+    pub experiments: &'static [&'static Description],
     /// Its command line: about, help and arguments (which flatten the arguments
     /// every measuring command shares, `Measuring`).
     pub command: fn() -> clap::Command,

@@ -1,6 +1,6 @@
 //! The `sockets` command's arguments as clap sees them; `plan.rs` validates them.
 
-use super::Workload;
+use super::Experiment;
 use crate::plan::Measuring;
 use crate::transport::{Endpoint, TlsVersion, Transport};
 use clap::Args;
@@ -25,7 +25,7 @@ pub struct SocketsArgs {
 
     /// Workloads to run, comma-separated [default: connect,pingpong,stream].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub workloads: Option<Vec<Workload>>,
+    pub workloads: Option<Vec<Experiment>>,
 
     #[command(flatten)]
     pub measuring: Measuring,

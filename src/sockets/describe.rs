@@ -8,7 +8,7 @@ use super::keys::*;
 use crate::report::block::Block;
 use crate::report::columns::{certainty_notes, distinct, having, legend_with_tls, Columns, TAILS};
 use crate::report::experiment::{
-    CaseParam, Chart, Experiment, Form, Pick, VerdictLine, Work, WorkKind,
+    CaseParam, Chart, Description, Form, Pick, VerdictLine, Work, WorkKind,
 };
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
@@ -27,7 +27,7 @@ const BY_CLIENTS: CaseParam = CaseParam::new(CLIENTS.name, Form::Number, "{} cli
 /// Every figure the experiments record.
 const FIGURES: &[Metric] = &[CONNECTIONS, RTT, THROUGHPUT, OPS];
 
-pub static CONNECT: Experiment = Experiment {
+pub static CONNECT: Description = Description {
     id: "sockets.connect",
     title: "connect, read the 12-byte greeting, close",
     chart_title: "New connections per second (connect, greeting, close)",
@@ -60,7 +60,7 @@ const CONNECTIONS: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher
 /// Round trip time p50.
 const RTT: Metric = Metric::new("rtt_ns.p50", Unit::Time, Better::Lower);
 
-pub static PINGPONG: Experiment = Experiment {
+pub static PINGPONG: Description = Description {
     id: "sockets.pingpong",
     title: "request/response round trips on one connection",
     chart_title: "Round trip time (p50) by message size",
@@ -101,7 +101,7 @@ pub static PINGPONG: Experiment = Experiment {
 /// Stream throughput.
 const THROUGHPUT: Metric = Metric::new("bytes_per_s", Unit::ByteRate, Better::Higher);
 
-pub static STREAM: Experiment = Experiment {
+pub static STREAM: Description = Description {
     id: "sockets.stream",
     title: "bulk bytes one way",
     chart_title: "Bulk bytes per second by write size",
@@ -140,7 +140,7 @@ pub static STREAM: Experiment = Experiment {
 /// Round trips per second of all clients.
 const OPS: Metric = Metric::new("ops_per_s", Unit::Rate, Better::Higher);
 
-pub static CONCURRENT: Experiment = Experiment {
+pub static CONCURRENT: Description = Description {
     id: "sockets.concurrent",
     title: "clients doing 64-byte round trips at once",
     chart_title: "Round trips per second of all clients together",
@@ -256,7 +256,7 @@ fn concurrent(records: &[ResultRecord]) -> Block {
 }
 
 /// The block of `experiment` with the rows laid out and the footnotes.
-fn finish(experiment: &'static Experiment, table: Columns, records: &[ResultRecord]) -> Block {
+fn finish(experiment: &'static Description, table: Columns, records: &[ResultRecord]) -> Block {
     table.into_block(
         experiment,
         records,

@@ -20,7 +20,7 @@ pub(crate) mod suite;
 mod watchdog;
 
 use crate::cpu::Meter;
-use crate::report::experiment::{Experiment, Family};
+use crate::report::experiment::{Description, Family};
 use crate::results::{Params, Trial};
 use crate::sockets::keys::*;
 use crate::transport::{Conn, Connector, Endpoint, TlsInfo, TlsVersion, Transport};
@@ -58,7 +58,7 @@ pub static FAMILY: Family = Family {
 
 crate::named! {
     /// One raw socket workload.
-    pub enum Workload as "workload" {
+    pub enum Experiment as "workload" {
         /// Connect, read the greeting, close: the cost of a new connection.
         Connect = "connect",
         /// Request and response of one size on one connection.
@@ -70,15 +70,15 @@ crate::named! {
     }
 }
 
-impl Workload {
+impl Experiment {
     /// How the experiment describes itself (also listed, in report order, in
     /// [`FAMILY`]).
-    pub fn describe(self) -> &'static Experiment {
+    pub fn describe(self) -> &'static Description {
         match self {
-            Workload::Connect => &describe::CONNECT,
-            Workload::PingPong => &describe::PINGPONG,
-            Workload::Stream => &describe::STREAM,
-            Workload::Concurrent => &describe::CONCURRENT,
+            Experiment::Connect => &describe::CONNECT,
+            Experiment::PingPong => &describe::PINGPONG,
+            Experiment::Stream => &describe::STREAM,
+            Experiment::Concurrent => &describe::CONCURRENT,
         }
     }
 
@@ -91,11 +91,11 @@ impl Workload {
         meter: &mut Meter,
     ) -> Result<Trial> {
         match self {
-            Workload::Connect => connect::trial(target, budget.connect, meter),
-            Workload::PingPong => {
+            Experiment::Connect => connect::trial(target, budget.connect, meter),
+            Experiment::PingPong => {
                 pingpong::trial(target, param(params.get(SIZE))?, budget.pingpong, meter)
             }
-            Workload::Stream => stream::trial(
+            Experiment::Stream => stream::trial(
                 target,
                 param(params.get(WRITE_SIZE))?,
                 params.get(STREAMS).unwrap_or(1) as usize,
@@ -103,7 +103,7 @@ impl Workload {
                 budget.stream,
                 meter,
             ),
-            Workload::Concurrent => {
+            Experiment::Concurrent => {
                 let clients = param(params.get(CLIENTS))? as usize;
                 concurrent::trial(target, clients, budget.concurrent, meter)
             }
@@ -243,7 +243,7 @@ mod tests {
 
     #[test]
     fn each_workload_is_described_by_its_own_entry_in_the_family() {
-        for w in Workload::ALL {
+        for w in Experiment::ALL {
             assert_eq!(w.describe().id, format!("sockets.{w}"));
             assert!(FAMILY.experiments.contains(&w.describe()), "{w}");
         }

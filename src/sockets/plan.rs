@@ -7,7 +7,7 @@ use crate::error::usage;
 use crate::plan::{distinct, DEFAULT_TRANSPORTS};
 use crate::results::Params;
 use crate::sockets::server::protocol::MAX_MESSAGE;
-use crate::sockets::{Budget, Workload};
+use crate::sockets::{Budget, Experiment};
 use crate::transport::{Endpoint, TlsVersion, Transport};
 use crate::units::{format_size, parse_size};
 use anyhow::Result;
@@ -22,18 +22,18 @@ const STREAM_TIMES: std::ops::RangeInclusive<Duration> =
 
 /// Where the server under test comes from.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ServerSource {
+pub enum Source {
     /// Start a `sockbench serve` child listening on these transports.
-    Spawn(Vec<Transport>),
+    Throwaway(Vec<Transport>),
     /// Use servers already running at these addresses.
-    Running(Vec<Endpoint>),
+    User(Vec<Endpoint>),
 }
 
 /// A validated `sockets` run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SocketsPlan {
-    pub server: ServerSource,
-    pub workloads: Vec<Workload>,
+    pub server: Source,
+    pub workloads: Vec<Experiment>,
     pub rounds: crate::harness::Rounds,
     pub placements: Vec<crate::cpu::affinity::Placement>,
     pub sizes: Vec<u64>,
@@ -54,7 +54,11 @@ const CONNECT_AROUND: Duration = Duration::from_millis(200);
 const CLIENT_START: Duration = Duration::from_millis(3);
 
 /// What runs when the arguments do not say.
-const DEFAULT_WORKLOADS: [Workload; 3] = [Workload::Connect, Workload::PingPong, Workload::Stream];
+const DEFAULT_WORKLOADS: [Experiment; 3] = [
+    Experiment::Connect,
+    Experiment::PingPong,
+    Experiment::Stream,
+];
 const DEFAULT_SIZES: [u64; 3] = [64, 4 << 10, 64 << 10];
 const DEFAULT_WRITE_SIZES: [u64; 2] = [4 << 10, 64 << 10];
 const DEFAULT_CLIENTS: u32 = 8;
@@ -68,15 +72,15 @@ impl SocketsPlan {
                      the transports",
                 ))
             }
-            (_, false) => ServerSource::Running(args.servers.clone()),
+            (_, false) => Source::User(args.servers.clone()),
             (Some(list), true) => {
                 let transports = distinct("--transports", list)?;
                 super::FAMILY.check_transports(&transports).map_err(usage)?;
-                ServerSource::Spawn(transports)
+                Source::Throwaway(transports)
             }
-            (None, true) => ServerSource::Spawn(DEFAULT_TRANSPORTS.to_vec()),
+            (None, true) => Source::Throwaway(DEFAULT_TRANSPORTS.to_vec()),
         };
-        if let ServerSource::Running(endpoints) = &server {
+        if let Source::User(endpoints) = &server {
             let transports: Vec<Transport> = endpoints.iter().map(Endpoint::transport).collect();
             if distinct("--server", &transports).is_err() {
                 return Err(usage("give at most one --server address per transport"));
@@ -100,7 +104,7 @@ impl SocketsPlan {
         if args
             .workloads
             .as_ref()
-            .is_some_and(|w| w.contains(&Workload::Concurrent))
+            .is_some_and(|w| w.contains(&Experiment::Concurrent))
         {
             crate::plan::check_open_files("--clients", u64::from(clients))?;
         }
@@ -141,30 +145,32 @@ impl SocketsPlan {
     }
 
     /// The rounds of a workload and how long each of its trials runs.
-    pub fn timing(&self, workload: Workload) -> crate::harness::estimate::Timing {
+    pub fn timing(&self, workload: Experiment) -> crate::harness::estimate::Timing {
         let b = &self.budget;
         crate::harness::estimate::Timing {
             rounds: self.rounds,
             trial: match workload {
-                Workload::Connect => b.connect,
-                Workload::PingPong => b.pingpong,
-                Workload::Stream => b.stream,
-                Workload::Concurrent => b.concurrent,
+                Experiment::Connect => b.connect,
+                Experiment::PingPong => b.pingpong,
+                Experiment::Stream => b.stream,
+                Experiment::Concurrent => b.concurrent,
             },
             around: match workload {
-                Workload::Connect => CONNECT_AROUND,
-                Workload::Concurrent => CLIENT_START * self.clients,
-                Workload::PingPong | Workload::Stream => Duration::ZERO,
+                Experiment::Connect => CONNECT_AROUND,
+                Experiment::Concurrent => CLIENT_START * self.clients,
+                Experiment::PingPong | Experiment::Stream => Duration::ZERO,
             },
         }
     }
 
     /// The parameter sets a workload runs with, one table section each.
-    pub fn cases(&self, workload: Workload) -> Vec<Params> {
+    pub fn cases(&self, workload: Experiment) -> Vec<Params> {
         let ms = |d: std::time::Duration| Some(d.as_millis() as u64);
         match workload {
-            Workload::Connect => vec![Params::default().with(DURATION_MS, ms(self.budget.connect))],
-            Workload::PingPong => self
+            Experiment::Connect => {
+                vec![Params::default().with(DURATION_MS, ms(self.budget.connect))]
+            }
+            Experiment::PingPong => self
                 .sizes
                 .iter()
                 .map(|&size| {
@@ -173,7 +179,7 @@ impl SocketsPlan {
                         .with(DURATION_MS, ms(self.budget.pingpong))
                 })
                 .collect(),
-            Workload::Stream => self
+            Experiment::Stream => self
                 .write_sizes
                 .iter()
                 .map(|&write_size| {
@@ -186,7 +192,7 @@ impl SocketsPlan {
                         .with(DURATION_MS, ms(self.budget.stream))
                 })
                 .collect(),
-            Workload::Concurrent => vec![Params::default()
+            Experiment::Concurrent => vec![Params::default()
                 .with(CLIENTS, Some(u64::from(self.clients)))
                 .with(DURATION_MS, ms(self.budget.concurrent))],
         }
@@ -195,12 +201,12 @@ impl SocketsPlan {
 
 /// The streams at once (`-P`), with `-t` and `-P` refused when no stream
 /// workload runs, and checked against the open-file limit.
-fn stream_options(args: &SocketsArgs, workloads: &[Workload]) -> Result<u32> {
+fn stream_options(args: &SocketsArgs, workloads: &[Experiment]) -> Result<u32> {
     let given = [
         ("-t/--time", args.time.is_some()),
         ("-P/--parallel", args.parallel.is_some()),
     ];
-    if !workloads.contains(&Workload::Stream) {
+    if !workloads.contains(&Experiment::Stream) {
         if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
             return Err(usage(format!(
                 "{flag} is for the stream workload; add stream to --workloads"
@@ -267,11 +273,15 @@ mod tests {
         let p = plan(&[]).unwrap();
         assert_eq!(
             p.server,
-            ServerSource::Spawn(vec![Transport::Unix, Transport::Tcp, Transport::Tls])
+            Source::Throwaway(vec![Transport::Unix, Transport::Tcp, Transport::Tls])
         );
         assert_eq!(
             p.workloads,
-            vec![Workload::Connect, Workload::PingPong, Workload::Stream]
+            vec![
+                Experiment::Connect,
+                Experiment::PingPong,
+                Experiment::Stream
+            ]
         );
         assert_eq!(p.rounds.min, 5);
         assert!(p.rounds.max > p.rounds.min, "rounds go on until settled");
@@ -314,7 +324,7 @@ mod tests {
             "the time alone ends a trial"
         );
         assert_eq!(p.budget.pingpong, Budget::FULL.pingpong);
-        let cases = p.cases(Workload::Stream);
+        let cases = p.cases(Experiment::Stream);
         assert!(cases.iter().all(|c| c.get(STREAMS) == Some(4)), "{cases:?}");
         assert!(cases.iter().all(|c| c.get(DURATION_MS) == Some(3_000)));
         let long = plan(&["--time", "500ms", "--parallel", "2", "--quick"]).unwrap();
@@ -323,7 +333,7 @@ mod tests {
         let one = plan(&["--quick"]).unwrap();
         assert_eq!(one.budget, Budget::QUICK);
         assert!(one
-            .cases(Workload::Stream)
+            .cases(Experiment::Stream)
             .iter()
             .all(|c| c.get(STREAMS).is_none()));
         for bad in [
@@ -343,7 +353,7 @@ mod tests {
     fn one_case_per_size() {
         let p = plan(&["--sizes", "1,64,1MiB"]).unwrap();
         let sizes: Vec<_> = p
-            .cases(Workload::PingPong)
+            .cases(Experiment::PingPong)
             .iter()
             .map(|c| c.get(SIZE))
             .collect();

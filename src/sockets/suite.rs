@@ -3,10 +3,10 @@
 //! workload runs on every transport once per round, the transport that goes first
 //! rotating from round to round.
 
-use super::plan::{ServerSource, SocketsPlan};
+use super::plan::{SocketsPlan, Source};
 use super::server::child::ServerProcess;
 use super::server::owner;
-use super::{first_contact, watchdog, Target, Workload};
+use super::{first_contact, watchdog, Experiment, Target};
 use crate::cpu::affinity::{self, Placement};
 use crate::cpu::Meter;
 use crate::error::usage;
@@ -30,14 +30,14 @@ impl Plan for SocketsPlan {
 
     fn estimate(&self) -> Estimate {
         let targets = match &self.server {
-            ServerSource::Spawn(transports) => transports.len(),
-            ServerSource::Running(endpoints) => endpoints.len(),
+            Source::Throwaway(transports) => transports.len(),
+            Source::User(endpoints) => endpoints.len(),
         };
         let placed = self.placements.len() * targets;
         Estimate {
             setup: match self.server {
-                ServerSource::Spawn(_) => SERVER_START,
-                ServerSource::Running(_) => Duration::ZERO,
+                Source::Throwaway(_) => SERVER_START,
+                Source::User(_) => Duration::ZERO,
             },
             works: self
                 .workloads
@@ -58,12 +58,12 @@ const SERVER_START: Duration = Duration::from_millis(300);
 pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
     progress.note("sockets: starting the server");
     let (server, endpoints) = match &plan.server {
-        ServerSource::Spawn(transports) => {
+        Source::Throwaway(transports) => {
             let server = ServerProcess::start(transports)?;
             let endpoints = server.endpoints().to_vec();
             (Some(server), endpoints)
         }
-        ServerSource::Running(endpoints) => (None, endpoints.clone()),
+        Source::User(endpoints) => (None, endpoints.clone()),
     };
     let (server_pid, load_known) = match &server {
         Some(child) => (Some(child.pid()), true),
@@ -92,7 +92,7 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
         .collect::<Result<_>>()?;
 
     for &workload in &plan.workloads {
-        let mut runner = WorkloadRunner {
+        let mut runner = SocketsRunner {
             plan,
             workload,
             cases: harness::placed(plan.cases(workload), &plan.placements, |p| p),
@@ -149,9 +149,9 @@ fn running_server(
 }
 
 /// One workload's trials, as the harness runs them.
-struct WorkloadRunner<'a> {
+struct SocketsRunner<'a> {
     plan: &'a SocketsPlan,
-    workload: Workload,
+    workload: Experiment,
     cases: Vec<Params>,
     targets: &'a [Target],
     /// The server process: sockbench's child, or the user's found on this machine.
@@ -161,7 +161,7 @@ struct WorkloadRunner<'a> {
     load_known: bool,
 }
 
-impl Runner for WorkloadRunner<'_> {
+impl Runner for SocketsRunner<'_> {
     fn target_label(&self, target: usize) -> String {
         self.targets[target].transport.to_string()
     }

@@ -229,7 +229,7 @@ fn cpu_figures(sentence: &str) -> Vec<String> {
 
 /// The case's parameters as the CSV writes them.
 fn case_cells(
-    experiment: &sockbench::report::experiment::Experiment,
+    experiment: &sockbench::report::experiment::Description,
     r: &ResultRecord,
 ) -> Vec<String> {
     experiment

@@ -5,13 +5,13 @@
 use super::{
     colour_of, draw, label_area, mesh, number, scale, text, Colours, Figure, WIDTH, X_LABELS,
 };
-use crate::report::experiment::Experiment;
+use crate::report::experiment::Description;
 use crate::results::ResultRecord;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
 /// The case and transport of a bar: `64 B tcp`, `10 cl. unix`, `md5 tls`.
-pub(super) fn case(experiment: &Experiment, r: &ResultRecord) -> String {
+pub(super) fn case(experiment: &Description, r: &ResultRecord) -> String {
     experiment
         .cases
         .iter()
@@ -25,7 +25,7 @@ pub(super) fn case(experiment: &Experiment, r: &ResultRecord) -> String {
 const REACH: f64 = 2.5;
 
 /// Horizontal bars of the headline median with 95% interval whiskers.
-pub fn bars(experiment: &Experiment, records: &[ResultRecord], colours: &Colours) -> Figure {
+pub fn bars(experiment: &Description, records: &[ResultRecord], colours: &Colours) -> Figure {
     let rounds = records.iter().map(|r| r.trials.len()).max().unwrap_or(0);
     let note = if records.iter().any(|r| r.headline.interval.is_some()) {
         format!("Bars: medians of {rounds} rounds; whiskers: 95% intervals.")
@@ -40,7 +40,7 @@ pub fn bars(experiment: &Experiment, records: &[ResultRecord], colours: &Colours
 }
 
 fn draw_bars(
-    experiment: &Experiment,
+    experiment: &Description,
     records: &[ResultRecord],
     colours: &Colours,
 ) -> Result<String, String> {

@@ -6,7 +6,7 @@
 use super::{draw, label_area, mesh, number, scale, text, Figure, Marked, LABELS, WIDTH, X_LABELS};
 use crate::cpu::why::Layer;
 use crate::report::columns::why::{layer_times, top_layers};
-use crate::report::experiment::Experiment;
+use crate::report::experiment::Description;
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
 use plotters::coord::types::RangedCoordf64;
@@ -36,7 +36,7 @@ const LEGEND_COLUMNS: usize = 3;
 
 /// The chart of an experiment's records that carry CPU by layer; none when none
 /// does.
-pub fn layers(experiment: &Experiment, records: &[ResultRecord]) -> Option<Figure> {
+pub fn layers(experiment: &Description, records: &[ResultRecord]) -> Option<Figure> {
     let bars: Vec<(String, Vec<(Layer, f64)>)> = records
         .iter()
         .filter_map(|r| {

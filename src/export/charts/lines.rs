@@ -4,7 +4,7 @@
 use super::{
     colour_of, draw, legend, mesh, number, scale, text, Colours, Marked, Series, WIDTH, X_LABELS,
 };
-use crate::report::experiment::Experiment;
+use crate::report::experiment::Description;
 use crate::results::metric::{Metric, Unit};
 use crate::results::ResultRecord;
 use crate::units::format_size;
@@ -81,7 +81,7 @@ pub fn lines(
 
 /// Total time of every batch against N, and each transport's fitted line.
 pub fn fitted(
-    experiment: &Experiment,
+    experiment: &Description,
     what: &str,
     intercept: &Metric,
     records: &[ResultRecord],

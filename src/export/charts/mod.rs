@@ -23,7 +23,7 @@ mod ratios;
 pub use crate::report::format::capitalised;
 
 use crate::report::columns::distinct;
-use crate::report::experiment::{Chart, Experiment};
+use crate::report::experiment::{Chart, Description};
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
 use bars::bars;
@@ -63,7 +63,7 @@ pub struct Figure {
 
 /// The charts of one experiment's records.
 pub fn for_experiment(
-    experiment: &Experiment,
+    experiment: &Description,
     records: &[ResultRecord],
     colours: &Colours,
 ) -> Vec<Figure> {

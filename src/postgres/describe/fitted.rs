@@ -8,7 +8,7 @@ use crate::postgres::keys::*;
 use crate::report::block::Block;
 use crate::report::columns::Columns;
 use crate::report::difference::resolved;
-use crate::report::experiment::Experiment;
+use crate::report::experiment::Description;
 use crate::results::figures::Key as FigureKey;
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
@@ -37,7 +37,7 @@ pub(super) const ROWS: Fit = Fit {
 
 /// The table of a fitted experiment, whose N counts what `fit` says.
 pub(super) fn fitted(
-    experiment: &'static Experiment,
+    experiment: &'static Description,
     fit: &Fit,
     records: &[ResultRecord],
 ) -> Block {
@@ -47,7 +47,7 @@ pub(super) fn fitted(
     finish(experiment, table, records)
 }
 
-fn fitted_rows(table: &mut Columns, experiment: &Experiment, fit: &Fit, columns: &Cells) {
+fn fitted_rows(table: &mut Columns, experiment: &Description, fit: &Fit, columns: &Cells) {
     let per = |r: &ResultRecord| experiment.headline.read(&r.metrics);
     let unit = fit.many;
     let counts = columns

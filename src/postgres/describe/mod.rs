@@ -23,7 +23,7 @@ use crate::report::block::Cell;
 use crate::report::columns::{distinct, figure_cell, having, Columns};
 use crate::report::difference::BELOW_RESOLUTION;
 use crate::report::experiment::{
-    CaseParam, Chart, Experiment, Form, Pick, VerdictLine, Work, WorkKind,
+    CaseParam, Chart, Description, Form, Pick, VerdictLine, Work, WorkKind,
 };
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
@@ -80,7 +80,7 @@ const FIGURES: &[Metric] = &[
 /// Time per query, the slope of the query fit.
 const PER_QUERY: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower);
 
-pub static QUERY: Experiment = Experiment {
+pub static QUERY: Description = Description {
     id: "postgres.query",
     title: "N sequential SELECT 1 on one connection, fitted on N",
     chart_title: "Time per query (SELECT 1 on a kept connection)",
@@ -113,7 +113,7 @@ pub static QUERY: Experiment = Experiment {
 /// Median time of a whole connection.
 const CONNECTION: Metric = Metric::new("connect_ns.p50", Unit::Time, Better::Lower);
 
-pub static CONNECT: Experiment = Experiment {
+pub static CONNECT: Description = Description {
     id: "postgres.connect",
     title: "connect, SELECT 1, close",
     chart_title: "Time of a new connection (connect, SELECT 1, close; p50)",
@@ -149,7 +149,7 @@ pub static CONNECT: Experiment = Experiment {
     }),
 };
 
-pub static AUTH: Experiment = Experiment {
+pub static AUTH: Description = Description {
     id: "postgres.auth",
     title: "connect, SELECT 1, close under each authentication method",
     chart_title: "Time of a new connection by authentication method (p50)",
@@ -188,7 +188,7 @@ pub static AUTH: Experiment = Experiment {
 /// Time per row, the slope of the rows fit.
 const PER_ROW: Metric = Metric::new("per_row_ns", Unit::Time, Better::Lower);
 
-pub static ROWS: Experiment = Experiment {
+pub static ROWS: Description = Description {
     id: "postgres.rows",
     title: "SELECT * FROM generate_series(1,N), every value read, fitted on N",
     chart_title: "Time per row of a bulk result",
@@ -221,7 +221,7 @@ pub static ROWS: Experiment = Experiment {
 /// Transactions per second of all clients.
 const TPS_RATE: Metric = Metric::new("tps", Unit::Rate, Better::Higher);
 
-pub static CONCURRENT: Experiment = Experiment {
+pub static CONCURRENT: Description = Description {
     id: "postgres.concurrent",
     title: "clients running the script at once, like pgbench -c -j -T",
     chart_title: "Transactions per second of all clients together",
@@ -273,7 +273,7 @@ const LATENCY_P50: Metric = Metric::new("latency_ns.p50", Unit::Time, Better::Lo
 
 /// The concurrent experiment at a fixed rate (pgbench `-R`): throughput is set by
 /// the schedule, so latency is the figure compared.
-pub static CONCURRENT_RATE: Experiment = Experiment {
+pub static CONCURRENT_RATE: Description = Description {
     id: "postgres.concurrent-rate",
     title: "clients at a fixed transaction rate, like pgbench -c -j -T -R",
     chart_title: "Latency of a transaction at a fixed rate (p50)",

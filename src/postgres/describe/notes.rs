@@ -6,13 +6,13 @@ use crate::postgres::keys::*;
 use crate::report::block::Block;
 use crate::report::columns::{certainty_notes, legend, Columns};
 use crate::report::difference::{BELOW_RESOLUTION, BELOW_RESOLUTION_NOTE};
-use crate::report::experiment::Experiment;
+use crate::report::experiment::Description;
 use crate::report::format::short_version;
 use crate::results::ResultRecord;
 
 /// The block of `experiment` with the rows laid out and the footnotes.
 pub(super) fn finish(
-    experiment: &'static Experiment,
+    experiment: &'static Description,
     table: Columns,
     records: &[ResultRecord],
 ) -> Block {

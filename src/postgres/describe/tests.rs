@@ -300,7 +300,7 @@ fn at_a_fixed_rate_latency_leads_and_the_protocol_is_in_the_title() {
 
 #[test]
 fn verdict_lines_name_the_script_the_protocol_and_the_rate_measured() {
-    let what = |e: &Experiment, p: &Params| (e.verdict.as_ref().unwrap().what)(p);
+    let what = |e: &Description, p: &Params| (e.verdict.as_ref().unwrap().what)(p);
     let mut p = Params::default().with(CLIENTS, Some(4));
     assert_eq!(what(&CONCURRENT, &p), "4 clients running SELECT 1");
     p.set(SCRIPT, Some("select-only.sql".into()));

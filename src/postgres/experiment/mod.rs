@@ -10,7 +10,7 @@ pub(crate) mod connect;
 pub(crate) mod fitted;
 
 use crate::postgres::keys::ServerInfo;
-use crate::report::experiment::Experiment;
+use crate::report::experiment::Description;
 use crate::transport::{TlsInfo, Transport};
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ use crate::cpu::placed::ServerSide;
 
 crate::named! {
     /// One PostgreSQL experiment.
-    pub enum PgExperiment as "experiment" {
+    pub enum Experiment as "experiment" {
         /// Sequential `SELECT 1` on one connection, time per query by fit.
         Query = "query",
         /// Connect, `SELECT 1`, close, phase by phase.
@@ -33,17 +33,17 @@ crate::named! {
     }
 }
 
-impl PgExperiment {
+impl Experiment {
     /// How the experiment describes itself (also listed, in report order, in the
     /// family's `FAMILY`).
-    pub fn describe(self) -> &'static Experiment {
+    pub fn describe(self) -> &'static Description {
         use super::describe;
         match self {
-            PgExperiment::Query => &describe::QUERY,
-            PgExperiment::Connect => &describe::CONNECT,
-            PgExperiment::Auth => &describe::AUTH,
-            PgExperiment::Rows => &describe::ROWS,
-            PgExperiment::Concurrent => &describe::CONCURRENT,
+            Experiment::Query => &describe::QUERY,
+            Experiment::Connect => &describe::CONNECT,
+            Experiment::Auth => &describe::AUTH,
+            Experiment::Rows => &describe::ROWS,
+            Experiment::Concurrent => &describe::CONCURRENT,
         }
     }
 }
@@ -124,24 +124,24 @@ impl PgBudget {
     /// How long one trial of `experiment` is expected to take: its time limit, or
     /// for a trial bounded by a count of operations, the count at the expected
     /// time of one.
-    pub fn trial(&self, experiment: PgExperiment) -> Duration {
+    pub fn trial(&self, experiment: Experiment) -> Duration {
         let counted = |counts: &[u64], each: Duration| {
             each * counts.iter().sum::<u64>().min(u64::from(u32::MAX)) as u32
         };
         match experiment {
-            PgExperiment::Query => counted(&self.queries, EXPECTED_QUERY),
-            PgExperiment::Rows => counted(&self.rows, EXPECTED_ROW),
-            PgExperiment::Connect => self.connect_time,
-            PgExperiment::Auth => self.auth_time,
-            PgExperiment::Concurrent => self.concurrent_time,
+            Experiment::Query => counted(&self.queries, EXPECTED_QUERY),
+            Experiment::Rows => counted(&self.rows, EXPECTED_ROW),
+            Experiment::Connect => self.connect_time,
+            Experiment::Auth => self.auth_time,
+            Experiment::Concurrent => self.concurrent_time,
         }
     }
 
     /// What each trial of `experiment` spends besides its timed loop: the
     /// concurrent experiment's warm-up and connecting its clients.
-    pub fn around(&self, experiment: PgExperiment) -> Duration {
+    pub fn around(&self, experiment: Experiment) -> Duration {
         match experiment {
-            PgExperiment::Concurrent => self.concurrent_warmup + EXPECTED_CONNECTING,
+            Experiment::Concurrent => self.concurrent_warmup + EXPECTED_CONNECTING,
             _ => Duration::ZERO,
         }
     }
@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn each_experiment_is_described_by_its_own_entry_in_the_family() {
-        for e in PgExperiment::ALL {
+        for e in Experiment::ALL {
             assert_eq!(e.describe().id, format!("postgres.{e}"));
             assert!(
                 super::super::FAMILY.experiments.contains(&e.describe()),

@@ -20,7 +20,7 @@ pub(crate) mod why;
 pub use notes::{certainty_notes, legend, legend_with_tls, shared_cpu};
 
 use super::block::{Block, Cell, Row, Value};
-use super::experiment::Experiment;
+use super::experiment::Description;
 use super::format::{duration_interval_ns, figure, versus};
 use crate::results::metric::Unit;
 use crate::results::paired::reference;
@@ -67,7 +67,7 @@ impl Columns {
     /// "measurement" column, the table's own `notes` and the run's `legend`.
     pub fn into_block(
         self,
-        experiment: &'static Experiment,
+        experiment: &'static Description,
         records: &[ResultRecord],
         notes: Vec<String>,
         legend: Vec<String>,

@@ -31,7 +31,7 @@ mod table;
 mod tally;
 
 use super::columns::distinct;
-use super::experiment::{Catalog, Experiment};
+use super::experiment::{Catalog, Description};
 use super::{Document, Section};
 use crate::results::outside::OutsideLoad;
 use crate::results::ResultFile;
@@ -124,7 +124,7 @@ fn letter(i: usize) -> String {
 }
 
 /// The experiments of every file, in the order the files name them.
-fn experiments(runs: &[Run], catalog: &Catalog) -> Vec<&'static Experiment> {
+fn experiments(runs: &[Run], catalog: &Catalog) -> Vec<&'static Description> {
     distinct(runs.iter().flat_map(|r| &r.file.results), |r| catalog.of(r))
         .into_iter()
         .flatten()

@@ -10,7 +10,7 @@ use super::tally::Tally;
 use super::Run;
 use crate::report::block::{Block, Cell, Row, Value};
 use crate::report::columns::distinct;
-use crate::report::experiment::{Catalog, Experiment};
+use crate::report::experiment::{Catalog, Description};
 use crate::report::format::{figure, versus};
 use crate::results::metric::{Better, Metric};
 use crate::results::paired::cost;
@@ -36,7 +36,7 @@ const LEGEND: [&str; 2] = [
 /// file's time and gap to the reference changed from A; a column per file that
 /// shares a case with another. `None` when no case is in two files.
 pub(super) fn experiment_block(
-    experiment: &'static Experiment,
+    experiment: &'static Description,
     runs: &[Run],
     catalog: &Catalog,
     tally: &mut Tally,
@@ -199,7 +199,7 @@ fn time_row<'r>(
 /// `  vs unix, paired` (each file's own ratio to the reference) and `  vs unix,
 /// change vs A`, for a transport that is not the reference.
 fn gap_rows(
-    experiment: &Experiment,
+    experiment: &Description,
     reference: &str,
     runs: &[Run],
     of: &[Vec<&ResultRecord>],

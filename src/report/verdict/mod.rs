@@ -19,7 +19,7 @@ pub use pair::{Outcome, Pair};
 
 use super::columns::distinct;
 use super::experiment::{
-    placement, CaseParam, Catalog, Experiment, Pick, VerdictLine, Work, WorkKind,
+    placement, CaseParam, Catalog, Description, Pick, VerdictLine, Work, WorkKind,
 };
 use super::format::versus;
 use crate::results::paired::{against, reference};
@@ -51,7 +51,7 @@ pub struct Line {
     pub caveat: bool,
     /// The line compares cases (e.g. authentication methods), not transports.
     pub by_case: bool,
-    experiment: Option<&'static Experiment>,
+    experiment: Option<&'static Description>,
     /// The reference's time per operation, in ns.
     reference_ns: f64,
 }
@@ -60,7 +60,7 @@ pub struct Line {
 /// verdict line and was measured on at least two transports, then the caveats
 /// (with what placement weighs on the machine `system` describes).
 pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Vec<Line> {
-    let mut described: Vec<(&'static Experiment, VerdictLine)> = catalog
+    let mut described: Vec<(&'static Description, VerdictLine)> = catalog
         .all()
         .iter()
         .filter_map(|e| Some((*e, e.verdict?)))
@@ -108,7 +108,7 @@ pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Ve
 
 /// The verdict line of one placement's records, for the case the line picks.
 fn picked_line(
-    experiment: &'static Experiment,
+    experiment: &'static Description,
     of: Vec<&ResultRecord>,
     v: &VerdictLine,
 ) -> Option<Line> {
@@ -176,7 +176,7 @@ fn picked_line(
 /// A line that compares cases (authentication methods) on the reference
 /// transport: each against the first case measured.
 fn cases_line(
-    experiment: &'static Experiment,
+    experiment: &'static Description,
     of: Vec<&ResultRecord>,
     v: &VerdictLine,
     param: CaseParam,

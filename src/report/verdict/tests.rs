@@ -14,7 +14,7 @@ const TIME: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower);
 const PER_QUERY: crate::results::figures::Key<f64> =
     crate::results::figures::Key::new("per_query_ns");
 
-static FAKE: Experiment = Experiment {
+static FAKE: Description = Description {
     id: "fake.query",
     title: "a fake query",
     chart_title: "Time per fake query",
