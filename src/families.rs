@@ -6,7 +6,7 @@
 //! `sockbench run` (each family's [`Family::quick`], in this order), the sweep of
 //! abandoned temporary directories, and the hiding of secrets.
 
-use crate::leftovers::Kind;
+use crate::leftovers::DirKind;
 use crate::report::experiment::{Catalog, ServerName};
 use crate::report::family::Family;
 
@@ -32,7 +32,7 @@ pub fn catalog() -> Catalog {
 
 /// Every kind of temporary directory the families make, for the sweep of the ones
 /// killed runs left (`leftovers::sweep_temp`).
-pub fn leftover_kinds() -> Vec<Kind> {
+pub fn leftover_kinds() -> Vec<DirKind> {
     FAMILIES
         .iter()
         .flat_map(|f| f.leftovers.iter().copied())

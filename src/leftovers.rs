@@ -5,7 +5,7 @@
 //! it (PID and start time, so a reused PID does not count) and, once started, the
 //! server it runs there ([`PrivateDir::record_server`]: PID, start time and
 //! account). Before a measuring command starts, sockbench removes those of every
-//! [`Kind`] in the temporary directory whose owner is gone, which belong (directory
+//! [`DirKind`] in the temporary directory whose owner is gone, which belong (directory
 //! and owner file) to the account running now, and whose recorded server no longer
 //! runs.
 //!
@@ -38,7 +38,7 @@ const OWNER_FILE: &str = "sockbench.owner";
 
 /// A kind of private directory a server family makes: what its name starts with.
 #[derive(Debug, Clone, Copy)]
-pub struct Kind {
+pub struct DirKind {
     pub prefix: &'static str,
 }
 
@@ -89,7 +89,7 @@ impl Drop for PrivateDir {
 }
 
 /// Makes a private (0700) temporary directory named `prefix…` (the prefix of a
-/// [`Kind`] its family declares). Abandoned ones are removed earlier, by
+/// [`DirKind`] its family declares). Abandoned ones are removed earlier, by
 /// [`sweep_temp`].
 pub fn private_dir(prefix: &str) -> Result<PrivateDir> {
     let path = std::env::temp_dir();
@@ -181,7 +181,7 @@ const REMOVE_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 /// Removes the abandoned directories of `kinds` in the temporary directory (from
 /// `TMPDIR`); returns how many. One that cannot be looked at is left alone: making
 /// a new directory there then says what is wrong.
-pub fn sweep_temp(kinds: &[Kind]) -> usize {
+pub fn sweep_temp(kinds: &[DirKind]) -> usize {
     match Dir::open(&std::env::temp_dir()) {
         Ok(parent) => sweep(&parent, kinds),
         Err(_) => 0,
@@ -191,7 +191,7 @@ pub fn sweep_temp(kinds: &[Kind]) -> usize {
 /// Removes the abandoned directories in `parent` named with the prefix of one of
 /// `kinds` (never through a symbolic link, never one of another account, never one
 /// whose recorded server still runs); returns how many.
-pub fn sweep(parent: &Dir, kinds: &[Kind]) -> usize {
+pub fn sweep(parent: &Dir, kinds: &[DirKind]) -> usize {
     let Ok(names) = parent.names() else {
         return 0;
     };
@@ -354,8 +354,8 @@ mod tests {
         assert!(euid() != 0 || theirs.join("data").exists());
     }
 
-    fn kind(prefix: &'static str) -> Kind {
-        Kind { prefix }
+    fn kind(prefix: &'static str) -> DirKind {
+        DirKind { prefix }
     }
 
     #[test]

@@ -16,15 +16,15 @@ pub const OUTSIDE_LIMIT: f64 = 0.15;
 /// Stolen time above this share of one CPU disturbs a trial.
 pub const STEAL_LIMIT: f64 = 0.05;
 
-/// What the rest of the machine did during one trial, in CPUs (1.0 is one CPU
+/// What the rest of the machine did over a span (a trial), in CPUs (1.0 is one CPU
 /// busy all the time).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Load {
+pub struct CpuLoad {
     pub outside_cpus: f64,
     pub steal_cpus: f64,
 }
 
-impl Load {
+impl CpuLoad {
     pub fn disturbed(&self) -> bool {
         self.outside_cpus > OUTSIDE_LIMIT || self.steal_cpus > STEAL_LIMIT
     }
@@ -58,20 +58,20 @@ impl Snapshot {
 
     /// The load between `self` and `later`; `None` over too short a time for the
     /// clock ticks of /proc/stat to say anything.
-    pub fn until(&self, later: &Snapshot) -> Option<Load> {
+    pub fn until(&self, later: &Snapshot) -> Option<CpuLoad> {
         self.until_besides(later, 0.0)
     }
 
     /// [`Snapshot::until`], `also_ours_ns` of CPU time in between being ours too
     /// (a user's server process that served only sockbench).
-    pub fn until_besides(&self, later: &Snapshot, also_ours_ns: f64) -> Option<Load> {
+    pub fn until_besides(&self, later: &Snapshot, also_ours_ns: f64) -> Option<CpuLoad> {
         let wall = (later.at - self.at).as_secs_f64() * 1e9;
         if wall < 0.2e9 {
             return None;
         }
         let outside =
             (later.busy_ns - self.busy_ns) - (later.ours_ns - self.ours_ns) - also_ours_ns;
-        Some(Load {
+        Some(CpuLoad {
             outside_cpus: (outside / wall).max(0.0),
             steal_cpus: ((later.steal_ns - self.steal_ns) / wall).max(0.0),
         })
@@ -79,7 +79,7 @@ impl Snapshot {
 }
 
 /// The load over `time` while sockbench itself waits: how quiet the machine is.
-pub fn sample(time: Duration) -> Option<Load> {
+pub fn sample(time: Duration) -> Option<CpuLoad> {
     let before = Snapshot::take(None)?;
     std::thread::sleep(time);
     before.until(&Snapshot::take(None)?)

@@ -1,6 +1,6 @@
 //! The meter against the kernel's own clock of this thread's CPU time.
 
-use super::load::{Load, Snapshot};
+use super::load::{CpuLoad, Snapshot};
 use super::*;
 use std::time::{Duration, Instant};
 
@@ -109,17 +109,17 @@ fn per_op_divides_every_counted_figure() {
 
 #[test]
 fn a_busy_neighbour_disturbs_and_a_quiet_machine_does_not() {
-    let quiet = Load {
+    let quiet = CpuLoad {
         outside_cpus: 0.02,
         steal_cpus: 0.0,
     };
     assert!(!quiet.disturbed());
-    let busy = Load {
+    let busy = CpuLoad {
         outside_cpus: 0.9,
         ..quiet
     };
     assert!(busy.disturbed());
-    let stolen = Load {
+    let stolen = CpuLoad {
         steal_cpus: 0.2,
         ..quiet
     };

@@ -33,7 +33,7 @@ use super::Exporter;
 use crate::report::experiment::{CaseParam, Description, Form};
 use crate::report::Document;
 use crate::results::metric::Unit;
-use crate::results::params::{Value as ParamValue, PLACEMENT};
+use crate::results::params::{Param, PLACEMENT};
 use crate::results::Params;
 use crate::results::ResultRecord;
 use crate::units::printable;
@@ -120,10 +120,10 @@ fn case_params(document: &Document) -> Vec<CaseParam> {
 /// it does not declare, or that its record lacks, is empty.
 fn param(experiment: &Description, c: &CaseParam, p: &Params) -> String {
     match p.value(c.name) {
-        Some(ParamValue::Number(n)) => n.to_string(),
-        Some(ParamValue::Text(t)) => text(t),
-        Some(ParamValue::Flag(on)) => on.to_string(),
-        Some(ParamValue::Numbers(n)) => n.iter().map(u64::to_string).collect::<Vec<_>>().join(" "),
+        Some(Param::Number(n)) => n.to_string(),
+        Some(Param::Text(t)) => text(t),
+        Some(Param::Flag(on)) => on.to_string(),
+        Some(Param::Numbers(n)) => n.iter().map(u64::to_string).collect::<Vec<_>>().join(" "),
         None if c.form == Form::Flag && experiment.cases.iter().any(|d| d.name == c.name) => {
             "false".into()
         }
@@ -133,7 +133,7 @@ fn param(experiment: &Description, c: &CaseParam, p: &Params) -> String {
 
 /// One figure of one record, as the CSV and JSON formats write it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Figure {
+pub struct FigureRow {
     /// Its path in the result file (`rtt_ns.p50`), or `vs_reference`.
     pub name: String,
     /// For a comparison (`vs_reference`, `extra_cpu_ns`): the transport compared
@@ -159,9 +159,9 @@ pub fn unit_name(unit: Unit) -> &'static str {
 }
 
 /// The figures of `r`: headline, ratio to the reference, CPU per operation.
-pub fn figures(experiment: &Description, r: &ResultRecord) -> Vec<Figure> {
+pub fn figures(experiment: &Description, r: &ResultRecord) -> Vec<FigureRow> {
     let h = &r.headline;
-    let mut out = vec![Figure {
+    let mut out = vec![FigureRow {
         name: experiment.headline.name.to_string(),
         against: None,
         unit: unit_name(experiment.headline.unit),
@@ -171,7 +171,7 @@ pub fn figures(experiment: &Description, r: &ResultRecord) -> Vec<Figure> {
         settled: Some(h.settled),
     }];
     if let Some(v) = &h.vs_reference {
-        out.push(Figure {
+        out.push(FigureRow {
             name: "vs_reference".into(),
             against: Some(v.reference.clone()),
             unit: "ratio",
@@ -181,7 +181,7 @@ pub fn figures(experiment: &Description, r: &ResultRecord) -> Vec<Figure> {
             settled: Some(h.settled),
         });
         if let Some(d) = v.extra_cpu_ns {
-            out.push(Figure {
+            out.push(FigureRow {
                 name: "extra_cpu_ns".into(),
                 against: Some(v.reference.clone()),
                 unit: "ns",
@@ -193,7 +193,7 @@ pub fn figures(experiment: &Description, r: &ResultRecord) -> Vec<Figure> {
         }
     }
     let plain = |name: String, unit: &'static str, value: Option<f64>| {
-        value.map(|value| Figure {
+        value.map(|value| FigureRow {
             name,
             against: None,
             unit,
@@ -231,7 +231,7 @@ pub fn figures(experiment: &Description, r: &ResultRecord) -> Vec<Figure> {
                     out.extend(plain(format!("why.{side}.{event}"), "count", Some(*n)));
                 }
                 for (layer, t) in &a.layers {
-                    out.push(Figure {
+                    out.push(FigureRow {
                         name: format!("why.{side}.layer.{layer}"),
                         against: None,
                         unit: "ns",

@@ -44,7 +44,7 @@
 
 use super::csv::{figures, unit_name};
 use super::Exporter;
-use crate::report::block::{legend, Block, Value as CellValue};
+use crate::report::block::{legend, Block, Number as CellValue};
 use crate::report::verdict::Outcome;
 use crate::report::Document;
 use crate::results::ResultRecord;

@@ -109,7 +109,7 @@ mod tests {
     use crate::results::metric::{Better, Unit};
 
     const CONN_PER_S: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher);
-    const RATE: crate::results::figures::Key<f64> = crate::results::figures::Key::new("conn_per_s");
+    const RATE: crate::results::Key<f64> = crate::results::Key::new("conn_per_s");
 
     fn trial(conn_per_s: f64) -> Trial {
         Trial {
@@ -150,8 +150,8 @@ mod tests {
     /// `report` never calls a file sockbench just wrote damaged or edited.
     #[test]
     fn the_loader_takes_every_record_made_from_few_spread_rounds() {
-        use crate::results::figures::Key;
         use crate::results::metric::Declared;
+        use crate::results::Key;
         const HEADLINES: [Metric; 2] = [
             Metric::new("bytes_per_s", Unit::ByteRate, Better::Higher),
             Metric::new("per_query_ns", Unit::Time, Better::Lower),

@@ -161,7 +161,7 @@ pub enum Watch {
     Machine,
     /// The same load for every trial, whatever the machine does (tests).
     #[cfg(test)]
-    Fixed(crate::cpu::load::Load),
+    Fixed(crate::cpu::load::CpuLoad),
 }
 
 impl<'a> Schedule<'a> {

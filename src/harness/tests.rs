@@ -85,8 +85,7 @@ fn cases(labels: &[&str], targets: usize) -> Vec<Case> {
 }
 
 const RATE: Metric = Metric::new("conn_per_s", Unit::Rate, Better::Higher);
-const CONN_PER_S: crate::results::figures::Key<f64> =
-    crate::results::figures::Key::new("conn_per_s");
+const CONN_PER_S: crate::results::Key<f64> = crate::results::Key::new("conn_per_s");
 
 /// `rounds` of trials expected to take a long time, so that no fake reaches the
 /// time allowance.
@@ -476,10 +475,10 @@ impl Runner for Slow {
     }
 }
 
-use crate::cpu::load::Load;
+use crate::cpu::load::CpuLoad;
 use std::time::{Duration, Instant};
 
-const BUSY: Load = Load {
+const BUSY: CpuLoad = CpuLoad {
     outside_cpus: 1.5,
     steal_cpus: 0.0,
 };
@@ -544,7 +543,7 @@ fn reruns_for_outside_load_stop_at_the_busy_time_limit() {
 
 #[test]
 fn a_quiet_machine_runs_each_trial_once() {
-    let quiet = Load::default();
+    let quiet = CpuLoad::default();
     let schedule = slow_schedule(Rounds::fixed(3), Watch::Fixed(quiet));
     let mut slow = Slow {
         each: Duration::from_millis(1),
@@ -568,7 +567,7 @@ fn once_the_machine_is_busy_extra_rounds_stop_at_the_busy_limit() {
         max: 10,
         time_factor: 10.0,
     };
-    let quiet = slow_schedule(rounds, Watch::Fixed(Load::default()));
+    let quiet = slow_schedule(rounds, Watch::Fixed(CpuLoad::default()));
     let mut slow = Slow {
         each: Duration::from_millis(10),
         ..Slow::default()

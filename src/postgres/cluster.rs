@@ -30,7 +30,7 @@ use super::tamper::Facts;
 use crate::dir::Dir;
 use crate::error::usage;
 use crate::leftovers::PrivateDir;
-use crate::transport::{Kind, Place, Transport, MAX_UNIX_PATH};
+use crate::transport::{Place, SocketKind, Transport, MAX_UNIX_PATH};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -304,8 +304,8 @@ impl Cluster {
             Place::Ipv6 => "::1".into(),
         };
         let sslmode = match transport.kind() {
-            Kind::Tls => "require",
-            Kind::Unix | Kind::Tcp => "disable",
+            SocketKind::Tls => "require",
+            SocketKind::Unix | SocketKind::Tcp => "disable",
         };
         let unix = matches!(transport.place(), Place::Path | Place::Abstract);
         // libpq checks the peer of a Unix socket before it sends anything: a squatter

@@ -204,7 +204,7 @@ fn sessions_reaching(cluster: &Cluster, before: u64, expected: u64) -> u64 {
 
 #[test]
 fn connect_per_transaction_opens_one_connection_per_transaction() {
-    use super::experiment::concurrent::{trial, Load};
+    use super::experiment::concurrent::{trial, RunSpec};
     let Some(binaries) = binaries_or_skip("connect_per_transaction") else {
         return;
     };
@@ -215,7 +215,7 @@ fn connect_per_transaction_opens_one_connection_per_transaction() {
     )
     .expect("cluster starts");
     let targets = super::targets::cluster_targets(&cluster, &[Transport::Unix]).unwrap();
-    let mut load = Load {
+    let mut load = RunSpec {
         clients: 2,
         threads: 1,
         duration: std::time::Duration::from_millis(300),

@@ -5,7 +5,7 @@
 use super::args::PostgresArgs;
 use super::bindir::Binaries;
 use super::plan::PostgresPlan;
-use crate::leftovers::Kind;
+use crate::leftovers::DirKind;
 use crate::plan::Measuring;
 use crate::report::family::{Plan, Redaction};
 use anyhow::Result;
@@ -38,7 +38,7 @@ pub fn quick(run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
 /// A throwaway cluster's directory (`cluster.rs`), with its data directory in
 /// `data/`; it records its postmaster in its owner file, so the sweep keeps it
 /// while that postmaster runs.
-pub const CLUSTER: Kind = Kind {
+pub const CLUSTER: DirKind = DirKind {
     prefix: "sockbench-pg-",
 };
 

@@ -1,72 +1,72 @@
 //! The parameters and figures of the PostgreSQL experiments, declared once as
 //! typed keys: the result file stores them by these names.
 
-use crate::results::figures::{Figure as Value, Key as Figure, Kind};
-use crate::results::params::Key as Param;
+use crate::results::figures::{AsFigure, Figure};
+use crate::results::Key;
 use crate::stats::Percentiles;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Concurrent clients.
-pub const CLIENTS: Param<u64> = Param::new("clients");
+pub const CLIENTS: Key<u64> = Key::new("clients");
 /// Client threads driving them (pgbench's `-j`).
-pub const THREADS: Param<u64> = Param::new("threads");
+pub const THREADS: Key<u64> = Key::new("threads");
 /// A new connection for every transaction, like `pgbench -C`.
-pub const CONNECT_PER_TRANSACTION: Param<bool> = Param::new("connect_per_transaction");
+pub const CONNECT_PER_TRANSACTION: Key<bool> = Key::new("connect_per_transaction");
 /// Time budget of each trial's timed loop, milliseconds.
-pub const DURATION_MS: Param<u64> = Param::new("duration_ms");
+pub const DURATION_MS: Key<u64> = Key::new("duration_ms");
 /// The N of each timed batch whose totals are fitted (queries or rows).
-pub const COUNTS: Param<Vec<u64>> = Param::new("counts");
+pub const COUNTS: Key<Vec<u64>> = Key::new("counts");
 /// How queries were sent (pgbench's `-M`): `extended` or `prepared`; absent for
 /// the simple protocol.
-pub const PROTOCOL: Param<String> = Param::new("protocol");
+pub const PROTOCOL: Key<String> = Key::new("protocol");
 /// The file name of the clients' script (pgbench's `-f`); absent for `SELECT 1`.
-pub const SCRIPT: Param<String> = Param::new("script");
+pub const SCRIPT: Key<String> = Key::new("script");
 /// The fixed transaction rate of all clients, per second (pgbench's `-R`).
-pub const RATE_PER_S: Param<u64> = Param::new("rate_per_s");
+pub const RATE_PER_S: Key<u64> = Key::new("rate_per_s");
 /// The latency limit transactions were counted against, microseconds (`-L`).
-pub const LATENCY_LIMIT_US: Param<u64> = Param::new("latency_limit_us");
+pub const LATENCY_LIMIT_US: Key<u64> = Key::new("latency_limit_us");
 /// The authentication method in force (connect and auth).
-pub const AUTH_METHOD: Param<String> = Param::new("auth_method");
+pub const AUTH_METHOD: Key<String> = Key::new("auth_method");
 /// The parameters that set how long or how much was measured, not what: two runs
 /// that chose them differently still measured the same case.
 pub const BUDGETS: &[&str] = &[DURATION_MS.name, COUNTS.name, THREADS.name];
 
 /// Time per query: the slope of total time on the number of queries.
-pub const PER_QUERY_NS: Figure<f64> = Figure::new("per_query_ns");
+pub const PER_QUERY_NS: Key<f64> = Key::new("per_query_ns");
 /// Queries per second from the fit (1 / slope).
-pub const QPS: Figure<f64> = Figure::new("qps");
+pub const QPS: Key<f64> = Key::new("qps");
 /// Time per row: the slope of total time on the number of rows.
-pub const PER_ROW_NS: Figure<f64> = Figure::new("per_row_ns");
-pub const ROWS_PER_S: Figure<f64> = Figure::new("rows_per_s");
+pub const PER_ROW_NS: Key<f64> = Key::new("per_row_ns");
+pub const ROWS_PER_S: Key<f64> = Key::new("rows_per_s");
 /// The fit's fixed cost (time at N = 0) and its coefficient of determination.
-pub const INTERCEPT_NS: Figure<f64> = Figure::new("intercept_ns");
-pub const R2: Figure<f64> = Figure::new("r2");
+pub const INTERCEPT_NS: Key<f64> = Key::new("intercept_ns");
+pub const R2: Key<f64> = Key::new("r2");
 /// Connections per second (connect).
-pub const CONN_PER_S: Figure<f64> = Figure::new("conn_per_s");
+pub const CONN_PER_S: Key<f64> = Key::new("conn_per_s");
 /// Time for one whole connection: connect, `SELECT 1`, close.
-pub const CONNECT_NS: Figure<Percentiles> = Figure::new("connect_ns");
+pub const CONNECT_NS: Key<Percentiles> = Key::new("connect_ns");
 /// Median connection time minus the time of one query.
-pub const HANDSHAKE_NS: Figure<f64> = Figure::new("handshake_ns");
+pub const HANDSHAKE_NS: Key<f64> = Key::new("handshake_ns");
 /// Median time of each phase of a connection.
-pub const PHASES_NS: Figure<Phases> = Figure::new("phases_ns");
+pub const PHASES_NS: Key<Phases> = Key::new("phases_ns");
 /// Median connection time minus that under `trust` on the same transport.
-pub const AUTH_NS: Figure<f64> = Figure::new("auth_ns");
+pub const AUTH_NS: Key<f64> = Key::new("auth_ns");
 /// Transactions per second of many clients at once.
-pub const TPS: Figure<f64> = Figure::new("tps");
+pub const TPS: Key<f64> = Key::new("tps");
 /// Time of one transaction (concurrent clients).
-pub const LATENCY_NS: Figure<Percentiles> = Figure::new("latency_ns");
+pub const LATENCY_NS: Key<Percentiles> = Key::new("latency_ns");
 /// Transactions the server answered with an error (over all trials).
-pub const FAILED: Figure<u64> = Figure::new("failed");
+pub const FAILED: Key<u64> = Key::new("failed");
 /// Transactions that took longer than the latency limit (over all trials).
-pub const LATE: Figure<u64> = Figure::new("late");
+pub const LATE: Key<u64> = Key::new("late");
 /// Transactions of a fixed-rate run skipped because they were already later than
 /// the latency limit when due to start (over all trials).
-pub const SKIPPED: Figure<u64> = Figure::new("skipped");
+pub const SKIPPED: Key<u64> = Key::new("skipped");
 /// With a fixed rate: how long after its scheduled start each transaction was sent.
-pub const LAG_NS: Figure<Percentiles> = Figure::new("lag_ns");
+pub const LAG_NS: Key<Percentiles> = Key::new("lag_ns");
 /// Mean time of each SQL command of the script, in order (pgbench's `-r`).
-pub const PER_COMMAND_NS: Figure<Vec<f64>> = Figure::new("per_command_ns");
+pub const PER_COMMAND_NS: Key<Vec<f64>> = Key::new("per_command_ns");
 
 /// Where the time of one PostgreSQL connection goes, as libpq's non-blocking connect
 /// shows it. A phase libpq passed without stopping counts as zero. Stored as the
@@ -102,17 +102,17 @@ impl Phases {
     }
 }
 
-impl Kind for Phases {
-    fn into_figure(self) -> Value {
+impl AsFigure for Phases {
+    fn into_figure(self) -> Figure {
         let parts = Phases::NAMES
             .iter()
             .map(|n| n.to_string())
             .zip(self.values());
-        Value::Parts(parts.collect::<BTreeMap<_, _>>())
+        Figure::Parts(parts.collect::<BTreeMap<_, _>>())
     }
 
-    fn from_figure(figure: &Value) -> Option<Phases> {
-        let Value::Parts(parts) = figure else {
+    fn from_figure(figure: &Figure) -> Option<Phases> {
+        let Figure::Parts(parts) = figure else {
             return None;
         };
         let [socket, tls, auth, ready, query, close] = Phases::NAMES.map(|n| parts.get(n).copied());

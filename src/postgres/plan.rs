@@ -8,7 +8,7 @@ use crate::postgres::hba::AuthMethod;
 use crate::postgres::script::{self, Script};
 use crate::postgres::targets::UrlArg;
 use crate::system::pg_environment;
-use crate::transport::{Kind, Transport};
+use crate::transport::{SocketKind, Transport};
 use crate::units::{format_count, parse_count, parse_duration};
 use anyhow::Result;
 use std::path::PathBuf;
@@ -325,7 +325,7 @@ fn check_auth_applies(source: &Source, methods_given: bool) -> Result<()> {
     else {
         return Ok(());
     };
-    let unix = transports.iter().any(|t| t.kind() == Kind::Unix);
+    let unix = transports.iter().any(|t| t.kind() == SocketKind::Unix);
     let peer_given = methods_given && methods.contains(&AuthMethod::Peer);
     if !unix && (peer_given || methods.iter().all(|m| m.local_only())) {
         return Err(usage(

@@ -6,7 +6,7 @@
 //! clean baseline before and after it runs (`tamper.rs`).
 
 use super::cluster::Cluster;
-use super::experiment::concurrent::{self, Load};
+use super::experiment::concurrent::{self, RunSpec};
 use super::experiment::{connect, fitted, Experiment, PgBudget, PgTarget};
 use super::hba::{AuthMethod, STANDING};
 use super::libpq::Protocol;
@@ -54,7 +54,7 @@ struct PgCase {
     params: Params,
     targets: Vec<usize>,
     method: Option<AuthMethod>,
-    load: Option<Load>,
+    load: Option<RunSpec>,
 }
 
 impl Runner for PostgresRunner<'_> {
@@ -219,7 +219,7 @@ impl Suite<'_> {
                     .clients
                     .iter()
                     .map(|&clients| {
-                        let load = Load {
+                        let load = RunSpec {
                             clients,
                             threads: plan.threads.min(clients),
                             duration: self.budget.concurrent_time,

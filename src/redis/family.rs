@@ -4,7 +4,7 @@
 
 use super::args::RedisArgs;
 use super::plan::RedisPlan;
-use crate::leftovers::Kind;
+use crate::leftovers::DirKind;
 use crate::plan::Measuring;
 use crate::report::family::{Plan, Redaction};
 use anyhow::Result;
@@ -28,7 +28,7 @@ pub fn quick(_run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
 
 /// A throwaway server's directory; it records its `redis-server` in its owner
 /// file, so the sweep keeps it while that server runs.
-pub const SERVER: Kind = Kind {
+pub const SERVER: DirKind = DirKind {
     prefix: super::DIR_PREFIX,
 };
 

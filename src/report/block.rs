@@ -46,12 +46,12 @@ pub struct Row {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
     pub text: String,
-    pub value: Option<Value>,
+    pub value: Option<Number>,
 }
 
 /// The number behind a cell.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Value {
+pub enum Number {
     /// A figure in its unit (nanoseconds, per second, bytes per second, a count).
     Figure { value: f64, unit: Unit },
     /// Extra time per operation over the reference, as a ratio with its 95% interval.
@@ -68,7 +68,7 @@ impl Cell {
     }
 
     /// A cell showing `value`.
-    pub fn with(text: impl Into<String>, value: Value) -> Cell {
+    pub fn with(text: impl Into<String>, value: Number) -> Cell {
         Cell {
             text: text.into(),
             value: Some(value),

@@ -8,7 +8,7 @@ use super::block::Block;
 use crate::cpu::affinity::Placement;
 use crate::results::metric::Declared;
 use crate::results::metric::Metric;
-use crate::results::params::{Value, PLACEMENT};
+use crate::results::params::{Param, PLACEMENT};
 use crate::results::{Params, ResultRecord};
 use crate::units::format_size;
 
@@ -97,7 +97,7 @@ impl PartialEq for Description {
 /// in the result file, its type of value and how it is written in labels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CaseParam {
-    /// Its name in the record's `params` (the family's [`crate::results::params::Key`]).
+    /// Its name in the record's `params` (the family's [`crate::results::Key`]).
     pub name: &'static str,
     pub form: Form,
     /// Its row label, `{}` standing for the value: `{} clients`, `{} writes`; for a
@@ -151,7 +151,7 @@ impl CaseParam {
     /// The parameter as a number, for the ones that are numbers.
     pub fn number(self, p: &Params) -> Option<u64> {
         match (self.form, p.value(self.name)?) {
-            (Form::Size | Form::Number, Value::Number(n)) => Some(*n),
+            (Form::Size | Form::Number, Param::Number(n)) => Some(*n),
             _ => None,
         }
     }
@@ -159,10 +159,10 @@ impl CaseParam {
     /// The value in words, before it goes into a label: `64 B`, `10`, `md5`.
     fn value(self, p: &Params) -> Option<String> {
         match (self.form, p.value(self.name)?) {
-            (Form::Size, Value::Number(n)) => Some(format_size(*n)),
-            (Form::Number, Value::Number(n)) => Some(n.to_string()),
-            (Form::Text, Value::Text(t)) => Some(t.clone()),
-            (Form::Flag, Value::Flag(true)) => Some(String::new()),
+            (Form::Size, Param::Number(n)) => Some(format_size(*n)),
+            (Form::Number, Param::Number(n)) => Some(n.to_string()),
+            (Form::Text, Param::Text(t)) => Some(t.clone()),
+            (Form::Flag, Param::Flag(true)) => Some(String::new()),
             _ => None,
         }
     }
@@ -351,7 +351,7 @@ mod tests {
     use super::*;
     use crate::report::block::Block;
     use crate::results::metric::{Better, Unit};
-    use crate::results::params::Key;
+    use crate::results::Key;
 
     const SIZE: Key<u64> = Key::new("size");
     const SCRIPT: Key<String> = Key::new("script");

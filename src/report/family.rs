@@ -8,7 +8,7 @@
 
 use super::experiment::Description;
 use crate::harness::{Progress, Sink};
-use crate::leftovers::Kind;
+use crate::leftovers::DirKind;
 use crate::transport::Transport;
 
 /// A server family: the servers sockbench measures one way (its own socket server;
@@ -33,7 +33,7 @@ pub struct Family {
     pub quick: Option<Quick>,
     /// The kinds of private temporary directory it makes, for the sweep of the ones
     /// a killed run left (`leftovers`).
-    pub leftovers: &'static [Kind],
+    pub leftovers: &'static [DirKind],
     /// How its secrets are kept out of the result file and error messages, if its
     /// arguments can hold any.
     pub redaction: Option<Redaction>,

@@ -1,7 +1,7 @@
 //! The system a result was measured on, as rows of facts: shown first in a report,
 //! and side by side in a comparison.
 
-use crate::cpu::load::{Load, RETRIES};
+use crate::cpu::load::{CpuLoad, RETRIES};
 use crate::cpu::why::Clock;
 use crate::report::block::Block;
 use crate::report::experiment::Catalog;
@@ -11,7 +11,7 @@ use crate::results::ResultFile;
 
 /// Whether the machine was quiet before the run: `quiet (others 0.02 CPUs, steal
 /// 0.00)`, or `busy (…)`.
-fn quiet(load: Option<Load>) -> String {
+fn quiet(load: Option<CpuLoad>) -> String {
     load.map_or_else(
         || "not recorded".into(),
         |l| {

@@ -4,11 +4,11 @@
 //! nothing outside the family lists them; in the result file they are one flat
 //! object (`{"rtt_ns": {"p50": …}, "ops_per_s": …}`), as in every format before.
 
+use super::Key;
 use crate::cpu::{Cost, Counts};
 use crate::stats::{median, Percentiles};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::marker::PhantomData;
 
 /// One figure's value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,36 +48,13 @@ pub struct Metrics {
     figures: BTreeMap<String, Figure>,
 }
 
-/// A figure's name and the type of its value, declared once by the family that
-/// measures it (`pub const RTT: Key<Percentiles> = Key::new("rtt_ns")`).
-pub struct Key<T> {
-    pub name: &'static str,
-    _type: PhantomData<fn() -> T>,
-}
-
-impl<T> Key<T> {
-    pub const fn new(name: &'static str) -> Key<T> {
-        Key {
-            name,
-            _type: PhantomData,
-        }
-    }
-}
-
-impl<T> Clone for Key<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for Key<T> {}
-
 /// The types a figure can have, and how each is stored.
-pub trait Kind: Sized {
+pub trait AsFigure: Sized {
     fn into_figure(self) -> Figure;
     fn from_figure(figure: &Figure) -> Option<Self>;
 }
 
-impl Kind for f64 {
+impl AsFigure for f64 {
     fn into_figure(self) -> Figure {
         Figure::Number(self)
     }
@@ -91,7 +68,7 @@ impl Kind for f64 {
     }
 }
 
-impl Kind for u64 {
+impl AsFigure for u64 {
     fn into_figure(self) -> Figure {
         Figure::Count(self)
     }
@@ -103,7 +80,7 @@ impl Kind for u64 {
     }
 }
 
-impl Kind for Percentiles {
+impl AsFigure for Percentiles {
     fn into_figure(self) -> Figure {
         Figure::Percentiles(self)
     }
@@ -115,7 +92,7 @@ impl Kind for Percentiles {
     }
 }
 
-impl Kind for Vec<f64> {
+impl AsFigure for Vec<f64> {
     fn into_figure(self) -> Figure {
         Figure::List(self)
     }
@@ -127,7 +104,7 @@ impl Kind for Vec<f64> {
     }
 }
 
-impl Kind for BTreeMap<String, f64> {
+impl AsFigure for BTreeMap<String, f64> {
     fn into_figure(self) -> Figure {
         Figure::Parts(self)
     }
@@ -141,13 +118,13 @@ impl Kind for BTreeMap<String, f64> {
 
 impl Metrics {
     /// The figure `key`, if measured.
-    pub fn get<T: Kind>(&self, key: Key<T>) -> Option<T> {
+    pub fn get<T: AsFigure>(&self, key: Key<T>) -> Option<T> {
         self.figures.get(key.name).and_then(T::from_figure)
     }
 
     /// Sets `key` (`None`, or a value that is not a finite number, removes it: the
     /// file could not hold it).
-    pub fn set<T: Kind>(&mut self, key: Key<T>, value: impl Into<Option<T>>) {
+    pub fn set<T: AsFigure>(&mut self, key: Key<T>, value: impl Into<Option<T>>) {
         match value.into().map(T::into_figure).filter(Figure::finite) {
             Some(f) => self.figures.insert(key.name.to_string(), f),
             None => self.figures.remove(key.name),
@@ -155,7 +132,7 @@ impl Metrics {
     }
 
     /// These figures with `key` set.
-    pub fn with<T: Kind>(mut self, key: Key<T>, value: impl Into<Option<T>>) -> Metrics {
+    pub fn with<T: AsFigure>(mut self, key: Key<T>, value: impl Into<Option<T>>) -> Metrics {
         self.set(key, value);
         self
     }

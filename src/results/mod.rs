@@ -5,6 +5,7 @@
 
 pub(crate) mod figures;
 pub(crate) mod file;
+mod key;
 mod load;
 pub(crate) mod metric;
 pub(crate) mod outside;
@@ -12,10 +13,11 @@ pub mod paired;
 pub mod params;
 
 pub use figures::Metrics;
+pub use key::Key;
 pub use load::load;
 pub use params::Params;
 
-use crate::cpu::load::Load;
+use crate::cpu::load::CpuLoad;
 use crate::cpu::Cost;
 use crate::stats::{Difference, Interval, Spread};
 use crate::system::System;
@@ -157,7 +159,7 @@ pub struct Trial {
     pub points: Vec<Point>,
     /// What the rest of the machine did meanwhile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<Load>,
+    pub load: Option<CpuLoad>,
     /// Set when the trial ran under outside load even after it was run again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disturbed: bool,

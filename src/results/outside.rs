@@ -10,7 +10,7 @@
 //! neither busy nor quiet, only not recorded.
 
 use super::ResultRecord;
-use crate::cpu::load::Load;
+use crate::cpu::load::CpuLoad;
 
 /// The share of a run's trials that may run again or stay disturbed before its
 /// host counts as busy during the run: one trial in twenty.
@@ -20,7 +20,7 @@ pub const BUSY_SHARE: f64 = 0.05;
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct OutsideLoad {
     /// The load sampled before the first trial.
-    pub at_start: Option<Load>,
+    pub at_start: Option<CpuLoad>,
     /// Every trial of the run.
     pub trials: usize,
     /// Trials whose load was measured.
@@ -30,7 +30,7 @@ pub struct OutsideLoad {
     /// Trials still disturbed after their last try.
     pub disturbed: usize,
     /// The mean load over the measured trials (each one's last try).
-    pub mean: Option<Load>,
+    pub mean: Option<CpuLoad>,
 }
 
 /// How the host was while a run measured, as far as its file tells.
@@ -49,13 +49,13 @@ impl OutsideLoad {
     /// The outside load over `records`, with the load `at_start` of their run.
     pub fn of<'r>(
         records: impl IntoIterator<Item = &'r ResultRecord>,
-        at_start: Option<Load>,
+        at_start: Option<CpuLoad>,
     ) -> OutsideLoad {
         let mut o = OutsideLoad {
             at_start,
             ..OutsideLoad::default()
         };
-        let mut sum = Load::default();
+        let mut sum = CpuLoad::default();
         for t in records.into_iter().flat_map(|r| &r.trials) {
             o.trials += 1;
             o.busy_trials += usize::from(t.reruns > 0 || t.disturbed);
@@ -66,7 +66,7 @@ impl OutsideLoad {
                 sum.steal_cpus += l.steal_cpus;
             }
         }
-        o.mean = (o.measured > 0).then(|| Load {
+        o.mean = (o.measured > 0).then(|| CpuLoad {
             outside_cpus: sum.outside_cpus / o.measured as f64,
             steal_cpus: sum.steal_cpus / o.measured as f64,
         });
@@ -121,7 +121,7 @@ mod tests {
     }
 
     fn trial(outside: f64, reruns: u32) -> Trial {
-        let load = Load {
+        let load = CpuLoad {
             outside_cpus: outside,
             steal_cpus: 0.0,
         };
@@ -133,7 +133,7 @@ mod tests {
         }
     }
 
-    const QUIET: Load = Load {
+    const QUIET: CpuLoad = CpuLoad {
         outside_cpus: 0.01,
         steal_cpus: 0.0,
     };
@@ -162,7 +162,7 @@ mod tests {
         assert!((o.mean.unwrap().outside_cpus - 0.20).abs() < 1e-12);
         assert_eq!(o.disturbed, 1);
         assert_eq!(o.host(), Host::BusyDuring);
-        let busy_start = Load {
+        let busy_start = CpuLoad {
             outside_cpus: 1.9,
             steal_cpus: 0.0,
         };

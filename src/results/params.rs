@@ -3,14 +3,14 @@
 //! experiments, so nothing outside the family lists them; in the result file they
 //! are one flat object (`{"size": 64, "clients": 10}`), as in every format before.
 
+use super::Key;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::marker::PhantomData;
 
 /// One parameter's value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum Value {
+pub enum Param {
     Flag(bool),
     Number(u64),
     Numbers(Vec<u64>),
@@ -21,87 +21,58 @@ pub enum Value {
 /// not given are both absent.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Params(BTreeMap<String, Value>);
-
-/// A parameter's name and the type of its value, declared once by the family that
-/// uses it (`pub const SIZE: Key<u64> = Key::new("size")`).
-pub struct Key<T> {
-    pub name: &'static str,
-    _type: PhantomData<fn() -> T>,
-}
-
-impl<T> Key<T> {
-    pub const fn new(name: &'static str) -> Key<T> {
-        Key {
-            name,
-            _type: PhantomData,
-        }
-    }
-}
-
-impl<T> Clone for Key<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for Key<T> {}
-
-impl<T> std::fmt::Debug for Key<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name)
-    }
-}
+pub struct Params(BTreeMap<String, Param>);
 
 /// The types a parameter can have, and how each is stored.
-pub trait Kind: Sized {
-    fn into_value(self) -> Option<Value>;
-    fn from_value(value: &Value) -> Option<Self>;
+pub trait AsParam: Sized {
+    fn into_value(self) -> Option<Param>;
+    fn from_value(value: &Param) -> Option<Self>;
 }
 
-impl Kind for u64 {
-    fn into_value(self) -> Option<Value> {
-        Some(Value::Number(self))
+impl AsParam for u64 {
+    fn into_value(self) -> Option<Param> {
+        Some(Param::Number(self))
     }
-    fn from_value(value: &Value) -> Option<u64> {
+    fn from_value(value: &Param) -> Option<u64> {
         match value {
-            Value::Number(n) => Some(*n),
+            Param::Number(n) => Some(*n),
             _ => None,
         }
     }
 }
 
-impl Kind for bool {
+impl AsParam for bool {
     /// Off is stored as absent, as formats before stored it.
-    fn into_value(self) -> Option<Value> {
-        self.then_some(Value::Flag(true))
+    fn into_value(self) -> Option<Param> {
+        self.then_some(Param::Flag(true))
     }
-    fn from_value(value: &Value) -> Option<bool> {
+    fn from_value(value: &Param) -> Option<bool> {
         match value {
-            Value::Flag(b) => Some(*b),
+            Param::Flag(b) => Some(*b),
             _ => None,
         }
     }
 }
 
-impl Kind for String {
-    fn into_value(self) -> Option<Value> {
-        Some(Value::Text(self))
+impl AsParam for String {
+    fn into_value(self) -> Option<Param> {
+        Some(Param::Text(self))
     }
-    fn from_value(value: &Value) -> Option<String> {
+    fn from_value(value: &Param) -> Option<String> {
         match value {
-            Value::Text(s) => Some(s.clone()),
+            Param::Text(s) => Some(s.clone()),
             _ => None,
         }
     }
 }
 
-impl Kind for Vec<u64> {
-    fn into_value(self) -> Option<Value> {
-        Some(Value::Numbers(self))
+impl AsParam for Vec<u64> {
+    fn into_value(self) -> Option<Param> {
+        Some(Param::Numbers(self))
     }
-    fn from_value(value: &Value) -> Option<Vec<u64>> {
+    fn from_value(value: &Param) -> Option<Vec<u64>> {
         match value {
-            Value::Numbers(n) => Some(n.clone()),
+            Param::Numbers(n) => Some(n.clone()),
             _ => None,
         }
     }
@@ -113,12 +84,12 @@ pub const PLACEMENT: Key<String> = Key::new("placement");
 
 impl Params {
     /// The value of `key`, if given (a flag that is off reads as `None`).
-    pub fn get<T: Kind>(&self, key: Key<T>) -> Option<T> {
+    pub fn get<T: AsParam>(&self, key: Key<T>) -> Option<T> {
         self.0.get(key.name).and_then(T::from_value)
     }
 
     /// Sets `key` (`None`, or a flag that is off, removes it).
-    pub fn set<T: Kind>(&mut self, key: Key<T>, value: impl Into<Option<T>>) {
+    pub fn set<T: AsParam>(&mut self, key: Key<T>, value: impl Into<Option<T>>) {
         match value.into().and_then(T::into_value) {
             Some(v) => self.0.insert(key.name.to_string(), v),
             None => self.0.remove(key.name),
@@ -126,14 +97,14 @@ impl Params {
     }
 
     /// These parameters with `key` set.
-    pub fn with<T: Kind>(mut self, key: Key<T>, value: impl Into<Option<T>>) -> Params {
+    pub fn with<T: AsParam>(mut self, key: Key<T>, value: impl Into<Option<T>>) -> Params {
         self.set(key, value);
         self
     }
 
     /// The value named `name`, whatever its type: for the code that treats every
     /// family's parameters alike (labels, exports, comparison keys).
-    pub fn value(&self, name: &str) -> Option<&Value> {
+    pub fn value(&self, name: &str) -> Option<&Param> {
         self.0.get(name)
     }
 

@@ -3,7 +3,7 @@
 
 use super::args::SocketsArgs;
 use super::plan::SocketsPlan;
-use crate::leftovers::Kind;
+use crate::leftovers::DirKind;
 use crate::plan::Measuring;
 use crate::report::family::Plan;
 use anyhow::Result;
@@ -20,6 +20,6 @@ pub fn quick(_run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
 /// The server child's directory (`server/child.rs`), for its Unix sockets. The
 /// child dies with the sockbench process that started it, so no server outlives
 /// its owner there.
-pub const SERVER: Kind = Kind {
+pub const SERVER: DirKind = DirKind {
     prefix: "sockbench-srv-",
 };

@@ -14,7 +14,7 @@
 
 use super::server::protocol::GREETING;
 use super::Target;
-use crate::transport::{Connector, Endpoint, Kind, Transport};
+use crate::transport::{Connector, Endpoint, SocketKind, Transport};
 use anyhow::{anyhow, Result};
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
@@ -65,7 +65,7 @@ pub fn check(target: &Target) -> Result<()> {
                 ),
             ))
         }
-        Err(e) if endpoint.transport.kind() == Kind::Tls && is_handshake(&e) => {
+        Err(e) if endpoint.transport.kind() == SocketKind::Tls && is_handshake(&e) => {
             return Err(tls_failed(endpoint, &e));
         }
         Err(e) => {

@@ -1,31 +1,30 @@
 //! The parameters and figures of the sockets experiments, declared once as typed
 //! keys: the result file stores them by these names.
 
-use crate::results::figures::Key as Figure;
-use crate::results::params::Key as Param;
+use crate::results::Key;
 use crate::stats::Percentiles;
 
 /// Pingpong message size, bytes.
-pub const SIZE: Param<u64> = Param::new("size");
+pub const SIZE: Key<u64> = Key::new("size");
 /// Stream write (and read) size, bytes.
-pub const WRITE_SIZE: Param<u64> = Param::new("write_size");
+pub const WRITE_SIZE: Key<u64> = Key::new("write_size");
 /// Connections streaming at once (iperf3's `-P`), when more than one; the
 /// throughput is their total.
-pub const STREAMS: Param<u64> = Param::new("streams");
+pub const STREAMS: Key<u64> = Key::new("streams");
 /// Concurrent clients.
-pub const CLIENTS: Param<u64> = Param::new("clients");
+pub const CLIENTS: Key<u64> = Key::new("clients");
 /// Time budget of each trial's timed loop, milliseconds.
-pub const DURATION_MS: Param<u64> = Param::new("duration_ms");
+pub const DURATION_MS: Key<u64> = Key::new("duration_ms");
 /// The parameters that set how long it measured, not what.
 pub const BUDGETS: &[&str] = &[DURATION_MS.name];
 
 /// New connections per second.
-pub const CONN_PER_S: Figure<f64> = Figure::new("conn_per_s");
+pub const CONN_PER_S: Key<f64> = Key::new("conn_per_s");
 /// Time for one whole connection: connect, greeting, close.
-pub const LATENCY_NS: Figure<Percentiles> = Figure::new("latency_ns");
+pub const LATENCY_NS: Key<Percentiles> = Key::new("latency_ns");
 /// Round-trip time of one request/response.
-pub const RTT_NS: Figure<Percentiles> = Figure::new("rtt_ns");
+pub const RTT_NS: Key<Percentiles> = Key::new("rtt_ns");
 /// Round trips per second.
-pub const OPS_PER_S: Figure<f64> = Figure::new("ops_per_s");
+pub const OPS_PER_S: Key<f64> = Key::new("ops_per_s");
 /// Bytes per second, of all streams together.
-pub const BYTES_PER_S: Figure<f64> = Figure::new("bytes_per_s");
+pub const BYTES_PER_S: Key<f64> = Key::new("bytes_per_s");

@@ -13,7 +13,7 @@ pub mod pg_environment;
 
 pub use network::{ephemeral_ports, loopback_reuses_time_wait, time_wait_count};
 
-use crate::cpu::load::Load;
+use crate::cpu::load::CpuLoad;
 use serde::{Deserialize, Serialize};
 
 /// The machine a result was measured on.
@@ -45,7 +45,7 @@ pub struct System {
     pub kernel_tls: Option<String>,
     /// What the rest of the machine did over a short wait before the run started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load_at_start: Option<Load>,
+    pub load_at_start: Option<CpuLoad>,
     /// Which CPU counters sockbench could use: `perf_event` (with instructions),
     /// `perf_event without instructions`, or `proc` (times only).
     #[serde(default, skip_serializing_if = "Option::is_none")]

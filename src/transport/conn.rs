@@ -6,7 +6,7 @@
 //! predictable branch, not an indirect call, inside the timed loops.
 
 use super::tls::{self, TlsInfo, TlsVersion};
-use super::{tcp, unix, Address, Endpoint, Kind};
+use super::{tcp, unix, Address, Endpoint, SocketKind};
 use anyhow::{bail, Result};
 use openssl::ssl::{MidHandshakeSslStream, SslAcceptor, SslConnector, SslStream};
 use std::io::{self, Read, Write};
@@ -122,9 +122,11 @@ pub enum Connector {
 impl Connector {
     pub fn new(endpoint: &Endpoint, tls_version: TlsVersion) -> Result<Connector> {
         Ok(match (endpoint.transport.kind(), &endpoint.address) {
-            (Kind::Unix, address) => Connector::Unix(unix::address(address)?),
-            (Kind::Tcp, Address::Ip(addr)) => Connector::Tcp(*addr),
-            (Kind::Tls, Address::Ip(addr)) => Connector::Tls(*addr, tls::connector(tls_version)?),
+            (SocketKind::Unix, address) => Connector::Unix(unix::address(address)?),
+            (SocketKind::Tcp, Address::Ip(addr)) => Connector::Tcp(*addr),
+            (SocketKind::Tls, Address::Ip(addr)) => {
+                Connector::Tls(*addr, tls::connector(tls_version)?)
+            }
             (_, address) => bail!("{address} is no IP address"),
         })
     }
@@ -224,9 +226,9 @@ impl Listener {
             other => Err(wrap(io::Error::other(format!("{other} is no IP address")))),
         };
         let listener = match endpoint.transport.kind() {
-            Kind::Unix => Listener::Unix(unix::bind(endpoint, wrap)?),
-            Kind::Tcp => Listener::Tcp(tcp::bind(&ip()?).map_err(wrap)?),
-            Kind::Tls => {
+            SocketKind::Unix => Listener::Unix(unix::bind(endpoint, wrap)?),
+            SocketKind::Tcp => Listener::Tcp(tcp::bind(&ip()?).map_err(wrap)?),
+            SocketKind::Tls => {
                 let acceptor = tls::acceptor().map_err(|e| BindError::Tls(endpoint.clone(), e))?;
                 Listener::Tls(tcp::bind(&ip()?).map_err(wrap)?, Box::new(acceptor))
             }

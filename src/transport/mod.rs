@@ -1,6 +1,6 @@
 //! The transports sockbench compares, and the addresses they are reached at.
 //!
-//! A transport is a kind of socket ([`Kind`]: how it connects, listens and carries
+//! A transport is a kind of socket ([`SocketKind`]: how it connects, listens and carries
 //! bytes, one file each: `unix.rs`, `tcp.rs`, `tls.rs`) at a place ([`Place`]: which
 //! address family or namespace its addresses are in). [`Transport::socket`] is the
 //! one table of transports. [`Endpoint`] is a concrete address
@@ -41,7 +41,7 @@ crate::named! {
 
 /// What kind of socket a transport uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
+pub enum SocketKind {
     /// A Unix domain stream socket.
     Unix,
     /// A TCP connection.
@@ -64,7 +64,7 @@ pub enum Place {
 /// its addresses are written with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Socket {
-    pub kind: Kind,
+    pub kind: SocketKind,
     pub place: Place,
     pub scheme: &'static str,
 }
@@ -73,11 +73,11 @@ impl Transport {
     /// The table of transports: a new transport of a known kind is one row here.
     pub const fn socket(self) -> Socket {
         let (kind, place, scheme) = match self {
-            Transport::Unix => (Kind::Unix, Place::Path, "unix"),
-            Transport::UnixAbstract => (Kind::Unix, Place::Abstract, "unix-abstract"),
-            Transport::Tcp => (Kind::Tcp, Place::Ipv4, "tcp"),
-            Transport::Tcp6 => (Kind::Tcp, Place::Ipv6, "tcp"),
-            Transport::Tls => (Kind::Tls, Place::Ipv4, "tls"),
+            Transport::Unix => (SocketKind::Unix, Place::Path, "unix"),
+            Transport::UnixAbstract => (SocketKind::Unix, Place::Abstract, "unix-abstract"),
+            Transport::Tcp => (SocketKind::Tcp, Place::Ipv4, "tcp"),
+            Transport::Tcp6 => (SocketKind::Tcp, Place::Ipv6, "tcp"),
+            Transport::Tls => (SocketKind::Tls, Place::Ipv4, "tls"),
         };
         Socket {
             kind,
@@ -86,7 +86,7 @@ impl Transport {
         }
     }
 
-    pub fn kind(self) -> Kind {
+    pub fn kind(self) -> SocketKind {
         self.socket().kind
     }
 
@@ -97,7 +97,7 @@ impl Transport {
     /// Whether connections on this transport use TCP ports (and so leave TIME_WAIT
     /// sockets behind when the client closes first).
     pub fn uses_tcp(self) -> bool {
-        matches!(self.kind(), Kind::Tcp | Kind::Tls)
+        matches!(self.kind(), SocketKind::Tcp | SocketKind::Tls)
     }
 
     /// The address a server started by sockbench itself listens on: a socket file in

@@ -236,10 +236,10 @@ fn case_cells(
         .cases
         .iter()
         .filter_map(|c| match r.params.value(c.name)? {
-            sockbench::results::params::Value::Number(n) => Some(n.to_string()),
-            sockbench::results::params::Value::Text(t) => Some(t.clone()),
-            sockbench::results::params::Value::Flag(on) => Some(on.to_string()),
-            sockbench::results::params::Value::Numbers(_) => None,
+            sockbench::results::params::Param::Number(n) => Some(n.to_string()),
+            sockbench::results::params::Param::Text(t) => Some(t.clone()),
+            sockbench::results::params::Param::Flag(on) => Some(on.to_string()),
+            sockbench::results::params::Param::Numbers(_) => None,
         })
         .collect()
 }

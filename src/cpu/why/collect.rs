@@ -8,7 +8,7 @@ use super::events::{self, EventCounters};
 use super::kallsyms::Kallsyms;
 use super::sampler::{Drained, Sampler};
 use super::tracepoints::{self, Chosen};
-use super::{Account, Event, Why};
+use super::{Event, KernelAccount, Why};
 use crate::cpu::counters::Task;
 use crate::cpu::proc;
 use std::io;
@@ -102,7 +102,7 @@ impl Collector {
         let ops = ops.max(1) as f64;
         let kallsyms = Kallsyms::get().ok();
         let mut account = |side: &mut Side| {
-            let mut a = Account::default();
+            let mut a = KernelAccount::default();
             for (event, per_op) in events::per_op(&side.before, &side.after, ops) {
                 a.events.insert(event.name().to_string(), per_op);
             }

@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 
 crate::named! {
     /// A kernel event counted per operation. The names are the keys of
-    /// [`Account::events`] in result files.
+    /// [`KernelAccount::events`] in result files.
     pub enum Event as "kernel event" {
         /// `raw_syscalls:sys_enter`.
         Syscalls = "syscalls",
@@ -62,7 +62,7 @@ crate::named! {
 
 crate::named! {
     /// Where a sample's CPU time is attributed. The names are the keys
-    /// of [`Account::layers`] in result files.
+    /// of [`KernelAccount::layers`] in result files.
     pub enum Layer as "layer" {
         /// System-call entry and exit.
         Syscall = "syscall",
@@ -91,7 +91,7 @@ crate::named! {
 
 /// The kernel's account of one side's operations, per operation.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Account {
+pub struct KernelAccount {
     /// Events per operation by [`Event`] name (the mean over the counting trials);
     /// an event this kernel does not offer is absent.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -149,7 +149,7 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-impl Account {
+impl KernelAccount {
     /// Events per operation of `event`, when counted.
     pub fn event(&self, event: Event) -> Option<f64> {
         self.events.get(event.name()).copied()
@@ -215,10 +215,10 @@ crate::named! {
 /// The kernel's account of one trial, client and server apart.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Why {
-    pub client: Account,
+    pub client: KernelAccount,
     /// Absent for a server sockbench could not identify.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<Account>,
+    pub server: Option<KernelAccount>,
     /// The tracepoints this kernel offered of those sockbench counts
     /// (`net:net_dev_xmit`, …).
     #[serde(default)]

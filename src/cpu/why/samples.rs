@@ -67,12 +67,12 @@ impl<'de> Deserialize<'de> for Clock {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Account;
+    use super::super::KernelAccount;
     use super::*;
 
     #[test]
     fn accounts_from_before_load_as_one_trial_without_intervals() {
-        let old: Account = serde_json::from_str(
+        let old: KernelAccount = serde_json::from_str(
             r#"{"layer_samples": {"tcp": 30, "user": 10}, "layers": {"tcp": 600.0}}"#,
         )
         .unwrap();
@@ -83,7 +83,7 @@ mod tests {
 
     #[test]
     fn accounts_read_back_what_is_written() {
-        let a = Account {
+        let a = KernelAccount {
             layer_samples: BTreeMap::from([("tcp".to_string(), vec![30, 0, 12])]),
             layers: BTreeMap::from([(
                 "tcp".to_string(),
@@ -93,14 +93,14 @@ mod tests {
                     high: Some(789.5),
                 },
             )]),
-            ..Account::default()
+            ..KernelAccount::default()
         };
         let text = serde_json::to_string(&a).unwrap();
         assert!(
             text.contains(r#""tcp":{"ns":600.0,"low":410.5,"high":789.5}"#),
             "{text}"
         );
-        assert_eq!(serde_json::from_str::<Account>(&text).unwrap(), a);
+        assert_eq!(serde_json::from_str::<KernelAccount>(&text).unwrap(), a);
         let clock = serde_json::to_string(&Clock::CpuClock).unwrap();
         assert_eq!(clock, r#""cpu-clock""#);
         assert_eq!(

@@ -2,7 +2,7 @@
 //! time divides between layers, the measured rounds say how much CPU time there
 //! is, and the trials' spread says how sure each layer's figure is.
 
-use super::{Account, LayerTime, Why};
+use super::{KernelAccount, LayerTime, Why};
 use crate::cpu::Cost;
 use crate::stats::Mean;
 
@@ -31,7 +31,7 @@ impl Why {
 /// `account.layers`: for each layer, the mean over the trials that have samples
 /// of its share × `cpu_ns`, with the 95% interval of that mean (its low end at
 /// least zero, a CPU time never being below).
-fn scale(account: &mut Account, cpu_ns: f64) {
+fn scale(account: &mut KernelAccount, cpu_ns: f64) {
     account.layers = Default::default();
     if !cpu_ns.is_finite() || cpu_ns <= 0.0 {
         return;
@@ -100,13 +100,13 @@ mod tests {
         }
     }
 
-    fn sampled(pairs: &[(&str, &[u64])]) -> Account {
-        Account {
+    fn sampled(pairs: &[(&str, &[u64])]) -> KernelAccount {
+        KernelAccount {
             layer_samples: pairs
                 .iter()
                 .map(|(l, n)| (l.to_string(), n.to_vec()))
                 .collect(),
-            ..Account::default()
+            ..KernelAccount::default()
         }
     }
 
@@ -203,9 +203,9 @@ mod schema {
 
     #[test]
     fn the_schema_holds_what_is_written_and_what_was_written_before() {
-        use crate::cpu::why::{Account, Clock, LayerTime, Why};
+        use crate::cpu::why::{Clock, KernelAccount, LayerTime, Why};
         let mut why = Why {
-            client: Account {
+            client: KernelAccount {
                 layer_samples: [("tcp".to_string(), vec![30, 0, 12])].into(),
                 layers: [(
                     "tcp".to_string(),
@@ -216,7 +216,7 @@ mod schema {
                     },
                 )]
                 .into(),
-                ..Account::default()
+                ..KernelAccount::default()
             },
             clock: Some(Clock::CpuClock),
             ..Why::default()

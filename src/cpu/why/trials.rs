@@ -2,7 +2,7 @@
 //! events per operation averaged (exact counts, the same kernel work each time),
 //! samples kept trial by trial so that each layer's figure can carry its spread.
 
-use super::{Account, Why};
+use super::{KernelAccount, Why};
 use std::collections::BTreeMap;
 
 impl Why {
@@ -10,8 +10,9 @@ impl Why {
     /// The server's is kept when every trial has one.
     pub fn of_trials(trials: &[Why]) -> Option<Why> {
         let first = trials.first()?;
-        let clients: Vec<&Account> = trials.iter().map(|w| &w.client).collect();
-        let servers: Option<Vec<&Account>> = trials.iter().map(|w| w.server.as_ref()).collect();
+        let clients: Vec<&KernelAccount> = trials.iter().map(|w| &w.client).collect();
+        let servers: Option<Vec<&KernelAccount>> =
+            trials.iter().map(|w| w.server.as_ref()).collect();
         Some(Why {
             client: merged(&clients),
             server: servers.map(|s| merged(&s)),
@@ -24,14 +25,15 @@ impl Why {
 /// One side over the trials: each event's mean over the trials that counted it,
 /// each layer's samples per trial (zero where a trial had none in it; a trial with
 /// no samples at all is left out), samples left out and lost summed.
-fn merged(all: &[&Account]) -> Account {
+fn merged(all: &[&KernelAccount]) -> KernelAccount {
     let mut events: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for a in all {
         for (event, n) in &a.events {
             events.entry(event.clone()).or_default().push(*n);
         }
     }
-    let sampled: Vec<&&Account> = all.iter().filter(|a| !a.layer_samples.is_empty()).collect();
+    let sampled: Vec<&&KernelAccount> =
+        all.iter().filter(|a| !a.layer_samples.is_empty()).collect();
     let mut layer_samples: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let mut k = 0;
     for a in &sampled {
@@ -46,7 +48,7 @@ fn merged(all: &[&Account]) -> Account {
     for row in layer_samples.values_mut() {
         row.resize(k, 0);
     }
-    Account {
+    KernelAccount {
         events: events
             .into_iter()
             .map(|(e, v)| (e, v.iter().sum::<f64>() / v.len() as f64))
@@ -64,14 +66,14 @@ mod tests {
 
     fn one(syscalls: f64, samples: &[(&str, u64)]) -> Why {
         Why {
-            client: Account {
+            client: KernelAccount {
                 events: BTreeMap::from([("syscalls".to_string(), syscalls)]),
                 layer_samples: samples
                     .iter()
                     .map(|(l, n)| (l.to_string(), vec![*n]))
                     .collect(),
                 samples_lost: 1,
-                ..Account::default()
+                ..KernelAccount::default()
             },
             ..Why::default()
         }

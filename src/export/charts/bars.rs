@@ -3,7 +3,7 @@
 //! report as a whisker.
 
 use super::{
-    colour_of, draw, label_area, mesh, number, scale, text, Colours, Figure, WIDTH, X_LABELS,
+    colour_of, draw, label_area, mesh, number, scale, text, Colours, DrawnChart, WIDTH, X_LABELS,
 };
 use crate::report::experiment::Description;
 use crate::results::ResultRecord;
@@ -25,14 +25,14 @@ pub(super) fn case(experiment: &Description, r: &ResultRecord) -> String {
 const REACH: f64 = 2.5;
 
 /// Horizontal bars of the headline median with 95% interval whiskers.
-pub fn bars(experiment: &Description, records: &[ResultRecord], colours: &Colours) -> Figure {
+pub fn bars(experiment: &Description, records: &[ResultRecord], colours: &Colours) -> DrawnChart {
     let rounds = records.iter().map(|r| r.trials.len()).max().unwrap_or(0);
     let note = if records.iter().any(|r| r.headline.interval.is_some()) {
         format!("Bars: medians of {rounds} rounds; whiskers: 95% intervals.")
     } else {
         format!("Bars: medians of {rounds} rounds (too few for an interval).")
     };
-    Figure {
+    DrawnChart {
         title: experiment.chart_title.to_string(),
         note,
         svg: draw_bars(experiment, records, colours),

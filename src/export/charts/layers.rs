@@ -3,9 +3,11 @@
 //! device, copying, TLS, user space …), client and server together, from the
 //! kernel's account of the counting trial scaled to the measured CPU time.
 
-use super::{draw, label_area, mesh, number, scale, text, Figure, Marked, LABELS, WIDTH, X_LABELS};
+use super::{
+    draw, label_area, mesh, number, scale, text, DrawnChart, Marked, LABELS, WIDTH, X_LABELS,
+};
 use crate::cpu::why::Layer;
-use crate::report::columns::why::{layer_times, top_layers};
+use crate::report::columns::kernel::{layer_times, top_layers};
 use crate::report::experiment::Description;
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
@@ -36,7 +38,7 @@ const LEGEND_COLUMNS: usize = 3;
 
 /// The chart of an experiment's records that carry CPU by layer; none when none
 /// does.
-pub fn layers(experiment: &Description, records: &[ResultRecord]) -> Option<Figure> {
+pub fn layers(experiment: &Description, records: &[ResultRecord]) -> Option<DrawnChart> {
     let bars: Vec<(String, Vec<(Layer, f64)>)> = records
         .iter()
         .filter_map(|r| {
@@ -53,7 +55,7 @@ pub fn layers(experiment: &Description, records: &[ResultRecord]) -> Option<Figu
         return None;
     }
     let op = experiment.verdict.map_or("operation", |v| v.work.op);
-    Some(Figure {
+    Some(DrawnChart {
         title: format!("Where one {op}'s CPU time goes, client and server together"),
         note: format!(
             "Each bar is the measured CPU time per operation, divided by layer in the \
@@ -198,16 +200,16 @@ mod tests {
 #[cfg(test)]
 mod settled_tests {
     use super::*;
-    use crate::cpu::why::{Account, Why};
+    use crate::cpu::why::{KernelAccount, Why};
 
     fn why(samples: &[(&str, Vec<u64>)]) -> Why {
         let mut why = Why {
-            client: Account {
+            client: KernelAccount {
                 layer_samples: samples
                     .iter()
                     .map(|(l, n)| (l.to_string(), n.clone()))
                     .collect(),
-                ..Account::default()
+                ..KernelAccount::default()
             },
             ..Why::default()
         };

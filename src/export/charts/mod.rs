@@ -1,5 +1,5 @@
 //! SVG charts for the HTML report, drawn with plotters' SVG backend (text is left
-//! to the browser, so no font files are needed). Each comes as a [`Figure`]: the
+//! to the browser, so no font files are needed). Each comes as a [`DrawnChart`]: the
 //! page prints its title as text, which wraps and stays readable on a phone.
 //! - the summary and a comparison: cost ratios with their 95% intervals on a log
 //!   axis (`ratios`);
@@ -52,7 +52,7 @@ pub const PALETTE: [RGBColor; 6] = [
 pub type Colours = [(String, RGBColor)];
 
 /// A chart with the words a person reads above and below it.
-pub struct Figure {
+pub struct DrawnChart {
     pub title: String,
     /// How to read it (what the bar and the whisker are).
     pub note: String,
@@ -66,7 +66,7 @@ pub fn for_experiment(
     experiment: &Description,
     records: &[ResultRecord],
     colours: &Colours,
-) -> Vec<Figure> {
+) -> Vec<DrawnChart> {
     let mut charts = vec![bars(experiment, records, colours)];
     for chart in experiment.charts {
         match *chart {
@@ -90,13 +90,13 @@ pub fn for_experiment(
                     move |r| Some((x.number(&r.params)? as f64, y.read(&r.metrics)?)),
                     log_x,
                 );
-                charts.push(Figure {
+                charts.push(DrawnChart {
                     title: capitalised(title),
                     note: "Medians of the rounds.".into(),
                     svg,
                 });
             }
-            Chart::Fitted { n, intercept } => charts.push(Figure {
+            Chart::Fitted { n, intercept } => charts.push(DrawnChart {
                 title: format!("Total time of each timed batch against the number of {n}"),
                 note: "Dots: every batch of every round; lines: each transport's \
                        least-squares fit, whose slope is the time per one."

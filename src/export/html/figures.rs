@@ -2,15 +2,15 @@
 //! from: the verdict's ratios for the summary, an experiment's records for its
 //! charts, a comparison's ratio cells for its chart.
 
-use crate::export::charts::{self, Colours, Figure, Group};
-use crate::report::block::{Block, Value};
+use crate::export::charts::{self, Colours, DrawnChart, Group};
+use crate::report::block::{Block, Number};
 use crate::report::Section;
 
 /// The summary under the verdict: every verdict line that compares transports,
 /// with each of its comparisons (each transport against the reference, TLS
 /// against tcp) and its 95% interval; an interval too wide for the axis ends in
 /// arrows, as wide as the verdict's "not settled". None without a ratio.
-pub fn summary(section: &Section, colours: &Colours) -> Option<Figure> {
+pub fn summary(section: &Section, colours: &Colours) -> Option<DrawnChart> {
     let groups: Vec<Group> = section
         .verdict
         .iter()
@@ -47,7 +47,7 @@ pub fn summary(section: &Section, colours: &Colours) -> Option<Figure> {
     } else {
         reference.clone()
     };
-    Some(Figure {
+    Some(DrawnChart {
         title: format!("Extra time per operation over {over}, 95% intervals"),
         note: format!(
             "Dot: the estimate, paired round by round; line: its 95% interval (an arrow \
@@ -67,7 +67,7 @@ pub fn summary(section: &Section, colours: &Colours) -> Option<Figure> {
 
 /// The charts after a block's table: an experiment's own, or the ratios a
 /// comparison's cells carry.
-pub fn of_block(block: &Block, colours: &Colours) -> Vec<Figure> {
+pub fn of_block(block: &Block, colours: &Colours) -> Vec<DrawnChart> {
     match block.experiment {
         Some(experiment) if !block.records.is_empty() => {
             charts::for_experiment(experiment, &block.records, colours)
@@ -78,7 +78,7 @@ pub fn of_block(block: &Block, colours: &Colours) -> Vec<Figure> {
 
 /// A comparison's ratios: a line per row, a dot per column that holds a ratio,
 /// against the first column of figures.
-fn ratios(block: &Block) -> Option<Figure> {
+fn ratios(block: &Block) -> Option<DrawnChart> {
     let column = |i: usize| block.header.get(i + 1).cloned().unwrap_or_default();
     // A sub-row is named with the row it belongs to: `tcp: time, vs A`.
     let mut parent = String::new();
@@ -105,7 +105,7 @@ fn ratios(block: &Block) -> Option<Figure> {
                 .iter()
                 .enumerate()
                 .filter_map(|(i, cell)| match cell.value {
-                    Some(Value::Ratio(ratio)) => Some((column(i), ratio)),
+                    Some(Number::Ratio(ratio)) => Some((column(i), ratio)),
                     _ => None,
                 })
                 .collect(),
@@ -127,7 +127,7 @@ fn ratios(block: &Block) -> Option<Figure> {
         .map(|(name, colour)| (name.clone(), *colour))
         .collect();
     let reference = block.header.get(1).map_or("A", String::as_str);
-    Some(Figure {
+    Some(DrawnChart {
         // The chart follows its table: its title says what the dots are.
         title: format!("Time per operation against {reference}, 95% intervals"),
         note: format!(
@@ -167,7 +167,7 @@ mod tests {
             high,
             n: 5,
         };
-        Cell::with(format!("{estimate:.2}"), Value::Ratio(interval))
+        Cell::with(format!("{estimate:.2}"), Number::Ratio(interval))
     }
 
     #[test]

@@ -13,7 +13,7 @@
 mod figures;
 mod table;
 
-use super::charts::{self, Figure};
+use super::charts::{self, DrawnChart};
 use super::Exporter;
 use crate::report::block::Block;
 use crate::report::{Document, Section};
@@ -151,7 +151,7 @@ fn section(section: &Section, shown: &mut Vec<String>) -> String {
 }
 
 /// A chart with its title and how to read it above it, or why it is missing.
-fn figure(figure: &Figure) -> String {
+fn figure(figure: &DrawnChart) -> String {
     let caption = format!(
         "<figcaption><strong>{}</strong><br><span>{}</span></figcaption>",
         escape(&figure.title),

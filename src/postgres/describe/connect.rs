@@ -4,7 +4,7 @@
 
 use super::{time_if_resolved, Cells};
 use crate::postgres::keys::*;
-use crate::report::block::{Block, Cell, Value};
+use crate::report::block::{Block, Cell, Number};
 use crate::report::columns::{distinct, Columns};
 use crate::report::difference::{resolved, Difference, BELOW_RESOLUTION};
 use crate::report::format::duration_interval_ns;
@@ -129,7 +129,7 @@ fn tls_cost_row(table: &mut Columns, columns: &Cells) {
                 return Some(Cell::text(BELOW_RESOLUTION));
             }
             let text = duration_interval_ns(d.estimate, d.low, d.high);
-            let value = Value::Figure {
+            let value = Number::Figure {
                 value: d.estimate,
                 unit: Unit::Time,
             };

@@ -9,8 +9,8 @@ use crate::report::block::Block;
 use crate::report::columns::Columns;
 use crate::report::difference::resolved;
 use crate::report::experiment::Description;
-use crate::results::figures::Key as FigureKey;
 use crate::results::metric::Unit;
+use crate::results::Key;
 use crate::results::ResultRecord;
 use crate::stats::median;
 use crate::units::format_count;
@@ -21,7 +21,7 @@ pub(super) struct Fit {
     pub one: &'static str,
     pub many: &'static str,
     /// The rate the fit gives (1 / slope).
-    pub rate: FigureKey<f64>,
+    pub rate: Key<f64>,
 }
 
 pub(super) const QUERIES: Fit = Fit {

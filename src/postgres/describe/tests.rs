@@ -5,7 +5,7 @@ use super::connect::TLS_COST;
 use super::*;
 use crate::harness::aggregate::{rank, record};
 use crate::postgres::keys::*;
-use crate::report::block::{Block, Row, Value};
+use crate::report::block::{Block, Number, Row};
 use crate::report::difference::BELOW_RESOLUTION_NOTE;
 use crate::results::{Metrics, Params, Trial};
 use crate::stats::Percentiles;
@@ -111,7 +111,7 @@ fn a_phase_a_transport_lacks_is_a_dash_and_tls_has_its_own_cost_row() {
     assert!(cost.cells[2].text.starts_with("2.07 ["), "{cost:?}");
     assert!(cost.cells[2].text.ends_with("] ms"), "{cost:?}");
     assert!(
-        matches!(cost.cells[2].value, Some(Value::Figure { value, unit: Unit::Time })
+        matches!(cost.cells[2].value, Some(Number::Figure { value, unit: Unit::Time })
             if (value - 2.0667e6).abs() < 1e3)
     );
     assert!(

@@ -23,7 +23,7 @@ use super::redact;
 use crate::error::{usage, Unreachable};
 use crate::postgres::keys::ServerInfo;
 use crate::system::pg_environment;
-use crate::transport::{Kind as SocketKind, TlsInfo, Transport, CERTIFICATE_KIND};
+use crate::transport::{SocketKind, TlsInfo, Transport, CERTIFICATE_KIND};
 use anyhow::{bail, Context, Result};
 
 /// The cluster's targets, one per transport.

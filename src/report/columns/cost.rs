@@ -4,7 +4,7 @@
 
 use super::Columns;
 use crate::cpu::{Cost, Counts};
-use crate::report::block::{Cell, Row, Value};
+use crate::report::block::{Cell, Number, Row};
 use crate::report::format::{count, duration_ns};
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
@@ -30,7 +30,7 @@ impl Columns {
                     format!(" ({:.0}%)", 100.0 * s / c.cpu_ns.max(f64::MIN_POSITIVE))
                 });
                 let text = format!("{}{kernel}", duration_ns(c.cpu_ns));
-                let value = Value::Figure {
+                let value = Number::Figure {
                     value: c.cpu_ns,
                     unit: Unit::Time,
                 };
@@ -47,7 +47,7 @@ impl Columns {
                         count(total),
                         100.0 * kernel / total.max(f64::MIN_POSITIVE)
                     );
-                    let value = Value::Figure {
+                    let value = Number::Figure {
                         value: total,
                         unit: Unit::Count,
                     };

@@ -14,12 +14,12 @@
 //! `notes.rs`, re-exported here.
 
 mod cost;
+pub(crate) mod kernel;
 mod notes;
-pub(crate) mod why;
 
 pub use notes::{certainty_notes, legend, legend_with_tls, shared_cpu};
 
-use super::block::{Block, Cell, Row, Value};
+use super::block::{Block, Cell, Number, Row};
 use super::experiment::Description;
 use super::format::{duration_interval_ns, figure, versus};
 use crate::results::metric::Unit;
@@ -44,7 +44,7 @@ pub struct Columns {
 
 /// A figure's cell: its text and its number in `unit`.
 pub fn figure_cell(unit: Unit, value: f64) -> Cell {
-    Cell::with(figure(unit, value), Value::Figure { value, unit })
+    Cell::with(figure(unit, value), Number::Figure { value, unit })
 }
 
 impl Columns {
@@ -159,14 +159,14 @@ impl Columns {
             .collect();
         let ratio = |r: &ResultRecord| -> Option<Cell> {
             let v = r.headline.vs_reference.as_ref()?;
-            Some(Cell::with(versus(&v.ratio), Value::Ratio(v.ratio)))
+            Some(Cell::with(versus(&v.ratio), Number::Ratio(v.ratio)))
         };
         let extra = |r: &ResultRecord| -> Option<Cell> {
             let d = r.headline.vs_reference.as_ref()?.extra_cpu_ns?;
             let text = duration_interval_ns(d.estimate, d.low, d.high);
             Some(Cell::with(
                 text,
-                Value::Figure {
+                Number::Figure {
                     value: d.estimate,
                     unit: Unit::Time,
                 },
@@ -251,7 +251,7 @@ mod tests {
     use crate::results::{Metrics, Params, Trial};
 
     const RATE: Metric = Metric::new("ops_per_s", Unit::Rate, Better::Higher);
-    const OPS: crate::results::figures::Key<f64> = crate::results::figures::Key::new("ops_per_s");
+    const OPS: crate::results::Key<f64> = crate::results::Key::new("ops_per_s");
 
     /// Records of unix, tcp and tls whose rounds ran at these rates.
     fn records(rates: [&[f64]; 3]) -> Vec<ResultRecord> {
@@ -294,7 +294,7 @@ mod tests {
         assert_eq!(texts, ["2.10 GB/s", "1.10 GB/s", "90.0 MB/s"]);
         assert_eq!(
             figures[1].value,
-            Some(Value::Figure {
+            Some(Number::Figure {
                 value: 1.1e9,
                 unit: Unit::ByteRate
             })
@@ -308,7 +308,7 @@ mod tests {
         assert_eq!(versus.cells[0].text, "reference");
         assert!(versus.cells[1].text.starts_with("+91% ["), "{versus:?}");
         assert!(versus.cells[2].text.starts_with("12× ["), "{versus:?}");
-        assert!(matches!(versus.cells[2].value, Some(Value::Ratio(r)) if r.estimate > 10.0));
+        assert!(matches!(versus.cells[2].value, Some(Number::Ratio(r)) if r.estimate > 10.0));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! (`B slower: ×1.22 [1.06, 1.42]`) or as a phrase for a summary sentence.
 
 use super::change::{Change, Outcome};
-use crate::report::block::{Cell, Value};
+use crate::report::block::{Cell, Number};
 
 /// `B slower: ×1.22 [1.06, 1.42]`; with the files whose trials of the row met a
 /// busy host, `B slower, host busy in B: ×1.22 [1.06, 1.42]`.
@@ -46,7 +46,7 @@ pub(super) fn gap_words(c: &Change, transport: &str) -> String {
 fn numbered(c: &Change, words: String) -> Cell {
     let text = format!("{words}: {}", c.numbers());
     match c.interval {
-        Some(i) => Cell::with(text, Value::Ratio(i)),
+        Some(i) => Cell::with(text, Number::Ratio(i)),
         None => Cell::text(text),
     }
 }

@@ -6,17 +6,17 @@ use crate::results::{Params, ResultRecord};
 
 /// What makes two records of one experiment the same measurement.
 #[derive(Debug, PartialEq)]
-pub(super) struct Key {
+pub(super) struct CaseKey {
     transport: String,
     case: Params,
 }
 
-impl Key {
+impl CaseKey {
     /// The key of `r`, a record of `experiment`: its transport and every parameter
     /// but the experiment's budgets, so a parameter a family adds tells cases apart
     /// without being listed here.
-    pub(super) fn of(experiment: &Description, r: &ResultRecord) -> Key {
-        Key {
+    pub(super) fn of(experiment: &Description, r: &ResultRecord) -> CaseKey {
+        CaseKey {
             transport: r.transport.clone(),
             case: experiment.case_of(&r.params),
         }

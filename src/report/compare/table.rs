@@ -5,10 +5,10 @@
 use super::cells::{change_cell, gap_cell, gap_words};
 use super::change::{self, Outcome};
 use super::host;
-use super::key::{label, same_case, Key};
+use super::key::{label, same_case, CaseKey};
 use super::tally::Tally;
 use super::Run;
-use crate::report::block::{Block, Cell, Row, Value};
+use crate::report::block::{Block, Cell, Number, Row};
 use crate::report::columns::distinct;
 use crate::report::experiment::{Catalog, Description};
 use crate::report::format::{figure, versus};
@@ -50,14 +50,14 @@ pub(super) fn experiment_block(
     let mut alone = Vec::new();
     // The files whose trials of a compared time met a busy host.
     let mut busy: Vec<&str> = Vec::new();
-    for key in distinct(of.iter().flatten().copied(), |r| Key::of(experiment, r)) {
+    for key in distinct(of.iter().flatten().copied(), |r| CaseKey::of(experiment, r)) {
         let found: Vec<Option<&ResultRecord>> = of
             .iter()
             .map(|records| {
                 records
                     .iter()
                     .copied()
-                    .find(|r| Key::of(experiment, r) == key)
+                    .find(|r| CaseKey::of(experiment, r) == key)
             })
             .collect();
         let present: Vec<usize> = (0..runs.len()).filter(|&i| found[i].is_some()).collect();
@@ -76,7 +76,7 @@ pub(super) fn experiment_block(
                         let value = typical(r);
                         Cell::with(
                             figure(metric.unit, value),
-                            Value::Figure {
+                            Number::Figure {
                                 value,
                                 unit: metric.unit,
                             },
@@ -218,7 +218,7 @@ fn gap_rows(
     let paired = found
         .iter()
         .map(|r| match versus_of(r) {
-            Some(v) => Cell::with(versus(&v.ratio), Value::Ratio(v.ratio)),
+            Some(v) => Cell::with(versus(&v.ratio), Number::Ratio(v.ratio)),
             None => Cell::missing(),
         })
         .collect();

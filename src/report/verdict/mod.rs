@@ -9,10 +9,10 @@
 //! built from the records present; a run without PostgreSQL has fewer lines.
 
 pub mod caveats;
+mod explain;
 mod pair;
 mod short;
 mod wakeup;
-mod why;
 mod words;
 
 pub use pair::{Outcome, Pair};
@@ -234,7 +234,7 @@ fn cases_line(
 }
 
 /// Why the line's settled differences are there, from the kernel's account of the
-/// records (see [`why::explain`]): the reference against tcp (or the first other
+/// records (see [`explain::explain`]): the reference against tcp (or the first other
 /// plain transport), then TLS against tcp.
 fn explain(records: &[&ResultRecord], pairs: &[Pair], op: &str) -> Option<String> {
     let find = |label: &str| records.iter().copied().find(|r| r.transport == label);
@@ -250,7 +250,7 @@ fn explain(records: &[&ResultRecord], pairs: &[Pair], op: &str) -> Option<String
             } else {
                 (&p.other, &p.base, p.extra_cpu_ns.map(Difference::negated))
             };
-            why::explain(op, extra, find(cheap)?, find(dear)?)
+            explain::explain(op, extra, find(cheap)?, find(dear)?)
         })
         .collect();
     (!said.is_empty()).then(|| format!("Why: {}.", said.join("; ")))

@@ -11,8 +11,7 @@ use crate::results::metric::{Better, Metric, Unit};
 use crate::results::{Metrics, Params, Trial};
 
 const TIME: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower);
-const PER_QUERY: crate::results::figures::Key<f64> =
-    crate::results::figures::Key::new("per_query_ns");
+const PER_QUERY: crate::results::Key<f64> = crate::results::Key::new("per_query_ns");
 
 static FAKE: Description = Description {
     id: "fake.query",

@@ -3,8 +3,8 @@
 //! clients are open: the script's texts and parameters are written into buffers each
 //! client sized when it was made.
 
-use super::schedule::{Live, Schedule};
-use super::{Load, Tally, Window};
+use super::schedule::{Live, Throttle};
+use super::{RunSpec, Tally, Window};
 use crate::cpu::placed::ServerSide;
 use crate::harness::measure::nanos;
 use crate::postgres::experiment::PgTarget;
@@ -43,12 +43,12 @@ pub struct Thread<'a> {
     target: &'a PgTarget,
     /// Where the backends of a user's server go.
     side: &'a ServerSide,
-    load: &'a Load,
+    load: &'a RunSpec,
     /// The prepared statements' names, one per command.
     names: &'a [CString],
     window: Window,
     rng: Rng,
-    schedule: Option<Schedule>,
+    schedule: Option<Throttle>,
     /// Parameter pointers of the command being sent.
     pointers: Vec<*const c_char>,
     live: Option<&'a Live>,
@@ -58,7 +58,7 @@ pub struct Thread<'a> {
 impl<'a> Thread<'a> {
     pub fn new(
         target: &'a PgTarget,
-        load: &'a Load,
+        load: &'a RunSpec,
         names: &'a [CString],
         window: Window,
         index: u64,
@@ -81,7 +81,7 @@ impl<'a> Thread<'a> {
             rng: Rng::new(seed ^ 0x5eed),
             schedule: load
                 .rate
-                .map(|r| Schedule::new(r / threads, window.start, seed ^ 0x7a7e)),
+                .map(|r| Throttle::new(r / threads, window.start, seed ^ 0x7a7e)),
             pointers: vec![std::ptr::null(); load.script.most_vars()],
             live,
             tally: Tally::new(load.script.commands.len()),

@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 
 /// What one run does.
 #[derive(Debug, Clone)]
-pub struct Load {
+pub struct RunSpec {
     pub clients: u32,
     pub threads: u32,
     pub duration: Duration,
@@ -138,7 +138,7 @@ impl Window {
 /// One trial on `target`.
 /// The meter counts the measured window only, from the thread that waits for the
 /// clients.
-pub fn trial(target: &PgTarget, load: &Load, meter: &mut Meter) -> Result<Trial> {
+pub fn trial(target: &PgTarget, load: &RunSpec, meter: &mut Meter) -> Result<Trial> {
     let threads = load.threads.clamp(1, load.clients);
     let start = Instant::now() + Duration::from_millis(50);
     let measured_from = start + load.warmup;
@@ -203,7 +203,7 @@ pub fn trial(target: &PgTarget, load: &Load, meter: &mut Meter) -> Result<Trial>
     })
 }
 
-fn metrics(load: &Load, t: &Tally, elapsed_ns: u64) -> Metrics {
+fn metrics(load: &RunSpec, t: &Tally, elapsed_ns: u64) -> Metrics {
     let count = t.histogram.len();
     let percentiles = |h: &Histogram<u64>| {
         let q = |q: f64| h.value_at_quantile(q) as f64;

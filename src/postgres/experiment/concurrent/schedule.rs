@@ -9,16 +9,16 @@ use std::time::{Duration, Instant};
 
 /// When a thread's next transaction is due: start times with exponential gaps, as
 /// pgbench's throttling draws them, from a generator seeded per thread.
-pub struct Schedule {
+pub struct Throttle {
     pub next: Instant,
     /// Mean gap between two starts, seconds.
     mean_gap: f64,
     rng: Rng,
 }
 
-impl Schedule {
-    pub fn new(per_second: f64, from: Instant, seed: u64) -> Schedule {
-        let mut s = Schedule {
+impl Throttle {
+    pub fn new(per_second: f64, from: Instant, seed: u64) -> Throttle {
+        let mut s = Throttle {
             next: from,
             mean_gap: 1.0 / per_second,
             rng: Rng::new(seed),
@@ -150,7 +150,7 @@ mod tests {
     #[test]
     fn the_schedule_keeps_its_mean_rate() {
         let from = Instant::now();
-        let mut s = Schedule::new(1000.0, from, 3);
+        let mut s = Throttle::new(1000.0, from, 3);
         for _ in 0..9_999 {
             s.advance();
         }

@@ -6,7 +6,7 @@
 
 use super::words::listed;
 use crate::cpu::why::{Event, Layer, Why};
-use crate::report::columns::why::{layer_times, per_op};
+use crate::report::columns::kernel::{layer_times, per_op};
 use crate::report::format::duration_interval_ns;
 use crate::results::ResultRecord;
 use crate::stats::{Difference, Mean};
@@ -245,7 +245,7 @@ pub fn describe(layer: Layer) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::why::Account;
+    use crate::cpu::why::KernelAccount;
     use crate::cpu::{Cost, Counts};
     use crate::results::{Metrics, Params};
 
@@ -268,10 +268,10 @@ mod tests {
         for row in layer_samples.values_mut() {
             row.resize(trials.len(), 0);
         }
-        let account = Account {
+        let account = KernelAccount {
             events: events.iter().map(|(e, n)| (e.name().into(), *n)).collect(),
             layer_samples,
-            ..Account::default()
+            ..KernelAccount::default()
         };
         let mut r = crate::harness::aggregate::record(
             "sockets.pingpong",

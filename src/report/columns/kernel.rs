@@ -5,7 +5,7 @@
 
 use super::Columns;
 use crate::cpu::why::{Event, Layer, Why};
-use crate::report::block::{Cell, Row, Value};
+use crate::report::block::{Cell, Number, Row};
 use crate::results::metric::Unit;
 use crate::results::ResultRecord;
 use crate::stats::Mean;
@@ -77,7 +77,7 @@ pub fn per_op(n: f64) -> String {
 fn per_op_cell(n: f64) -> Cell {
     Cell::with(
         per_op(n),
-        Value::Figure {
+        Number::Figure {
             value: n,
             unit: Unit::Count,
         },
@@ -148,16 +148,16 @@ fn share_text(s: &Share) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::why::{Account, LayerTime};
+    use crate::cpu::why::{KernelAccount, LayerTime};
 
-    fn account(events: &[(Event, f64)], layers: &[(Layer, f64)]) -> Account {
-        Account {
+    fn account(events: &[(Event, f64)], layers: &[(Layer, f64)]) -> KernelAccount {
+        KernelAccount {
             events: events.iter().map(|(e, n)| (e.name().into(), *n)).collect(),
             layers: layers
                 .iter()
                 .map(|(l, n)| (l.name().into(), LayerTime::plain(*n)))
                 .collect(),
-            ..Account::default()
+            ..KernelAccount::default()
         }
     }
 
@@ -184,13 +184,13 @@ mod tests {
     #[test]
     fn shares_carry_their_interval_over_the_trials() {
         let mut why = Why {
-            client: Account {
+            client: KernelAccount {
                 layer_samples: [
                     ("tcp".to_string(), vec![40, 50, 60]),
                     ("user".to_string(), vec![60, 50, 40]),
                 ]
                 .into(),
-                ..Account::default()
+                ..KernelAccount::default()
             },
             ..Why::default()
         };
