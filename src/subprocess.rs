@@ -68,7 +68,7 @@ pub fn stop(child: &mut Child, steps: &[(libc::c_int, Duration)]) {
 
 /// What a program asked about itself said, once it ended.
 #[derive(Debug)]
-pub struct Answer {
+pub struct SelfReport {
     pub status: ExitStatus,
     /// The start of its standard output (at most 64 KiB); its errors are dropped.
     pub stdout: Vec<u8>,
@@ -81,7 +81,7 @@ pub struct Answer {
 /// names it, in one line, and a Ctrl-C ends the wait within a twentieth of a second
 /// (an `Interrupted` error); either way the program and what it started (its own
 /// process group) are killed, by the group's ID, before it is reaped.
-pub fn ask(command: &mut Command, limit: Duration) -> anyhow::Result<Option<Answer>> {
+pub fn ask(command: &mut Command, limit: Duration) -> anyhow::Result<Option<SelfReport>> {
     let line = std::iter::once(command.get_program())
         .chain(command.get_args())
         .map(|a| a.to_string_lossy().into_owned())
@@ -107,7 +107,7 @@ pub fn ask(command: &mut Command, limit: Duration) -> anyhow::Result<Option<Answ
             while open && said.len() < ASK_OUTPUT && readable(&stdout, Duration::ZERO) {
                 open = take(&mut stdout, &mut said);
             }
-            return Ok(Some(Answer {
+            return Ok(Some(SelfReport {
                 status,
                 stdout: said,
             }));

@@ -252,13 +252,13 @@ fn measure_printed(
 
 #[test]
 fn extended_and_prepared_protocols_reach_the_server_as_such() {
-    use sockbench::postgres::libpq::Conn;
+    use sockbench::postgres::libpq::PgConn;
     use sockbench::transport::Transport;
     if !postgres_installed("extended_and_prepared_protocols_reach_the_server_as_such") {
         return;
     }
     let server = pgbench_server();
-    let conn = Conn::connect(&server.cluster.params(Transport::Tcp).unwrap()).unwrap();
+    let conn = PgConn::connect(&server.cluster.params(Transport::Tcp).unwrap()).unwrap();
     let param = c"41".as_ptr();
     let r = conn.exec_params(c"SELECT $1::int + 1", &[param]).unwrap();
     assert_eq!(r.value(0, 0), Some(&b"42"[..]));

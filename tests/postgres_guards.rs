@@ -143,7 +143,7 @@ fn cluster_port(scratch: &std::path::Path) -> Option<u16> {
 
 #[test]
 fn no_other_process_logs_in_as_role_foo_while_a_run_goes_on() {
-    use sockbench::postgres::libpq::{Conn, ConnParams};
+    use sockbench::postgres::libpq::{ConnParams, PgConn};
     if !postgres_installed("no_other_process_logs_in_as_role_foo") {
         return;
     }
@@ -169,7 +169,7 @@ fn no_other_process_logs_in_as_role_foo_while_a_run_goes_on() {
     let port = cluster_port(&scratch).expect("the postmaster's port");
     // Any local account knows the port, as this test does; without the run's
     // password it gets no further than the question for it.
-    let attempt = Conn::connect(&ConnParams::new([
+    let attempt = PgConn::connect(&ConnParams::new([
         ("host", "127.0.0.1".to_string()),
         ("port", port.to_string()),
         ("user", "foo".into()),

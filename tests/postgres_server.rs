@@ -8,7 +8,7 @@ mod common;
 
 use common::user_server::*;
 use common::*;
-use sockbench::postgres::libpq::{Conn, ConnParams};
+use sockbench::postgres::libpq::{ConnParams, PgConn};
 
 #[test]
 fn the_user_server_fixture_is_set_up_as_a_user_would() {
@@ -26,11 +26,11 @@ fn the_user_server_fixture_is_set_up_as_a_user_would() {
             ("sslmode", sslmode.into()),
         ])
     };
-    let tls = Conn::connect(&app("require", "127.0.0.1")).expect("app over tls");
+    let tls = PgConn::connect(&app("require", "127.0.0.1")).expect("app over tls");
     assert!(tls.tls().is_some());
-    let plain = Conn::connect(&app("disable", "127.0.0.1")).expect("app over tcp");
+    let plain = PgConn::connect(&app("disable", "127.0.0.1")).expect("app over tcp");
     assert!(plain.tls().is_none());
-    let socket = Conn::connect(&app("disable", server.socket_dir.to_str().unwrap())).unwrap();
+    let socket = PgConn::connect(&app("disable", server.socket_dir.to_str().unwrap())).unwrap();
     assert!(socket.over_unix_socket());
     assert_eq!(
         socket
@@ -45,7 +45,7 @@ fn the_user_server_fixture_is_set_up_as_a_user_would() {
         ("dbname", APP_DB.into()),
         ("password", "wrong".into()),
     ]);
-    assert!(Conn::connect(&wrong).err().unwrap().is_auth_failure());
+    assert!(PgConn::connect(&wrong).err().unwrap().is_auth_failure());
     // The superuser is not admitted over TCP.
     let su = ConnParams::new([
         ("host", "127.0.0.1".to_string()),
@@ -53,7 +53,7 @@ fn the_user_server_fixture_is_set_up_as_a_user_would() {
         ("user", "postgres".into()),
         ("sslmode", "disable".into()),
     ]);
-    assert!(Conn::connect(&su).is_err());
+    assert!(PgConn::connect(&su).is_err());
     assert_eq!(server.admin("SHOW ssl"), "on");
     let (dir, pid) = (server.dir().to_path_buf(), server.pid().unwrap());
     drop(server);
@@ -648,7 +648,7 @@ fn server_finds_the_socket_in_a_standard_directory_as_an_ordinary_role() {
                     ("dbname", APP_DB.into()),
                     ("password", APP_PASSWORD.into()),
                 ]);
-                let conn = Conn::connect(&app).unwrap();
+                let conn = PgConn::connect(&app).unwrap();
                 assert!(conn.query_value("SHOW unix_socket_directories").is_err());
                 drop(conn);
                 let (out, file) = measure(&["--server", &server.tcp_uri("")], &[PASSWORD]);

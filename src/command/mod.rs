@@ -10,7 +10,7 @@ mod serve;
 use crate::cli::{Command, Invocation, RunArgs};
 use crate::dir::Dir;
 use crate::error::Interrupted;
-use crate::export::progress::Progress;
+use crate::export::progress::ProgressLine;
 use crate::export::stdout;
 use crate::export::terminal::{Screen, Stream, LEGEND};
 use crate::families;
@@ -77,7 +77,7 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
 
 /// Says on stderr, when the first experiment begins, how long the command expects
 /// to take (a command that fails before then prints only its error).
-fn foretell(progress: &Progress, estimate: Estimate) {
+fn foretell(progress: &ProgressLine, estimate: Estimate) {
     let line = crate::export::progress::estimate_line(&estimate);
     // Folded to the width of standard error, as everything else shown there.
     let shown = Screen::of(Stream::Stderr).wrap(&line, "", "  ");
@@ -133,7 +133,7 @@ fn emit(text: &str, output: Option<&Path>, inputs: &[&Path]) -> Result<()> {
 /// words for a person go.
 pub struct Session {
     sink: Option<JsonSink>,
-    pub progress: Progress,
+    pub progress: ProgressLine,
     /// Every record measured, for the verdict at the end (kept whether or not a
     /// result file is written).
     records: Vec<ResultRecord>,
@@ -169,7 +169,7 @@ impl Session {
         };
         Session {
             sink,
-            progress: Progress::new(printing.quiet, printing.experiments),
+            progress: ProgressLine::new(printing.quiet, printing.experiments),
             records: Vec::new(),
             legend: Vec::new(),
             stream,

@@ -127,7 +127,7 @@ pub struct Cost {
 }
 
 /// One side's counters: kernel counters, or only times from /proc.
-enum Side {
+enum SideCounters {
     Counters(Vec<TaskCounters>),
     Times,
 }
@@ -136,8 +136,8 @@ enum Side {
 /// connections and backends it starts are followed), started and stopped around
 /// the loop by the experiment.
 pub struct Meter {
-    client: Side,
-    server: Option<(u32, Side)>,
+    client: SideCounters,
+    server: Option<(u32, SideCounters)>,
     started: Option<(Counts, Option<Counts>)>,
     /// The server's threads and their CPU time when the loop started.
     server_tasks: Vec<(i32, u64, Option<u32>)>,
@@ -164,8 +164,8 @@ impl Meter {
     /// Times only, for a measured trial: nothing runs during the loop.
     pub fn times(server: Option<u32>) -> Meter {
         Meter {
-            client: Side::Times,
-            server: server.map(|pid| (pid, Side::Times)),
+            client: SideCounters::Times,
+            server: server.map(|pid| (pid, SideCounters::Times)),
             started: None,
             server_tasks: Vec::new(),
             ended: None,
@@ -212,13 +212,15 @@ impl Meter {
     /// [`Meter::counters`] without the kernel's account.
     pub fn counters_alone(server: Option<u32>) -> Meter {
         let client = match TaskCounters::open(Task::Me) {
-            Ok(c) => Side::Counters(vec![c]),
-            Err(_) => Side::Times,
+            Ok(c) => SideCounters::Counters(vec![c]),
+            Err(_) => SideCounters::Times,
         };
         let server = server.map(|pid| {
             let side = match &client {
-                Side::Counters(_) => server_counters(pid).map_or(Side::Times, Side::Counters),
-                Side::Times => Side::Times,
+                SideCounters::Counters(_) => {
+                    server_counters(pid).map_or(SideCounters::Times, SideCounters::Counters)
+                }
+                SideCounters::Times => SideCounters::Times,
             };
             (pid, side)
         });
@@ -233,8 +235,10 @@ impl Meter {
     pub fn start(&mut self) {
         if let (None, Some(pid)) = (&self.server, self.side.only()) {
             let side = match &self.client {
-                Side::Counters(_) => server_counters(pid).map_or(Side::Times, Side::Counters),
-                Side::Times => Side::Times,
+                SideCounters::Counters(_) => {
+                    server_counters(pid).map_or(SideCounters::Times, SideCounters::Counters)
+                }
+                SideCounters::Times => SideCounters::Times,
             };
             self.server = Some((pid, side));
         }
@@ -306,8 +310,8 @@ impl Meter {
         };
         self.cost = Some(Cost {
             source: match self.client {
-                Side::Counters(_) => counters::CountedBy::PerfEvent.into(),
-                Side::Times => counters::CountedBy::Proc.into(),
+                SideCounters::Counters(_) => counters::CountedBy::PerfEvent.into(),
+                SideCounters::Times => counters::CountedBy::Proc.into(),
             },
             client: client.per_op(&client_before, ops),
             server,
@@ -338,7 +342,7 @@ fn server_counters(pid: u32) -> std::io::Result<Vec<TaskCounters>> {
 }
 
 /// A side's running totals; `pid` is the server's process (`None`: this one).
-fn read(side: &mut Side, pid: Option<u32>) -> Option<Counts> {
+fn read(side: &mut SideCounters, pid: Option<u32>) -> Option<Counts> {
     let times = match pid {
         None => proc::own_usage(),
         Some(pid) => {
@@ -352,8 +356,8 @@ fn read(side: &mut Side, pid: Option<u32>) -> Option<Counts> {
         }
     };
     match side {
-        Side::Times => Some(times),
-        Side::Counters(all) => {
+        SideCounters::Times => Some(times),
+        SideCounters::Counters(all) => {
             let mut sum = Counts::default();
             for c in all {
                 let r = c.read().ok()?;

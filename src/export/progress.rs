@@ -1,4 +1,4 @@
-//! Progress on stderr: one line for the whole run, `experiment 3 of 8
+//! ProgressLine on stderr: one line for the whole run, `experiment 3 of 8
 //! (sockets.stream: 64 KiB tcp, round 2), about 1 min 10 s left`, redrawn between
 //! trials and never inside a timed loop. It redraws only when the harness reports a step
 //! (no ticking thread competing with the measurement for a CPU), and nothing is
@@ -21,13 +21,13 @@ use std::time::{Duration, Instant};
 
 /// A handle on the progress line; clones share it.
 #[derive(Clone)]
-pub struct Progress {
+pub struct ProgressLine {
     enabled: bool,
-    state: Rc<RefCell<State>>,
+    state: Rc<RefCell<LineState>>,
 }
 
 /// What the line knows about the run so far.
-struct State {
+struct LineState {
     bar: Option<ProgressBar>,
     /// Experiments the run will measure, when the command knows.
     total: Option<usize>,
@@ -49,12 +49,12 @@ struct State {
     ascii: bool,
 }
 
-impl Progress {
+impl ProgressLine {
     /// The line for a run of `total` experiments (when known).
-    pub fn new(quiet: bool, total: Option<usize>) -> Progress {
-        Progress {
+    pub fn new(quiet: bool, total: Option<usize>) -> ProgressLine {
+        ProgressLine {
             enabled: !quiet && std::io::stderr().is_terminal(),
-            state: Rc::new(RefCell::new(State {
+            state: Rc::new(RefCell::new(LineState {
                 bar: None,
                 total,
                 finished: 0,
@@ -112,7 +112,7 @@ impl Progress {
     }
 }
 
-impl State {
+impl LineState {
     /// `experiment 3 of 8` or, when the total is unknown, `experiment 3`.
     fn which(&self) -> String {
         let n = self.finished + 1;
@@ -221,7 +221,7 @@ fn about(left: Duration) -> String {
     format!("about {} left", crate::units::format_wall(rounded as f64))
 }
 
-impl harness::Progress for Progress {
+impl harness::Progress for ProgressLine {
     /// Starts an experiment of `steps` trials.
     fn begin(&self, experiment: &str, steps: u64) {
         {
@@ -286,7 +286,7 @@ mod tests {
 
     #[test]
     fn the_estimate_only_grows_or_holds() {
-        let progress = Progress::new(true, Some(4));
+        let progress = ProgressLine::new(true, Some(4));
         progress.begin("a", 4);
         let mut estimates = Vec::new();
         for round in 0..12 {

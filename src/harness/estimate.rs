@@ -1,7 +1,7 @@
 //! How long a plan is expected to take, said before anything is measured, and the
 //! time allowance [`run`](super::run) holds each experiment to.
 //!
-//! One experiment's share is a [`Work`]: its trials per round, the time of one
+//! One experiment's share is a [`ExperimentTime`]: its trials per round, the time of one
 //! trial, its rounds, warm-up and counting rounds. The families say what their
 //! plans hold (the cases, the targets, the trial each runs); the arithmetic is
 //! here only, for the line printed before a run and for the scheduler's
@@ -10,7 +10,7 @@
 //! The rule: the expected time is the minimum rounds, the warm-up and counting
 //! rounds, each trial with [`TRIAL_OVERHEAD`] around it, and the plan's setup. More
 //! rounds to settle an interval may take the experiment to its stated maximum
-//! ([`Work::most_s`]); reruns for outside load come out of [`BUSY_FACTOR`] times the
+//! ([`ExperimentTime::most_s`]); reruns for outside load come out of [`BUSY_FACTOR`] times the
 //! expected time (the scheduler holds to [`HELD_FACTOR`], for what it cannot
 //! bound), and once the machine is seen busy, extra rounds do too. A trial's
 //! own timed loop is never cut: a trial that takes longer than planned (one bounded
@@ -58,8 +58,8 @@ pub struct Timing {
 impl Timing {
     /// The work of `trials_per_round` trials a round, with this machine's counting
     /// rounds and no warm-up.
-    pub fn work(self, trials_per_round: u64) -> Work {
-        Work {
+    pub fn work(self, trials_per_round: u64) -> ExperimentTime {
+        ExperimentTime {
             trials_per_round,
             trial: self.trial,
             around: self.around,
@@ -72,7 +72,7 @@ impl Timing {
 
 /// One experiment's trials, as far as time goes.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Work {
+pub struct ExperimentTime {
     /// Trials in one round: every case on every one of its targets.
     pub trials_per_round: u64,
     /// The time of one trial: its timed loop, or what a trial bounded by a count
@@ -85,7 +85,7 @@ pub struct Work {
     pub counting_rounds: u32,
 }
 
-impl Work {
+impl ExperimentTime {
     /// Seconds of one trial with what surrounds it.
     pub fn per_trial_s(&self) -> f64 {
         self.trial.as_secs_f64() + self.around().as_secs_f64()
@@ -135,7 +135,7 @@ pub struct Estimate {
     /// Starting servers and what else happens before and after the trials.
     pub setup: Duration,
     /// Every experiment, in order.
-    pub works: Vec<Work>,
+    pub works: Vec<ExperimentTime>,
 }
 
 impl Estimate {
@@ -155,12 +155,17 @@ impl Estimate {
 
     /// Seconds expected: setup and every experiment's planned trials.
     pub fn expected_s(&self) -> f64 {
-        self.setup.as_secs_f64() + self.works.iter().map(Work::expected_s).sum::<f64>()
+        self.setup.as_secs_f64()
+            + self
+                .works
+                .iter()
+                .map(ExperimentTime::expected_s)
+                .sum::<f64>()
     }
 
     /// Seconds at most (setup is not limited: it is counted as expected).
     pub fn most_s(&self) -> f64 {
-        self.setup.as_secs_f64() + self.works.iter().map(Work::most_s).sum::<f64>()
+        self.setup.as_secs_f64() + self.works.iter().map(ExperimentTime::most_s).sum::<f64>()
     }
 
     /// Trials in one round of every experiment.
@@ -184,8 +189,8 @@ impl Estimate {
 
     /// The least and most time around one trial.
     pub fn around(&self) -> Option<(Duration, Duration)> {
-        let least = self.works.iter().map(Work::around).min()?;
-        let most = self.works.iter().map(Work::around).max()?;
+        let least = self.works.iter().map(ExperimentTime::around).min()?;
+        let most = self.works.iter().map(ExperimentTime::around).max()?;
         Some((least, most))
     }
 
@@ -216,7 +221,7 @@ pub struct Allowance {
 
 impl Allowance {
     /// The allowance of `work`, starting now.
-    pub fn start(work: &Work) -> Allowance {
+    pub fn start(work: &ExperimentTime) -> Allowance {
         Allowance {
             start: Instant::now(),
             per_trial_s: work.per_trial_s(),
@@ -268,8 +273,8 @@ impl Allowance {
 mod tests {
     use super::*;
 
-    fn work(trials_per_round: u64, trial_ms: u64, rounds: Rounds, counting: u32) -> Work {
-        Work {
+    fn work(trials_per_round: u64, trial_ms: u64, rounds: Rounds, counting: u32) -> ExperimentTime {
+        ExperimentTime {
             trials_per_round,
             trial: Duration::from_millis(trial_ms) - TRIAL_OVERHEAD,
             around: Duration::ZERO,

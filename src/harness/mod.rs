@@ -27,7 +27,7 @@ use crate::results::metric::Metric;
 use crate::results::params::PLACEMENT;
 use crate::results::{Params, ResultRecord, Trial};
 use anyhow::{Context, Result};
-use estimate::{Allowance, Timing, Work};
+use estimate::{Allowance, ExperimentTime, Timing};
 use std::time::{Duration, Instant};
 
 /// What the scheduler reports between trials; the terminal's progress bar is one.
@@ -193,8 +193,8 @@ impl<'a> Schedule<'a> {
     }
 
     /// Its trials, as far as time goes.
-    pub fn work(&self) -> Work {
-        Work {
+    pub fn work(&self) -> ExperimentTime {
+        ExperimentTime {
             trials_per_round: self.steps_per_round(),
             trial: self.trial,
             around: self.around,

@@ -291,9 +291,9 @@ fn stop_when_asked() -> Result<()> {
 }
 
 /// Asks to stop during its second trial, as a Ctrl-C would.
-struct Interrupted(Fake);
+struct StopsMidway(Fake);
 
-impl Runner for Interrupted {
+impl Runner for StopsMidway {
     fn target_label(&self, target: usize) -> String {
         self.0.target_label(target)
     }
@@ -307,7 +307,7 @@ impl Runner for Interrupted {
 
 #[test]
 fn a_signal_during_a_trial_stops_the_run_right_after_it() {
-    let mut runner = Interrupted(Fake::new(&["unix", "tcp"], &[]));
+    let mut runner = StopsMidway(Fake::new(&["unix", "tcp"], &[]));
     let s = Schedule {
         stop: stop_when_asked,
         ..schedule(cases(&[""], 2), 5)

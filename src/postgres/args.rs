@@ -1,6 +1,6 @@
 //! The `postgres` command's arguments as clap sees them; `plan.rs` validates them.
 
-use super::experiment::{Experiment, PgBudget};
+use super::experiment::{Budget, Experiment};
 use super::hba::AuthMethod;
 use super::libpq::Protocol;
 use super::targets::{NamedUrl, UrlArg};
@@ -173,7 +173,7 @@ pub struct PostgresArgs {
 
 /// The `postgres` command, its `--help` stating the defaults of this build's budgets.
 pub fn with_defaults(command: clap::Command) -> clap::Command {
-    let (full, quick) = (PgBudget::full(), PgBudget::quick());
+    let (full, quick) = (Budget::full(), Budget::quick());
     let counts = |n: &[u64]| {
         n.iter()
             .map(|&n| format_count(n))

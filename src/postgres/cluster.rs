@@ -24,7 +24,7 @@
 use super::account::{self, Account};
 use super::bindir::Binaries;
 use super::hba::{self, AuthMethod, ProbeAddr, ADMIN_ROLE, ROLE, STANDING};
-use super::libpq::{Conn, ConnParams};
+use super::libpq::{ConnParams, PgConn};
 use super::process::{self, Spawned};
 use super::tamper::Facts;
 use crate::dir::Dir;
@@ -237,7 +237,7 @@ impl Cluster {
     }
 
     fn create_role(&mut self) -> Result<()> {
-        let admin = Conn::connect(&self.admin_params()).context("cannot reach the new server")?;
+        let admin = PgConn::connect(&self.admin_params()).context("cannot reach the new server")?;
         admin.query_value(&format!("CREATE ROLE {ROLE} LOGIN"))?;
         self.store_password(&admin, STANDING)?;
         admin.query_value(&format!("CREATE DATABASE {ROLE} OWNER {ROLE}"))?;
@@ -245,7 +245,7 @@ impl Cluster {
     }
 
     /// Stores `foo`'s password the way `method` needs it.
-    fn store_password(&self, admin: &Conn, method: AuthMethod) -> Result<()> {
+    fn store_password(&self, admin: &PgConn, method: AuthMethod) -> Result<()> {
         admin.query_value(&format!(
             "SET password_encryption = '{}'",
             method.password_storage()
@@ -335,7 +335,7 @@ impl Cluster {
                  unix-abstract"
             );
         }
-        let admin = Conn::connect(&self.admin_params())?;
+        let admin = PgConn::connect(&self.admin_params())?;
         self.store_password(&admin, method)?;
         self.write_private("pg_hba.conf", hba::hba_conf(method).as_bytes())?;
         admin.query_value("SELECT pg_reload_conf()")?;
@@ -383,7 +383,7 @@ impl Cluster {
     /// The first value of a query run as the administrator.
     #[cfg(test)]
     pub fn admin_value(&self, sql: &str) -> String {
-        Conn::connect(&self.admin_params())
+        PgConn::connect(&self.admin_params())
             .and_then(|c| c.query_value(sql))
             .expect("admin query")
     }

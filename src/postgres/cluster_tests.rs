@@ -4,7 +4,7 @@
 use super::bindir::Binaries;
 use super::cluster::Cluster;
 use super::hba::AuthMethod;
-use super::libpq::Conn;
+use super::libpq::PgConn;
 use crate::postgres::keys::*;
 use crate::transport::Transport;
 
@@ -43,7 +43,7 @@ fn auth_switch_really_switches_and_cleanup_is_complete() {
     let unix = cluster.params(Transport::Unix).unwrap();
     let wrong = |p: &super::libpq::ConnParams| p.with(&[("password", "not-the-password")]);
     // As made: md5 on every transport.
-    let e = Conn::connect(&wrong(&unix))
+    let e = PgConn::connect(&wrong(&unix))
         .err()
         .expect("a wrong password refused");
     assert!(e.is_auth_failure(), "{e}");
@@ -59,15 +59,15 @@ fn auth_switch_really_switches_and_cleanup_is_complete() {
         } else {
             &tcp
         };
-        Conn::connect(right).unwrap_or_else(|e| panic!("{method}: right password refused: {e}"));
+        PgConn::connect(right).unwrap_or_else(|e| panic!("{method}: right password refused: {e}"));
         if method == AuthMethod::Trust {
-            Conn::connect(&wrong(&unix)).expect("trust accepts any password on the socket");
+            PgConn::connect(&wrong(&unix)).expect("trust accepts any password on the socket");
             assert!(
-                Conn::connect(&tcp).is_err(),
+                PgConn::connect(&tcp).is_err(),
                 "trust is never offered over TCP"
             );
         } else {
-            let e = Conn::connect(&wrong(&tcp))
+            let e = PgConn::connect(&wrong(&tcp))
                 .err()
                 .unwrap_or_else(|| panic!("{method} accepted a wrong password"));
             assert!(e.is_auth_failure(), "{method}: {e}");
@@ -89,16 +89,16 @@ fn auth_switch_really_switches_and_cleanup_is_complete() {
         }
     }
     cluster.set_auth(AuthMethod::Peer).unwrap();
-    Conn::connect(&wrong(&unix)).expect("peer ignores the password on the Unix socket");
-    assert!(Conn::connect(&tcp).is_err(), "peer mode refuses TCP");
+    PgConn::connect(&wrong(&unix)).expect("peer ignores the password on the Unix socket");
+    assert!(PgConn::connect(&tcp).is_err(), "peer mode refuses TCP");
 
-    let tls = Conn::connect(&cluster.params(Transport::Tls).unwrap());
+    let tls = PgConn::connect(&cluster.params(Transport::Tls).unwrap());
     assert!(tls.is_err(), "still in peer mode, TCP is refused");
     cluster.set_auth(super::hba::STANDING).unwrap();
-    let tls = Conn::connect(&cluster.params(Transport::Tls).unwrap()).unwrap();
+    let tls = PgConn::connect(&cluster.params(Transport::Tls).unwrap()).unwrap();
     let (version, _cipher) = tls.tls().expect("sslmode=require encrypts");
     assert!(version.starts_with("TLS"), "{version}");
-    assert!(Conn::connect(&unix).unwrap().tls().is_none());
+    assert!(PgConn::connect(&unix).unwrap().tls().is_none());
     drop(tls);
 
     drop(cluster);
@@ -314,7 +314,7 @@ fn a_copy_ends_with_one_line_instead_of_spinning() {
         let (done, got) = std::sync::mpsc::channel();
         let blocking = params.clone();
         std::thread::spawn(move || {
-            let conn = Conn::connect(&blocking).unwrap();
+            let conn = PgConn::connect(&blocking).unwrap();
             let _ = done.send(conn.exec(sql).err().map(|e| e.to_string()));
         });
         let e = got
@@ -323,7 +323,7 @@ fn a_copy_ends_with_one_line_instead_of_spinning() {
         assert_eq!(e.as_deref(), Some(COPY_REFUSED), "{sql:?}");
 
         // The non-blocking path of the concurrent clients.
-        let conn = Conn::connect(&params).unwrap();
+        let conn = PgConn::connect(&params).unwrap();
         conn.send(sql).unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
         let outcome = loop {

@@ -101,7 +101,7 @@ pub fn ident_conf(os_user: &str) -> String {
 
 /// What the server answered to a bare startup message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
+pub enum StartupReply {
     /// An authentication request with this code (0: no authentication needed).
     Request(i32),
     /// An error: the connection is refused.
@@ -110,13 +110,15 @@ pub enum Answer {
 
 impl AuthMethod {
     /// The answer a correctly switched server gives on a Unix socket and over TCP.
-    pub fn expected(self) -> (Answer, Answer) {
-        let both = |code| (Answer::Request(code), Answer::Request(code));
+    pub fn expected(self) -> (StartupReply, StartupReply) {
+        let both = |code| (StartupReply::Request(code), StartupReply::Request(code));
         match self {
             AuthMethod::Password => both(3),
             AuthMethod::Md5 => both(5),
             AuthMethod::Scram => both(10),
-            AuthMethod::Trust | AuthMethod::Peer => (Answer::Request(0), Answer::Refused),
+            AuthMethod::Trust | AuthMethod::Peer => {
+                (StartupReply::Request(0), StartupReply::Refused)
+            }
         }
     }
 }
@@ -129,7 +131,7 @@ pub enum ProbeAddr<'a> {
 }
 
 /// Sends a startup message for role `foo` and reads the first answer.
-pub fn probe(addr: &ProbeAddr) -> Result<Answer> {
+pub fn probe(addr: &ProbeAddr) -> Result<StartupReply> {
     probe_as(addr, ROLE, ROLE)
 }
 
@@ -139,7 +141,7 @@ const PROBE_LIMIT: Duration = Duration::from_secs(10);
 const PROBE_SLICE: Duration = Duration::from_millis(100);
 
 /// Sends a startup message for `user` and `database` and reads the first answer.
-pub fn probe_as(addr: &ProbeAddr, user: &str, database: &str) -> Result<Answer> {
+pub fn probe_as(addr: &ProbeAddr, user: &str, database: &str) -> Result<StartupReply> {
     let timeout = Some(PROBE_SLICE);
     let mut stream: Box<dyn ReadWrite> = match addr {
         ProbeAddr::Unix(path) => {
@@ -168,11 +170,11 @@ pub fn probe_as(addr: &ProbeAddr, user: &str, database: &str) -> Result<Answer> 
     match head[0] {
         b'R' => {
             read_before(&mut stream, &mut head[1..9], deadline, addr)?;
-            Ok(Answer::Request(i32::from_be_bytes([
+            Ok(StartupReply::Request(i32::from_be_bytes([
                 head[5], head[6], head[7], head[8],
             ])))
         }
-        b'E' => Ok(Answer::Refused),
+        b'E' => Ok(StartupReply::Refused),
         other => bail!("unexpected answer {other:#04x} to a startup message"),
     }
 }

@@ -6,7 +6,7 @@
 use super::account;
 use super::cluster::Cluster;
 use super::cluster_tests::binaries_or_skip;
-use super::libpq::Conn;
+use super::libpq::PgConn;
 use super::listeners::check;
 use crate::transport::Transport;
 use std::io::Read;
@@ -51,7 +51,7 @@ fn a_squatted_abstract_name_gets_no_password_and_a_clear_refusal() {
     // the peer before it sends a byte (old code sent the startup message and then the
     // password to whoever answered).
     let params = cluster.params(Transport::UnixAbstract).unwrap();
-    let e = Conn::connect(&params.with(&[("host", &format!("@{name}"))]))
+    let e = PgConn::connect(&params.with(&[("host", &format!("@{name}"))]))
         .err()
         .expect("the squatter is not the server");
     assert!(e.to_string().contains("requirepeer"), "{e}");

@@ -5,8 +5,8 @@
 
 use super::bindir::Binaries;
 use super::cluster::Cluster;
-use super::experiment::{Experiment, PgTarget};
-use super::libpq::Conn;
+use super::experiment::{Experiment, Target};
+use super::libpq::PgConn;
 use super::plan::{PostgresPlan, Source};
 use super::preflight;
 use super::suite::Suite;
@@ -181,16 +181,12 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
 /// machine where sockbench can see it: when one does not (a server elsewhere, in a
 /// container, behind a pooler), the default gives way to free placement, said in
 /// one line, and a placement the user asked for is refused.
-fn placements(
-    plan: &PostgresPlan,
-    targets: &[PgTarget],
-    throwaway: bool,
-) -> Result<Vec<Placement>> {
+fn placements(plan: &PostgresPlan, targets: &[Target], throwaway: bool) -> Result<Vec<Placement>> {
     if throwaway || plan.placements == [Placement::Free] {
         return Ok(plan.placements.clone());
     }
     let unseen = targets.iter().find(|t| {
-        Conn::connect(&t.params)
+        PgConn::connect(&t.params)
             .ok()
             .and_then(|c| c.serving_process())
             .is_none()
@@ -274,20 +270,20 @@ fn environment_line(from_environment: &[&str], found: &ServerTargets) -> String 
 
 /// `user at host:port/database` of a target, as libpq reaches it (a service file
 /// may name the user and database, so the connection is asked).
-fn who(t: &PgTarget) -> String {
-    let conn = Conn::connect(&t.params).ok();
-    let ask = |f: fn(&Conn) -> Option<String>| conn.as_ref().and_then(f).unwrap_or_default();
+fn who(t: &Target) -> String {
+    let conn = PgConn::connect(&t.params).ok();
+    let ask = |f: fn(&PgConn) -> Option<String>| conn.as_ref().and_then(f).unwrap_or_default();
     format!(
         "{} at {}:{}/{}",
-        ask(Conn::user),
+        ask(PgConn::user),
         t.server.host.as_deref().unwrap_or("?"),
         t.server.port.as_deref().unwrap_or("?"),
-        ask(Conn::database)
+        ask(PgConn::database)
     )
 }
 
 /// Names an auth target after the transport it really uses.
-fn relabel(mut target: PgTarget) -> PgTarget {
+fn relabel(mut target: Target) -> Target {
     target.label = super::targets::reached(&target).to_string();
     target
 }

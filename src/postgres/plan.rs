@@ -3,7 +3,7 @@
 use super::args::PostgresArgs;
 use crate::error::usage;
 use crate::plan::{distinct, DEFAULT_TRANSPORTS};
-use crate::postgres::experiment::{Experiment, PgBudget};
+use crate::postgres::experiment::{Budget, Experiment};
 use crate::postgres::hba::AuthMethod;
 use crate::postgres::script::{self, Script};
 use crate::postgres::targets::UrlArg;
@@ -67,7 +67,7 @@ pub struct PostgresPlan {
     /// Whether `--placement` chose them (else they are the default, which gives
     /// way where a user's server cannot be placed).
     pub placement_asked: bool,
-    pub budget: PgBudget,
+    pub budget: Budget,
     pub concurrent: ConcurrentPlan,
 }
 
@@ -82,9 +82,9 @@ impl PostgresPlan {
             crate::cpu::affinity::Placement::Same,
         )?;
         let mut budget = if args.measuring.quick {
-            PgBudget::quick()
+            Budget::quick()
         } else {
-            PgBudget::full()
+            Budget::full()
         };
         if let Some(list) = &args.queries {
             budget.queries = counts("--queries", list, MAX_QUERIES)?;

@@ -3,17 +3,17 @@
 //! runs, the server has connection slots for the clients, and a user's server really
 //! uses the authentication method its `--auth-url` names.
 
-use super::experiment::PgTarget;
-use super::hba::{self, Answer, AuthMethod, ProbeAddr};
-use super::libpq::Conn;
+use super::experiment::Target;
+use super::hba::{self, AuthMethod, ProbeAddr, StartupReply};
+use super::libpq::PgConn;
 use super::script::{Bindings, Rng, Script};
 use crate::error::usage;
 use anyhow::Result;
 
 /// Runs the concurrent clients' script once (as a warm-up transaction would), its
 /// `\set`s evaluated and its variables written as text.
-pub fn script_runs(target: &PgTarget, script: &Script) -> Result<()> {
-    let conn = Conn::connect(&target.params)?;
+pub fn script_runs(target: &Target, script: &Script) -> Result<()> {
+    let conn = PgConn::connect(&target.params)?;
     let mut bindings = Bindings::new(script, 0);
     let mut rng = Rng::new(1);
     for (i, command) in script.commands.iter().enumerate() {
@@ -35,8 +35,8 @@ pub fn script_runs(target: &PgTarget, script: &Script) -> Result<()> {
 
 /// The server lets `clients` connections in at once (a user's server: sockbench
 /// sizes its own cluster to the plan).
-pub fn slots_for(target: &PgTarget, clients: u32) -> Result<()> {
-    let conn = Conn::connect(&target.params)?;
+pub fn slots_for(target: &Target, clients: u32) -> Result<()> {
+    let conn = PgConn::connect(&target.params)?;
     let slots: i64 = conn
         .query_value(
             "SELECT current_setting('max_connections')::int \
@@ -56,8 +56,8 @@ pub fn slots_for(target: &PgTarget, clients: u32) -> Result<()> {
 
 /// The user's server asks for the authentication `method` names: a password or
 /// none, and where a plain startup message can tell, which exchange.
-pub fn auth_is(target: &PgTarget, method: AuthMethod) -> Result<()> {
-    let conn = Conn::connect(&target.params)?;
+pub fn auth_is(target: &Target, method: AuthMethod) -> Result<()> {
+    let conn = PgConn::connect(&target.params)?;
     let wants_password = !matches!(method, AuthMethod::Trust | AuthMethod::Peer);
     let mismatch = |what: &str| {
         usage(format!(
@@ -75,9 +75,9 @@ pub fn auth_is(target: &PgTarget, method: AuthMethod) -> Result<()> {
     if method == AuthMethod::Peer && !target.unix_socket {
         return Err(mismatch("was reached over TCP"));
     }
-    if let Some(Answer::Request(code)) = startup_answer(target) {
+    if let Some(StartupReply::Request(code)) = startup_answer(target) {
         let expected = method.expected().0;
-        if method != AuthMethod::Peer && Answer::Request(code) != expected {
+        if method != AuthMethod::Peer && StartupReply::Request(code) != expected {
             return Err(mismatch(&format!(
                 "answers with {}",
                 match code {
@@ -96,7 +96,7 @@ pub fn auth_is(target: &PgTarget, method: AuthMethod) -> Result<()> {
 /// What the server answers a plain startup message for the target's user and
 /// database, when the target names one host without TLS; `None` when that cannot
 /// be asked.
-fn startup_answer(target: &PgTarget) -> Option<Answer> {
+fn startup_answer(target: &Target) -> Option<StartupReply> {
     let get = |k: &str| target.params.get(k);
     if get("sslmode").as_deref() == Some("require") || target.tls.is_some() {
         return None;

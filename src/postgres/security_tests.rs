@@ -19,7 +19,7 @@ use std::process::Command;
 
 /// What one connection attempt as another account got.
 #[derive(Debug)]
-enum Outcome {
+enum Attempt {
     /// Refused, with libpq's message.
     Refused(String),
     /// Connected; `is_superuser` as the server reports it.
@@ -50,15 +50,15 @@ impl Stranger {
 
     /// Connects as `conninfo` says; when that works, also tries to run a program that
     /// would create `marker`.
-    fn attempt(&self, conninfo: &str, marker: &Path) -> Outcome {
+    fn attempt(&self, conninfo: &str, marker: &Path) -> Attempt {
         let first = self.psql(conninfo, "SELECT current_setting('is_superuser')");
         if !first.status.success() {
-            return Outcome::Refused(String::from_utf8_lossy(&first.stderr).into_owned());
+            return Attempt::Refused(String::from_utf8_lossy(&first.stderr).into_owned());
         }
         let program = format!("COPY (SELECT 1) TO PROGRAM 'touch {}'", marker.display());
         let _ = self.psql(conninfo, &program);
         let _ = self.psql(conninfo, "SELECT pg_read_file('postgresql.conf', 0, 10)");
-        Outcome::Connected {
+        Attempt::Connected {
             superuser: String::from_utf8_lossy(&first.stdout).trim().to_string(),
         }
     }
@@ -143,14 +143,14 @@ fn another_local_account_never_reaches_any_role() {
             for role in [ADMIN_ROLE, "postgres", ROLE] {
                 let conninfo = format!("{base} user={role} dbname={ROLE}");
                 match stranger.attempt(&conninfo, &marker) {
-                    Outcome::Refused(why) => {
+                    Attempt::Refused(why) => {
                         // The attempt reached the server, which asked for what
                         // 'nobody' does not have.
                         if why.contains("password") || why.contains("authentication failed") {
                             server_asked += 1;
                         }
                     }
-                    Outcome::Connected { superuser } => panic!(
+                    Attempt::Connected { superuser } => panic!(
                         "{method} over {way}: 'nobody' logged in as {role} (superuser: {superuser})"
                     ),
                 }
@@ -187,7 +187,7 @@ fn trust_is_offered_to_no_other_account() {
     cluster.set_auth(AuthMethod::Trust).unwrap();
     // sockbench itself is let in through its directory, without a password.
     let own = cluster.params(Transport::Unix).unwrap();
-    super::libpq::Conn::connect(&own.with(&[("password", "")])).expect("trust over the socket");
+    super::libpq::PgConn::connect(&own.with(&[("password", "")])).expect("trust over the socket");
     let port = cluster.port();
     for (way, base) in [
         ("tcp", format!("host=127.0.0.1 port={port} sslmode=disable")),
@@ -199,11 +199,11 @@ fn trust_is_offered_to_no_other_account() {
     ] {
         let conninfo = format!("{base} user={ROLE} dbname={ROLE}");
         match stranger.attempt(&conninfo, &marker) {
-            Outcome::Refused(why) => assert!(
+            Attempt::Refused(why) => assert!(
                 why.contains("pg_hba.conf rejects") || why.contains("Permission denied"),
                 "trust over {way}: {why}"
             ),
-            Outcome::Connected { .. } => panic!("trust over {way}: 'nobody' logged in as {ROLE}"),
+            Attempt::Connected { .. } => panic!("trust over {way}: 'nobody' logged in as {ROLE}"),
         }
     }
 }

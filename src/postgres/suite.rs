@@ -7,7 +7,7 @@
 
 use super::cluster::Cluster;
 use super::experiment::concurrent::{self, RunSpec};
-use super::experiment::{connect, fitted, Experiment, PgBudget, PgTarget};
+use super::experiment::{connect, fitted, Budget, Experiment, Target};
 use super::hba::{AuthMethod, STANDING};
 use super::libpq::Protocol;
 use super::plan::ConcurrentPlan;
@@ -24,12 +24,12 @@ use std::collections::HashMap;
 
 /// What the experiments run against, and what they learn from each other.
 pub struct Suite<'a> {
-    pub targets: Vec<PgTarget>,
+    pub targets: Vec<Target>,
     /// For the auth experiment on user servers: each method's target.
-    pub auth_targets: Vec<(AuthMethod, PgTarget)>,
+    pub auth_targets: Vec<(AuthMethod, Target)>,
     /// The throwaway cluster and the methods to compare on it.
     pub cluster: Option<(&'a mut Cluster, Vec<AuthMethod>)>,
-    pub budget: PgBudget,
+    pub budget: Budget,
     pub concurrent: ConcurrentPlan,
     pub rounds: crate::harness::Rounds,
     pub placements: Vec<Placement>,
@@ -42,10 +42,10 @@ pub struct Suite<'a> {
 /// targets it runs on, and for auth the method to switch the cluster to first.
 struct PostgresRunner<'s> {
     experiment: Experiment,
-    targets: Vec<PgTarget>,
+    targets: Vec<Target>,
     cases: Vec<PgCase>,
     cluster: Option<&'s mut Cluster>,
-    budget: &'s PgBudget,
+    budget: &'s Budget,
 }
 
 #[derive(Clone)]
@@ -182,7 +182,7 @@ impl Suite<'_> {
     }
 
     /// The targets of `experiment` and its cases over them.
-    fn cases(&self, experiment: Experiment) -> (Vec<PgTarget>, Vec<PgCase>) {
+    fn cases(&self, experiment: Experiment) -> (Vec<Target>, Vec<PgCase>) {
         let all: Vec<usize> = (0..self.targets.len()).collect();
         let standing = self.cluster.is_some().then(|| STANDING.name().to_string());
         let described = self.described(experiment);
@@ -258,7 +258,7 @@ impl Suite<'_> {
 
     /// The auth experiment's cases: per method, every target it applies to; on a
     /// user's servers, each method's own target.
-    fn auth_cases(&self) -> (Vec<PgTarget>, Vec<PgCase>) {
+    fn auth_cases(&self) -> (Vec<Target>, Vec<PgCase>) {
         let case = |method: AuthMethod, targets: Vec<usize>| {
             let params = Params::default().with(AUTH_METHOD, Some(method.name().to_string()));
             PgCase {
@@ -303,7 +303,7 @@ impl Suite<'_> {
     fn records(
         &mut self,
         experiment: Experiment,
-        targets: &[PgTarget],
+        targets: &[Target],
         cases: &[PgCase],
         grid: Grid,
     ) -> Vec<ResultRecord> {

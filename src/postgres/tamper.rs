@@ -24,7 +24,7 @@
 
 use super::cluster::Cluster;
 use super::hba::ROLE;
-use super::libpq::Conn;
+use super::libpq::PgConn;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
 
@@ -64,7 +64,7 @@ pub struct Facts {
 impl Facts {
     /// Reads the facts now, as the administrator, in `foo`'s database.
     pub fn read(cluster: &Cluster) -> Result<Facts> {
-        let admin = Conn::connect(&cluster.admin_params().with(&[("dbname", ROLE)]))
+        let admin = PgConn::connect(&cluster.admin_params().with(&[("dbname", ROLE)]))
             .context("cannot check the throwaway cluster's settings")?;
         let result = admin
             .exec(&std::ffi::CString::new(FACTS.replace("{ROLE}", ROLE))?)
@@ -163,7 +163,7 @@ mod tests {
         run(&mut cluster, Experiment::Query).expect("a clean cluster is measured");
         // What runs as role foo (a user's script) can change its own defaults; a
         // change made before an experiment starts is as much a change.
-        let foo = Conn::connect(&cluster.params(Transport::Tcp).unwrap()).unwrap();
+        let foo = PgConn::connect(&cluster.params(Transport::Tcp).unwrap()).unwrap();
         foo.query_value("ALTER ROLE foo SET jit_above_cost = 0")
             .unwrap();
         drop(foo);
@@ -180,7 +180,7 @@ mod tests {
             return;
         };
         let mut cluster = Cluster::start(&binaries, &[Transport::Unix, Transport::Tcp], 1).unwrap();
-        let foo = Conn::connect(&cluster.params(Transport::Tcp).unwrap()).unwrap();
+        let foo = PgConn::connect(&cluster.params(Transport::Tcp).unwrap()).unwrap();
         let baseline = cluster.baseline().expect("a baseline").clone();
         baseline
             .unchanged(&cluster, "postgres.query", true)

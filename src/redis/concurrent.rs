@@ -14,8 +14,8 @@
 //! epoll could not see it.
 
 use super::keys::*;
-use super::resp::Client;
-use super::roundtrip::{set_value, Work};
+use super::resp::RedisConn;
+use super::roundtrip::{set_value, Exchange};
 use super::target::Target;
 use super::wait::{Patience, SLICE};
 use crate::cpu::Meter;
@@ -38,7 +38,7 @@ pub fn trial(
     budget: Duration,
     meter: &mut Meter,
 ) -> Result<Trial> {
-    let work = Work::get(VALUE_SIZE);
+    let work = Exchange::get(VALUE_SIZE);
     set_value(&mut target.open(0)?, VALUE_SIZE)?;
     let mut conns = Vec::with_capacity(clients);
     let poller = Poller::new()?;
@@ -77,9 +77,9 @@ pub fn trial(
 
 /// Every connection, what it sends and when it sent it.
 struct Loop<'a> {
-    conns: Vec<Client>,
+    conns: Vec<RedisConn>,
     poller: Poller,
-    work: &'a Work,
+    work: &'a Exchange,
     sent: &'a mut [Instant],
     /// The connections that finished in the last wake-up, as many as there are.
     finished: Vec<usize>,

@@ -3,7 +3,7 @@
 //! server when its URL has one), `PING`, close.
 
 use super::keys::*;
-use super::resp::{Client, Expect, Request};
+use super::resp::{Encoded, Expect, RedisConn};
 use super::target::Target;
 use crate::cpu::Meter;
 use crate::harness::measure::{rate, sample_buffer, sample_capacity, timed};
@@ -17,7 +17,7 @@ use std::time::Duration;
 const WARMUP_CONNECTIONS: usize = 20;
 
 pub fn trial(target: &Target, budget: Duration, meter: &mut Meter) -> Result<Trial> {
-    let ping = Request::new(&[b"PING"]);
+    let ping = Encoded::new(&[b"PING"]);
     // One client whose buffer every connection reuses; its first connection is
     // closed by the first timed one.
     let mut client = target.open(0)?;
@@ -41,7 +41,7 @@ pub fn trial(target: &Target, budget: Duration, meter: &mut Meter) -> Result<Tri
 
 /// One connection: connect, log in, PING; the previous connection closes here.
 #[inline]
-fn once(target: &Target, client: &mut Client, ping: &Request) -> io::Result<()> {
+fn once(target: &Target, client: &mut RedisConn, ping: &Encoded) -> io::Result<()> {
     drop(client.swap(target.connect()?));
     target.log_in(client)?;
     client.exchange(ping, Expect::Status("PONG"))

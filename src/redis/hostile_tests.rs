@@ -6,7 +6,7 @@
 
 use super::concurrent;
 use super::connect;
-use super::roundtrip::{self, Work};
+use super::roundtrip::{self, Exchange};
 use super::suite::reported_version;
 use super::target::Target;
 use super::url;
@@ -55,24 +55,24 @@ enum Listening {
 }
 
 /// A connected socket of either kind.
-trait Stream: Read + Write + Send + 'static {
+trait Duplex: Read + Write + Send + 'static {
     fn set_read_timeout(&self, wait: Option<Duration>) -> io::Result<()>;
 }
 
-impl Stream for std::net::TcpStream {
+impl Duplex for std::net::TcpStream {
     fn set_read_timeout(&self, wait: Option<Duration>) -> io::Result<()> {
         std::net::TcpStream::set_read_timeout(self, wait)
     }
 }
 
-impl Stream for std::os::unix::net::UnixStream {
+impl Duplex for std::os::unix::net::UnixStream {
     fn set_read_timeout(&self, wait: Option<Duration>) -> io::Result<()> {
         std::os::unix::net::UnixStream::set_read_timeout(self, wait)
     }
 }
 
 impl Listening {
-    fn accept(&self) -> io::Result<Box<dyn Stream>> {
+    fn accept(&self) -> io::Result<Box<dyn Duplex>> {
         Ok(match self {
             Listening::Tcp(l) => {
                 let (s, _) = l.accept()?;
@@ -166,14 +166,14 @@ impl Drop for Hostile {
 
 /// What the server does with one connection, until `stop` or [`LIFETIME`].
 fn treat(
-    mut stream: Box<dyn Stream>,
+    mut stream: Box<dyn Duplex>,
     manner: Manner,
     started: Instant,
     stop: &AtomicBool,
 ) -> io::Result<()> {
     let going = || !stop.load(Ordering::Relaxed) && started.elapsed() < LIFETIME;
     stream.set_read_timeout(Some(Duration::from_millis(50)))?;
-    let drip = |stream: &mut Box<dyn Stream>, bytes: &[u8]| -> io::Result<()> {
+    let drip = |stream: &mut Box<dyn Duplex>, bytes: &[u8]| -> io::Result<()> {
         for b in bytes {
             if !going() {
                 return Ok(());
@@ -258,7 +258,7 @@ fn answer(command: &str) -> Vec<u8> {
         "SET" | "AUTH" | "SELECT" => b"+OK\r\n".to_vec(),
         "GET" => format!("$64\r\n{}\r\n", "x".repeat(64)).into_bytes(),
         "INFO" => {
-            let text = "# Server\r\nredis_version:7.0.0\r\n";
+            let text = "# RedisServer\r\nredis_version:7.0.0\r\n";
             format!("${}\r\n{text}\r\n", text.len()).into_bytes()
         }
         _ => b"-ERR unknown command\r\n".to_vec(),
@@ -281,7 +281,13 @@ fn fails_in_time<T>(op: impl FnOnce() -> anyhow::Result<T>) -> String {
 /// The family's round trips on `target`: ping, for a second.
 fn ping(target: &Target) -> anyhow::Result<crate::results::Trial> {
     let second = Duration::from_secs(1);
-    roundtrip::trial(target, &Work::ping(), None, second, &mut Meter::times(None))
+    roundtrip::trial(
+        target,
+        &Exchange::ping(),
+        None,
+        second,
+        &mut Meter::times(None),
+    )
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! [`super::server`] tries other ports), but a listener on `0.0.0.0` or one that
 //! appears later must not get the password either. The socket directory is the
 //! server account's own (0700); its peer is checked on every connection
-//! [`super::server::Server::connect`] opens, as libpq's `requirepeer` does for the
+//! [`super::server::RedisServer::connect`] opens, as libpq's `requirepeer` does for the
 //! PostgreSQL family.
 
 use crate::system::peers::{self, Peer};

@@ -30,7 +30,7 @@ pub(crate) mod url;
 pub(crate) mod wait;
 
 pub use program::{find_program, version};
-pub use server::Server;
+pub use server::RedisServer;
 
 use crate::cpu::Meter;
 use crate::report::experiment::Description;
@@ -41,7 +41,7 @@ use anyhow::{Context, Result};
 use clap::{Args, FromArgMatches};
 use keys::*;
 use plan::RedisPlan;
-use roundtrip::Work;
+use roundtrip::Exchange;
 use target::Target;
 
 /// The family as `families.rs` registers it.
@@ -112,16 +112,16 @@ impl Experiment {
         let param = |value: Option<u64>| value.context("experiment parameter missing");
         match self {
             Experiment::Ping => {
-                roundtrip::trial(target, &Work::ping(), None, budget.round_trips, meter)
+                roundtrip::trial(target, &Exchange::ping(), None, budget.round_trips, meter)
             }
             Experiment::Get => {
                 let size = param(params.get(SIZE))?;
-                let work = Work::get(size);
+                let work = Exchange::get(size);
                 roundtrip::trial(target, &work, Some(size), budget.round_trips, meter)
             }
             Experiment::Pipeline => {
                 let size = concurrent::VALUE_SIZE;
-                let work = Work::pipeline(size, param(params.get(DEPTH))?, true);
+                let work = Exchange::pipeline(size, param(params.get(DEPTH))?, true);
                 roundtrip::trial(target, &work, Some(size), budget.round_trips, meter)
             }
             Experiment::Connect => connect::trial(target, budget.connect, meter),

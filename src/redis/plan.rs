@@ -213,13 +213,13 @@ mod tests {
     use clap::{FromArgMatches, Parser};
 
     #[derive(Parser)]
-    struct Cli {
+    struct TestCli {
         #[command(flatten)]
         args: RedisArgs,
     }
 
     fn plan(argv: &[&str]) -> Result<RedisPlan> {
-        let cli = Cli::try_parse_from(std::iter::once("redis").chain(argv.iter().copied()))?;
+        let cli = TestCli::try_parse_from(std::iter::once("redis").chain(argv.iter().copied()))?;
         let _ = RedisArgs::from_arg_matches;
         RedisPlan::from_args(&cli.args)
     }

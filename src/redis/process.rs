@@ -7,7 +7,7 @@
 //! Found, its CPU is counted as the server's; it serves others, so it is placed
 //! only when `--placement` asks, and put back as it was after the run.
 
-use super::resp::{Reply, Request};
+use super::resp::{Encoded, Reply};
 use super::target::Target;
 use crate::system::peers;
 use crate::transport::Conn;
@@ -19,7 +19,7 @@ pub fn serving(target: &Target) -> Result<u32, String> {
         .open(64 << 10)
         .map_err(|e| format!("sockbench cannot ask it ({e:#})"))?;
     client
-        .send(&Request::new(&[b"INFO", b"server"]))
+        .send(&Encoded::new(&[b"INFO", b"server"]))
         .map_err(|e| format!("sockbench cannot ask it ({e})"))?;
     let reply = client
         .reply()

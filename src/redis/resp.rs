@@ -1,5 +1,5 @@
 //! A minimal RESP2 client for the timed loops: commands encoded once into a byte
-//! buffer before the loop ([`Request`]), replies read into one reusable buffer and
+//! buffer before the loop ([`Encoded`]), replies read into one reusable buffer and
 //! handed out as slices of it ([`Reply`]). Inside the loop a command costs a write,
 //! a read or two, and a parse of the reply header: no allocation.
 //!
@@ -33,27 +33,27 @@ const MIN_BUFFER: usize = 16 << 10;
 /// One or more commands, encoded once: a pipeline of `depth` copies of one command
 /// is written with one `write`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request {
+pub struct Encoded {
     bytes: Vec<u8>,
     commands: usize,
 }
 
-impl Request {
+impl Encoded {
     /// One command with its arguments, as a RESP array of bulk strings.
-    pub fn new(args: &[&[u8]]) -> Request {
-        Request::pipelined(args, 1)
+    pub fn new(args: &[&[u8]]) -> Encoded {
+        Encoded::pipelined(args, 1)
     }
 
     /// `depth` copies of one command, sent together; their `depth` replies are read
     /// in order.
-    pub fn pipelined(args: &[&[u8]], depth: usize) -> Request {
+    pub fn pipelined(args: &[&[u8]], depth: usize) -> Encoded {
         let mut one = format!("*{}\r\n", args.len()).into_bytes();
         for arg in args {
             one.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
             one.extend_from_slice(arg);
             one.extend_from_slice(b"\r\n");
         }
-        Request {
+        Encoded {
             bytes: one.repeat(depth),
             commands: depth,
         }
@@ -117,7 +117,7 @@ impl Expect {
 }
 
 /// A connection to a Redis server with its reply buffer.
-pub struct Client {
+pub struct RedisConn {
     conn: Conn,
     buf: Vec<u8>,
     /// The unread bytes are `buf[start..end]`.
@@ -129,13 +129,13 @@ pub struct Client {
     server: String,
 }
 
-impl Client {
+impl RedisConn {
     /// A client on `conn` to the server at `at`, whose buffer holds a reply of
     /// `reply_bytes` (a bulk string's length) without growing; it is allocated and
     /// touched here. Each request may wait `limit` for the server, provided `conn`
     /// blocks at most a slice (`wait::SLICE`) in one read or write.
-    pub fn new(conn: Conn, reply_bytes: usize, at: &Endpoint, limit: Duration) -> Client {
-        Client {
+    pub fn new(conn: Conn, reply_bytes: usize, at: &Endpoint, limit: Duration) -> RedisConn {
+        RedisConn {
             conn,
             buf: vec![0; (reply_bytes + 64).max(MIN_BUFFER)],
             start: 0,
@@ -164,21 +164,21 @@ impl Client {
 
     /// Authenticates as an ACL user (`AUTH user password`). Not for a timed loop.
     pub fn auth(&mut self, user: &str, password: &str) -> io::Result<()> {
-        let request = Request::new(&[b"AUTH", user.as_bytes(), password.as_bytes()]);
+        let request = Encoded::new(&[b"AUTH", user.as_bytes(), password.as_bytes()]);
         self.exchange(&request, Expect::Status("OK"))
             .map_err(|e| io::Error::new(e.kind(), format!("AUTH as {user} failed: {e}")))
     }
 
     /// Sends `request` and reads its replies, each checked against `expect`.
     #[inline]
-    pub fn exchange(&mut self, request: &Request, expect: Expect) -> io::Result<()> {
+    pub fn exchange(&mut self, request: &Encoded, expect: Expect) -> io::Result<()> {
         self.send(request)?;
         self.receive(request, expect)
     }
 
     /// Reads the replies of `request`, sent before, each checked against `expect`.
     #[inline]
-    pub fn receive(&mut self, request: &Request, expect: Expect) -> io::Result<()> {
+    pub fn receive(&mut self, request: &Encoded, expect: Expect) -> io::Result<()> {
         for _ in 0..request.commands {
             let mut pending = 1usize;
             let mut top = true;
@@ -203,7 +203,7 @@ impl Client {
     /// Writes the whole request (in one write, unless the server reads slowly),
     /// and starts its wait for the server.
     #[inline]
-    pub fn send(&mut self, request: &Request) -> io::Result<()> {
+    pub fn send(&mut self, request: &Encoded) -> io::Result<()> {
         self.patience.restart();
         let bytes = &request.bytes;
         let mut sent = 0;

@@ -59,16 +59,16 @@ fn what_is_not_resp_is_refused() {
 
 #[test]
 fn requests_are_encoded_once_and_repeated_for_a_pipeline() {
-    let ping = Request::new(&[b"PING"]);
+    let ping = Encoded::new(&[b"PING"]);
     assert_eq!(ping.bytes(), b"*1\r\n$4\r\nPING\r\n");
-    let get = Request::pipelined(&[b"GET", b"k"], 3);
+    let get = Encoded::pipelined(&[b"GET", b"k"], 3);
     assert_eq!(get.commands(), 3);
     assert_eq!(get.bytes(), b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n".repeat(3));
 }
 
 /// A client on one end of a socket pair, and a thread writing `replies` to the
 /// other end in chunks of `chunk` bytes after reading the request.
-fn serve(replies: Vec<u8>, chunk: usize, request_len: usize) -> Client {
+fn serve(replies: Vec<u8>, chunk: usize, request_len: usize) -> RedisConn {
     let (ours, mut theirs) = UnixStream::pair().unwrap();
     std::thread::spawn(move || {
         let mut request = vec![0; request_len];
@@ -78,7 +78,7 @@ fn serve(replies: Vec<u8>, chunk: usize, request_len: usize) -> Client {
             std::thread::sleep(std::time::Duration::from_micros(50));
         }
     });
-    Client::new(Conn::Unix(ours), 0, &pair(), Duration::from_secs(10))
+    RedisConn::new(Conn::Unix(ours), 0, &pair(), Duration::from_secs(10))
 }
 
 /// Where a socket pair's client says its server is.
@@ -95,7 +95,7 @@ fn a_bulk_of_64_kib_read_in_small_pieces_is_whole() {
     let mut replies = b"$65536\r\n".to_vec();
     replies.extend_from_slice(&value);
     replies.extend_from_slice(b"\r\n+PONG\r\n");
-    let get = Request::new(&[b"GET", b"k"]);
+    let get = Encoded::new(&[b"GET", b"k"]);
     let mut client = serve(replies, 1000, get.bytes().len());
     client.send(&get).unwrap();
     assert_eq!(client.reply().unwrap(), Reply::Bulk(&value));
@@ -104,7 +104,7 @@ fn a_bulk_of_64_kib_read_in_small_pieces_is_whole() {
 
 #[test]
 fn pipelined_replies_split_anywhere_are_read_in_order() {
-    let get = Request::pipelined(&[b"GET", b"k"], 16);
+    let get = Encoded::pipelined(&[b"GET", b"k"], 16);
     let mut replies = Vec::new();
     for i in 0..16 {
         replies.extend_from_slice(format!("$3\r\nv{i:02}\r\n").as_bytes());
@@ -115,7 +115,7 @@ fn pipelined_replies_split_anywhere_are_read_in_order() {
 
 #[test]
 fn an_error_reply_fails_the_exchange_with_its_text() {
-    let ping = Request::new(&[b"PING"]);
+    let ping = Encoded::new(&[b"PING"]);
     let mut client = serve(
         b"-NOAUTH Authentication required.\r\n".to_vec(),
         64,
@@ -127,7 +127,7 @@ fn an_error_reply_fails_the_exchange_with_its_text() {
 
 #[test]
 fn a_nil_where_a_value_was_expected_is_an_error() {
-    let get = Request::new(&[b"GET", b"k"]);
+    let get = Encoded::new(&[b"GET", b"k"]);
     let mut client = serve(b"$-1\r\n".to_vec(), 64, get.bytes().len());
     let e = client.exchange(&get, Expect::Bulk(64)).unwrap_err();
     assert!(e.to_string().contains("Nil"), "{e}");
@@ -135,7 +135,7 @@ fn a_nil_where_a_value_was_expected_is_an_error() {
 
 #[test]
 fn arrays_are_read_whole() {
-    let mget = Request::new(&[b"MGET", b"a", b"b"]);
+    let mget = Encoded::new(&[b"MGET", b"a", b"b"]);
     let mut client = serve(
         b"*2\r\n$1\r\nx\r\n$-1\r\n+PONG\r\n".to_vec(),
         3,
@@ -147,7 +147,7 @@ fn arrays_are_read_whole() {
 
 #[test]
 fn a_closed_connection_says_the_server_went_away() {
-    let ping = Request::new(&[b"PING"]);
+    let ping = Encoded::new(&[b"PING"]);
     let mut client = serve(b"+PO".to_vec(), 64, ping.bytes().len());
     let e = client.exchange(&ping, Expect::Status("PONG")).unwrap_err();
     assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
@@ -156,7 +156,7 @@ fn a_closed_connection_says_the_server_went_away() {
 
 #[test]
 fn a_reply_larger_than_the_limit_is_refused_before_it_is_read() {
-    let get = Request::new(&[b"GET", b"k"]);
+    let get = Encoded::new(&[b"GET", b"k"]);
     let mut client = serve(b"$999999999\r\n".to_vec(), 64, get.bytes().len());
     let e = client.exchange(&get, Expect::Any).unwrap_err();
     assert!(e.to_string().contains("limit"), "{e}");

@@ -3,7 +3,7 @@
 //! to a local Redis.
 
 use super::keys::*;
-use super::resp::{Client, Expect, Request};
+use super::resp::{Encoded, Expect, RedisConn};
 use super::target::Target;
 use crate::cpu::Meter;
 use crate::harness::measure::{rate, sample_buffer, sample_capacity, timed};
@@ -21,8 +21,8 @@ const WARMUP_TIME: Duration = Duration::from_millis(20);
 const KEY_LIFETIME_MS: &str = "600000";
 
 /// What one request is: its command, how many it pipelines, its expected reply.
-pub struct Work {
-    pub request: Request,
+pub struct Exchange {
+    pub request: Encoded,
     pub expect: Expect,
     /// The largest reply, for the client's buffer.
     pub reply_bytes: usize,
@@ -31,11 +31,11 @@ pub struct Work {
     pub pipelined: bool,
 }
 
-impl Work {
+impl Exchange {
     /// `PING`.
-    pub fn ping() -> Work {
-        Work {
-            request: Request::new(&[b"PING"]),
+    pub fn ping() -> Exchange {
+        Exchange {
+            request: Encoded::new(&[b"PING"]),
             expect: Expect::Status("PONG"),
             reply_bytes: 0,
             pipelined: false,
@@ -43,16 +43,16 @@ impl Work {
     }
 
     /// `GET` of a value of `size` bytes, one at a time.
-    pub fn get(size: u64) -> Work {
-        Work::pipeline(size, 1, false)
+    pub fn get(size: u64) -> Exchange {
+        Exchange::pipeline(size, 1, false)
     }
 
     /// `GET`s of a value of `size` bytes, `depth` at a time, as the pipeline
     /// experiment (`pipelined`) or not.
-    pub fn pipeline(size: u64, depth: u64, pipelined: bool) -> Work {
+    pub fn pipeline(size: u64, depth: u64, pipelined: bool) -> Exchange {
         let size = size as usize;
-        Work {
-            request: Request::pipelined(&[b"GET", key(size).as_bytes()], depth as usize),
+        Exchange {
+            request: Encoded::pipelined(&[b"GET", key(size).as_bytes()], depth as usize),
             expect: Expect::Bulk(size),
             reply_bytes: (size + 32) * depth as usize,
             pipelined,
@@ -66,9 +66,9 @@ fn key(size: usize) -> String {
 }
 
 /// Sets the value a GET of `size` bytes reads (untimed), living ten minutes.
-pub fn set_value(client: &mut Client, size: u64) -> Result<()> {
+pub fn set_value(client: &mut RedisConn, size: u64) -> Result<()> {
     let value = vec![b'x'; size as usize];
-    let set = Request::new(&[
+    let set = Encoded::new(&[
         b"SET",
         key(size as usize).as_bytes(),
         &value,
@@ -83,7 +83,7 @@ pub fn set_value(client: &mut Client, size: u64) -> Result<()> {
 /// One trial of `work` on one connection for `budget`.
 pub fn trial(
     target: &Target,
-    work: &Work,
+    work: &Exchange,
     size: Option<u64>,
     budget: Duration,
     meter: &mut Meter,

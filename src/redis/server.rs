@@ -21,7 +21,7 @@
 use super::account::{self, Account};
 use super::config::{self, Settings, Tls, SOCKET, USER};
 use super::listeners;
-use super::resp::{Client, Expect, Reply, Request};
+use super::resp::{Encoded, Expect, RedisConn, Reply};
 use super::wait::{Patience, LIMIT, SLICE};
 use crate::dir::Dir;
 use crate::leftovers::PrivateDir;
@@ -48,7 +48,7 @@ const LOG: &str = "redis.log";
 const CONFIG: &str = "redis.conf";
 
 /// A running throwaway server.
-pub struct Server {
+pub struct RedisServer {
     child: Option<Child>,
     program: PathBuf,
     port: u16,
@@ -63,9 +63,9 @@ pub struct Server {
     dir: Option<PrivateDir>,
 }
 
-impl Server {
+impl RedisServer {
     /// Starts `program` (a `redis-server`) and waits until it answers.
-    pub fn start(program: &Path) -> Result<Server> {
+    pub fn start(program: &Path) -> Result<RedisServer> {
         let account = account::server_account()?;
         let socket = format!("{SERVER_DIR}/{SOCKET}");
         let dir = crate::system::account::server_dir(
@@ -78,7 +78,7 @@ impl Server {
         let srv = dir
             .dir()
             .make_dir(SERVER_DIR, 0o700, account.as_ref().map(Account::owner))?;
-        let mut server = Server {
+        let mut server = RedisServer {
             child: None,
             program: program.to_path_buf(),
             port: 0,
@@ -94,7 +94,7 @@ impl Server {
         // The password works, and the user may run what the experiments send.
         let mut client = server.connect(Transport::Unix, 0)?;
         client
-            .exchange(&Request::new(&[b"PING"]), Expect::Status("PONG"))
+            .exchange(&Encoded::new(&[b"PING"]), Expect::Status("PONG"))
             .context("the throwaway Redis server does not answer PING after AUTH")?;
         Ok(server)
     }
@@ -207,7 +207,7 @@ impl Server {
     /// password it serves nobody.
     fn wait_ready(&mut self) -> Result<()> {
         let deadline = Instant::now() + READY_TIMEOUT;
-        let mut asked: Option<Client> = None;
+        let mut asked: Option<RedisConn> = None;
         loop {
             crate::interrupt::check()?;
             self.check_running()?;
@@ -219,8 +219,8 @@ impl Server {
                     stream.set_read_timeout(Some(READY_POLL))?;
                     stream.set_write_timeout(Some(READY_POLL))?;
                     let at = self.endpoint(Transport::Unix).context("no socket")?;
-                    let mut client = Client::new(Conn::Unix(stream), 0, &at, READY_POLL);
-                    client.send(&Request::new(&[b"PING"]))?;
+                    let mut client = RedisConn::new(Conn::Unix(stream), 0, &at, READY_POLL);
+                    client.send(&Encoded::new(&[b"PING"]))?;
                     asked = Some(client);
                 }
             }
@@ -283,7 +283,7 @@ impl Server {
 
     /// Opens an authenticated connection over `transport` (TLS 1.3 for tls), the
     /// socket's peer checked first, whose buffer holds a reply of `reply_bytes`.
-    pub fn connect(&self, transport: Transport, reply_bytes: usize) -> Result<Client> {
+    pub fn connect(&self, transport: Transport, reply_bytes: usize) -> Result<RedisConn> {
         let endpoint = self.endpoint(transport).with_context(|| {
             format!(
                 "the throwaway Redis server does not listen on {}",
@@ -298,7 +298,7 @@ impl Server {
         if let Conn::Unix(stream) = &conn {
             self.check_peer(stream)?;
         }
-        let mut client = Client::new(conn, reply_bytes, &endpoint, LIMIT);
+        let mut client = RedisConn::new(conn, reply_bytes, &endpoint, LIMIT);
         client.auth(USER, &self.password)?;
         Ok(client)
     }
@@ -310,8 +310,8 @@ impl Server {
 
     /// Who must hold the other end of its Unix socket: the server process, as the
     /// server account.
-    pub fn holder(&self) -> Result<super::target::Holder> {
-        Ok(super::target::Holder {
+    pub fn holder(&self) -> Result<super::target::SocketHolder> {
+        Ok(super::target::SocketHolder {
             pid: self.pid().context("redis-server is not running")?,
             uid: account::uid_of(self.account.as_ref()),
         })
@@ -379,7 +379,7 @@ impl Server {
     }
 }
 
-impl Drop for Server {
+impl Drop for RedisServer {
     fn drop(&mut self) {
         self.stop();
         // After the server has stopped: the directory goes, its owner file last.

@@ -29,7 +29,7 @@ fn names(dir: &Dir) -> Vec<String> {
 #[test]
 fn it_answers_over_every_transport_and_keeps_a_value_of_64_kib() {
     let Some(program) = program() else { return };
-    let server = Server::start(&program).unwrap();
+    let server = RedisServer::start(&program).unwrap();
     let value: Vec<u8> = (0..65_536u32).map(|i| (i % 251) as u8).collect();
     for transport in [Transport::Unix, Transport::Tcp, Transport::Tls] {
         if let (Transport::Tls, Some(why)) = (transport, server.tls_missing()) {
@@ -42,16 +42,16 @@ fn it_answers_over_every_transport_and_keeps_a_value_of_64_kib() {
             transport == Transport::Tls
         );
         client
-            .exchange(&Request::new(&[b"PING"]), Expect::Status("PONG"))
+            .exchange(&Encoded::new(&[b"PING"]), Expect::Status("PONG"))
             .unwrap();
         let key = format!("value-{}", transport.name());
-        let set = Request::new(&[b"SET", key.as_bytes(), &value]);
+        let set = Encoded::new(&[b"SET", key.as_bytes(), &value]);
         client.exchange(&set, Expect::Status("OK")).unwrap();
         client
-            .send(&Request::new(&[b"GET", key.as_bytes()]))
+            .send(&Encoded::new(&[b"GET", key.as_bytes()]))
             .unwrap();
         assert_eq!(client.reply().unwrap(), Reply::Bulk(&value), "{transport}");
-        let pipelined = Request::pipelined(&[b"GET", key.as_bytes()], 16);
+        let pipelined = Encoded::pipelined(&[b"GET", key.as_bytes()], 16);
         client
             .exchange(&pipelined, Expect::Bulk(value.len()))
             .unwrap();
@@ -61,7 +61,7 @@ fn it_answers_over_every_transport_and_keeps_a_value_of_64_kib() {
 #[test]
 fn nothing_is_kept_on_disk_and_nothing_is_left_after_drop() {
     let Some(program) = program() else { return };
-    let mut server = Server::start(&program).unwrap();
+    let mut server = RedisServer::start(&program).unwrap();
     let base = server.dirs().0.path().to_path_buf();
     assert!(
         server_runs(server.dirs().0),
@@ -70,7 +70,7 @@ fn nothing_is_kept_on_disk_and_nothing_is_left_after_drop() {
     let mut client = server.connect(Transport::Unix, 0).unwrap();
     for i in 0..100 {
         let key = format!("k{i}");
-        let set = Request::new(&[b"SET", key.as_bytes(), b"v"]);
+        let set = Encoded::new(&[b"SET", key.as_bytes(), b"v"]);
         client.exchange(&set, Expect::Status("OK")).unwrap();
     }
     let running = names(server.dirs().1);
@@ -95,7 +95,7 @@ fn nothing_is_kept_on_disk_and_nothing_is_left_after_drop() {
 #[test]
 fn the_password_is_in_no_command_line_and_its_files_are_the_servers_alone() {
     let Some(program) = program() else { return };
-    let server = Server::start(&program).unwrap();
+    let server = RedisServer::start(&program).unwrap();
     let pid = server.pid().unwrap();
     let (_, password) = server.credentials();
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
@@ -155,7 +155,7 @@ fn another_local_account_can_run_no_command() {
         eprintln!("skipped: needs root (to act as nobody) and redis-cli");
         return;
     }
-    let server = Server::start(&program).unwrap();
+    let server = RedisServer::start(&program).unwrap();
     let port = server.port.to_string();
     let said = ping_as_nobody(&["-h", "127.0.0.1", "-p", &port]);
     assert!(said.contains("NOAUTH"), "over TCP: {said}");
@@ -186,10 +186,10 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
 #[test]
 fn a_server_killed_mid_run_gives_a_clear_error_and_leaves_nothing() {
     let Some(program) = program() else { return };
-    let mut server = Server::start(&program).unwrap();
+    let mut server = RedisServer::start(&program).unwrap();
     let base = server.dirs().0.path().to_path_buf();
     let mut client = server.connect(Transport::Unix, 0).unwrap();
-    let ping = Request::new(&[b"PING"]);
+    let ping = Encoded::new(&[b"PING"]);
     client.exchange(&ping, Expect::Status("PONG")).unwrap();
     // SAFETY: a plain syscall on the PID of the test's own server child.
     unsafe { libc::kill(server.pid().unwrap() as libc::pid_t, libc::SIGKILL) };
@@ -218,7 +218,7 @@ fn fake_server(script: &str) -> (tempfile::TempDir, PathBuf) {
 fn a_server_that_fails_to_start_says_why_and_leaves_nothing() {
     // It prints the configuration's path (into the log the error quotes) and fails.
     let (_keep, fake) = fake_server("echo \"config at $1\"; exit 3");
-    let e = format!("{:#}", Server::start(&fake).err().expect("it fails"));
+    let e = format!("{:#}", RedisServer::start(&fake).err().expect("it fails"));
     assert!(e.contains("exit status: 3"), "{e}");
     let config = e
         .split("config at ")
@@ -246,13 +246,13 @@ fn a_build_without_tls_starts_without_it_and_says_so() {
         program.display()
     );
     let (_keep, fake) = fake_server(&script);
-    let server = Server::start(&fake).unwrap();
+    let server = RedisServer::start(&fake).unwrap();
     let why = server.tls_missing().expect("tls is reported missing");
     assert!(why.contains("Bad directive"), "{why}");
     assert!(server.endpoint(Transport::Tls).is_none());
     let mut client = server.connect(Transport::Tcp, 0).unwrap();
     client
-        .exchange(&Request::new(&[b"PING"]), Expect::Status("PONG"))
+        .exchange(&Encoded::new(&[b"PING"]), Expect::Status("PONG"))
         .unwrap();
 }
 
@@ -272,7 +272,7 @@ fn a_ctrl_c_while_starting_leaves_no_server_and_no_directory() {
         while !crate::interrupt::interrupted() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
-        let e = Server::start(&program)
+        let e = RedisServer::start(&program)
             .err()
             .expect("the start is interrupted");
         println!("start failed: {e:#}");

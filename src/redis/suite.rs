@@ -3,9 +3,9 @@
 //! round, the transport that goes first rotating from round to round.
 
 use super::plan::{RedisPlan, Source};
-use super::resp::{Reply, Request};
+use super::resp::{Encoded, Reply};
 use super::target::Target;
-use super::{Experiment, Server};
+use super::{Experiment, RedisServer};
 use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
 use crate::error::usage;
@@ -160,7 +160,7 @@ fn user_server(
 /// The servers a run reaches.
 struct Reached {
     /// The throwaway server with its version, or none for the user's.
-    server: Option<(Server, String)>,
+    server: Option<(RedisServer, String)>,
     targets: Vec<Target>,
 }
 
@@ -183,7 +183,7 @@ fn reach(plan: &RedisPlan, progress: &dyn Progress) -> Result<Reached> {
             })?;
             let version = super::version(&program)?.unwrap_or_else(|| "unknown".into());
             progress.note("redis: starting a throwaway redis-server");
-            let server = Server::start(&program)?;
+            let server = RedisServer::start(&program)?;
             let (user, password) = server.credentials();
             let holder = server.holder()?;
             let mut targets = Vec::new();
@@ -249,7 +249,7 @@ fn unreachable(e: anyhow::Error, target: &Target) -> anyhow::Error {
 /// first experiment.
 pub(super) fn reported_version(target: &Target) -> Result<Option<String>> {
     let mut client = target.open(64 << 10)?;
-    client.send(&Request::new(&[b"INFO", b"server"]))?;
+    client.send(&Encoded::new(&[b"INFO", b"server"]))?;
     let Reply::Bulk(text) = client.reply()? else {
         return Ok(None);
     };

@@ -2,7 +2,7 @@
 //! user's `--url`): where it listens, how to log in, and, for the throwaway
 //! server's socket, who must answer before the password goes.
 
-use super::resp::{Client, Expect, Request};
+use super::resp::{Encoded, Expect, RedisConn};
 use super::url::UserUrl;
 use super::wait::{Patience, LIMIT, SLICE};
 use crate::system::peers;
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// The process and account that must hold the other end of a Unix socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Holder {
+pub struct SocketHolder {
     pub pid: u32,
     pub uid: u32,
 }
@@ -25,11 +25,11 @@ pub struct Target {
     pub endpoint: Endpoint,
     connector: Connector,
     /// `AUTH …`, encoded once, when the server needs a password.
-    login: Option<Request>,
+    login: Option<Encoded>,
     /// `SELECT DB`, when the user's URL names a database.
-    select: Option<Request>,
+    select: Option<Encoded>,
     /// For the throwaway server's socket: checked on every connection.
-    holder: Option<Holder>,
+    holder: Option<SocketHolder>,
     /// How long a connection, a TLS handshake and a request may each wait for the
     /// server (`wait.rs`); the timed loops keep it too, so a server that stops
     /// answering, or answers a byte at a time, ends a trial within it.
@@ -44,7 +44,7 @@ impl Target {
         endpoint: Endpoint,
         user: &str,
         password: &str,
-        holder: Holder,
+        holder: SocketHolder,
     ) -> Result<Target> {
         Ok(Target {
             label: endpoint.transport.name().to_string(),
@@ -70,7 +70,7 @@ impl Target {
                 .map(|p| auth(url.user.as_deref(), p)),
             select: url
                 .db
-                .map(|db| Request::new(&[b"SELECT", db.to_string().as_bytes()])),
+                .map(|db| Encoded::new(&[b"SELECT", db.to_string().as_bytes()])),
             holder: None,
             limit: LIMIT,
             throwaway: false,
@@ -127,7 +127,7 @@ impl Target {
 
     /// Logs in on `client`'s connection and selects the URL's database. Made to be
     /// timed: the requests are encoded already.
-    pub fn log_in(&self, client: &mut Client) -> io::Result<()> {
+    pub fn log_in(&self, client: &mut RedisConn) -> io::Result<()> {
         if let Some(login) = &self.login {
             client.exchange(login, Expect::Status("OK"))?;
         }
@@ -138,10 +138,10 @@ impl Target {
     }
 
     /// A connection logged in, whose buffer holds a reply of `reply_bytes`.
-    pub fn open(&self, reply_bytes: usize) -> Result<Client> {
+    pub fn open(&self, reply_bytes: usize) -> Result<RedisConn> {
         let conn = self.connection(Some(self.limit))?;
         let conn = self.check(conn)?;
-        let mut client = Client::new(conn, reply_bytes, &self.endpoint, self.limit);
+        let mut client = RedisConn::new(conn, reply_bytes, &self.endpoint, self.limit);
         self.log_in(&mut client).map_err(|e| match e.kind() {
             // An answer other than OK (`WRONGPASS`, `NOAUTH`, …); a server that
             // closed or stalled says so itself.
@@ -181,9 +181,9 @@ impl Target {
 }
 
 /// `AUTH [USER] PASSWORD`.
-fn auth(user: Option<&str>, password: &str) -> Request {
+fn auth(user: Option<&str>, password: &str) -> Encoded {
     match user {
-        Some(user) => Request::new(&[b"AUTH", user.as_bytes(), password.as_bytes()]),
-        None => Request::new(&[b"AUTH", password.as_bytes()]),
+        Some(user) => Encoded::new(&[b"AUTH", user.as_bytes(), password.as_bytes()]),
+        None => Encoded::new(&[b"AUTH", password.as_bytes()]),
     }
 }

@@ -40,7 +40,7 @@ const PROBES: [(&[u8], &str); 2] = [
 
 /// What a peer did in the time it was given.
 #[derive(Debug, PartialEq)]
-enum Answer {
+enum Behaviour {
     /// Bytes, at most [`KEPT`] of them.
     Bytes(Vec<u8>),
     /// The connection closed without a byte.
@@ -83,13 +83,15 @@ pub fn check(target: &Target) -> Result<()> {
         }
     };
     match listen(&mut conn, GREETING_WAIT)? {
-        Answer::Bytes(bytes) if bytes == GREETING => return Ok(()),
-        Answer::Bytes(bytes) => {
+        Behaviour::Bytes(bytes) if bytes == GREETING => return Ok(()),
+        Behaviour::Bytes(bytes) => {
             let what = format!("answered with {}", described(&bytes, endpoint.transport));
             return Err(not_ours(endpoint, &what));
         }
-        Answer::Closed => return Err(not_ours(endpoint, "closed the connection without a word")),
-        Answer::Silent => {}
+        Behaviour::Closed => {
+            return Err(not_ours(endpoint, "closed the connection without a word"))
+        }
+        Behaviour::Silent => {}
     }
     drop(conn);
     let silent = format!("sent nothing within {} s", GREETING_WAIT.as_secs());
@@ -105,8 +107,8 @@ pub fn check(target: &Target) -> Result<()> {
             continue;
         }
         let answer = listen(&mut conn, PROBE_WAIT)?;
-        closed |= answer == Answer::Closed;
-        if let Answer::Bytes(bytes) = answer {
+        closed |= answer == Behaviour::Closed;
+        if let Behaviour::Bytes(bytes) = answer {
             let what = format!(
                 "{silent}, then answered {name} with {}",
                 described(&bytes, endpoint.transport)
@@ -177,11 +179,11 @@ fn tls_failed(endpoint: &Endpoint, e: &io::Error) -> anyhow::Error {
         crate::units::shown(&e.to_string())
     );
     match answer {
-        Some(Answer::Bytes(bytes)) if bytes == GREETING => anyhow!(
+        Some(Behaviour::Bytes(bytes)) if bytes == GREETING => anyhow!(
             "{endpoint} {failed}, and a plain connection was greeted: it is a sockbench \
              server without TLS there; measure it as --server {plain}"
         ),
-        Some(Answer::Bytes(bytes)) => not_ours(
+        Some(Behaviour::Bytes(bytes)) => not_ours(
             endpoint,
             &format!(
                 "{failed}, and over plain TCP answered with {}",
@@ -194,7 +196,7 @@ fn tls_failed(endpoint: &Endpoint, e: &io::Error) -> anyhow::Error {
 
 /// Reads what the peer sends within `wait`: up to [`KEPT`] bytes, stopping early
 /// once a greeting's worth has come.
-fn listen(conn: &mut crate::transport::Conn, wait: Duration) -> Result<Answer> {
+fn listen(conn: &mut crate::transport::Conn, wait: Duration) -> Result<Behaviour> {
     let deadline = Instant::now() + wait;
     let mut buf = [0u8; KEPT];
     let mut got = 0;
@@ -213,9 +215,9 @@ fn listen(conn: &mut crate::transport::Conn, wait: Duration) -> Result<Answer> {
         }
     }
     Ok(match got {
-        0 if Instant::now() < deadline => Answer::Closed,
-        0 => Answer::Silent,
-        n => Answer::Bytes(buf[..n].to_vec()),
+        0 if Instant::now() < deadline => Behaviour::Closed,
+        0 => Behaviour::Silent,
+        n => Behaviour::Bytes(buf[..n].to_vec()),
     })
 }
 

@@ -11,7 +11,7 @@
 //! Nothing of sockbench's own cluster code is used: this is the server a user
 //! points sockbench at.
 
-use sockbench::postgres::libpq::{Conn, ConnParams};
+use sockbench::postgres::libpq::{ConnParams, PgConn};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -259,7 +259,7 @@ impl UserServer {
 
     /// Runs `sql` as the superuser; returns the first value ("" when none).
     pub fn admin(&self, sql: &str) -> String {
-        let conn = Conn::connect(&self.admin_params()).expect("superuser connects");
+        let conn = PgConn::connect(&self.admin_params()).expect("superuser connects");
         conn.query_value(sql)
             .unwrap_or_else(|e| panic!("{sql}: {e}"))
     }

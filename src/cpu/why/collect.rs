@@ -15,7 +15,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What is collected on one side.
-struct Side {
+struct Collected {
     /// One set per task (the client: one; the server: one per thread).
     events: Vec<EventCounters>,
     sampler: Option<Sampler>,
@@ -26,8 +26,8 @@ struct Side {
 /// The collectors of one trial.
 pub struct Collector {
     chosen: &'static [Chosen],
-    client: Side,
-    server: Option<Side>,
+    client: Collected,
+    server: Option<Collected>,
 }
 
 impl Collector {
@@ -101,7 +101,7 @@ impl Collector {
     pub fn finish(&mut self, ops: u64) -> Why {
         let ops = ops.max(1) as f64;
         let kallsyms = Kallsyms::get().ok();
-        let mut account = |side: &mut Side| {
+        let mut account = |side: &mut Collected| {
             let mut a = KernelAccount::default();
             for (event, per_op) in events::per_op(&side.before, &side.after, ops) {
                 a.events.insert(event.name().to_string(), per_op);
@@ -131,7 +131,7 @@ impl Collector {
         }
     }
 
-    fn sides(&mut self) -> impl Iterator<Item = &mut Side> {
+    fn sides(&mut self) -> impl Iterator<Item = &mut Collected> {
         std::iter::once(&mut self.client).chain(self.server.as_mut())
     }
 }
@@ -139,7 +139,12 @@ impl Collector {
 /// Opens the counters and the sampler of `tasks` (process `root`); a task gone
 /// meanwhile is passed over. Sampling is skipped without `kallsyms` (nothing to
 /// name the chains with) or when not permitted; counting failing fails the side.
-fn open_side(tasks: &[Task], root: u32, chosen: &[Chosen], kallsyms: bool) -> io::Result<Side> {
+fn open_side(
+    tasks: &[Task],
+    root: u32,
+    chosen: &[Chosen],
+    kallsyms: bool,
+) -> io::Result<Collected> {
     let mut events = Vec::new();
     let mut alive = Vec::new();
     for &task in tasks {
@@ -160,7 +165,7 @@ fn open_side(tasks: &[Task], root: u32, chosen: &[Chosen], kallsyms: bool) -> io
     if chosen.is_empty() {
         events.clear();
     }
-    Ok(Side {
+    Ok(Collected {
         events,
         sampler,
         before: Vec::new(),

@@ -9,20 +9,20 @@ use std::collections::BTreeMap;
 /// A layer's samples: one count per counting trial, or one plain count.
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum Counts {
+enum SampleCounts {
     PerTrial(Vec<u64>),
     One(u64),
 }
 
 /// `layer_samples` in either form.
 pub fn per_trial<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, Vec<u64>>, D::Error> {
-    let all = BTreeMap::<String, Counts>::deserialize(d)?;
+    let all = BTreeMap::<String, SampleCounts>::deserialize(d)?;
     Ok(all
         .into_iter()
         .map(|(layer, counts)| {
             let counts = match counts {
-                Counts::PerTrial(v) => v,
-                Counts::One(n) => vec![n],
+                SampleCounts::PerTrial(v) => v,
+                SampleCounts::One(n) => vec![n],
             };
             (layer, counts)
         })

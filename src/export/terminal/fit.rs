@@ -19,7 +19,7 @@ impl Screen {
     /// breaks only at its plain spaces: [`GLUE`] holds a figure to its unit and a
     /// sub-row's indent, and is shown as a space.
     pub fn table(&self, header: &[String], rows: &[Vec<String>]) -> String {
-        let natural = self.boxed(header, rows, Fit::Natural);
+        let natural = self.boxed(header, rows, Squeeze::Natural);
         let fitted = if widest(&natural) <= self.width {
             natural
         } else {
@@ -28,10 +28,10 @@ impl Screen {
                 .iter()
                 .map(|r| r.iter().map(|c| unglued(c)).collect())
                 .collect();
-            let tries: [(Fit, &[Vec<String>]); 3] = [
-                (Fit::LabelWraps, rows),
-                (Fit::CellsWrap, rows),
-                (Fit::CellsWrap, &loose),
+            let tries: [(Squeeze, &[Vec<String>]); 3] = [
+                (Squeeze::LabelWraps, rows),
+                (Squeeze::CellsWrap, rows),
+                (Squeeze::CellsWrap, &loose),
             ];
             let mut fitted = None;
             for (fit, rows) in tries {
@@ -47,7 +47,7 @@ impl Screen {
     }
 
     /// A boxed table laid out as `fit` says; empty when that layout cannot apply.
-    fn boxed(&self, header: &[String], rows: &[Vec<String>], fit: Fit) -> String {
+    fn boxed(&self, header: &[String], rows: &[Vec<String>], fit: Squeeze) -> String {
         let mut table = Table::new();
         table.load_preset(if self.ascii {
             ASCII_FULL_CONDENSED
@@ -71,8 +71,8 @@ impl Screen {
                 .unwrap_or(0)
         };
         match fit {
-            Fit::Natural => {}
-            Fit::LabelWraps => {
+            Squeeze::Natural => {}
+            Squeeze::LabelWraps => {
                 // The row names are wrapped here, a sub-row's continuation under its
                 // own first word, so the figures keep their natural widths.
                 let others: usize = (1..columns).map(content).sum();
@@ -97,9 +97,9 @@ impl Screen {
                         *label = wrap(body, left, &indent, &rest).trim_end().to_string();
                     }
                 }
-                return self.boxed(header, &wrapped, Fit::Natural);
+                return self.boxed(header, &wrapped, Squeeze::Natural);
             }
-            Fit::CellsWrap => {
+            Squeeze::CellsWrap => {
                 // No column narrower than its longest word, which would be cut.
                 let word = |c: usize| -> usize {
                     header
@@ -165,7 +165,7 @@ impl Screen {
 
 /// How a table is fitted to the width, tried in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fit {
+enum Squeeze {
     /// Every cell on one line.
     Natural,
     /// The row names wrap; the figures stay whole.

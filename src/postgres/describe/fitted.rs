@@ -16,7 +16,7 @@ use crate::stats::median;
 use crate::units::format_count;
 
 /// What the N of a fitted experiment counts, and its rate from the fit.
-pub(super) struct Fit {
+pub(super) struct Counted {
     /// One of them, and several: `query`, `queries`.
     pub one: &'static str,
     pub many: &'static str,
@@ -24,12 +24,12 @@ pub(super) struct Fit {
     pub rate: Key<f64>,
 }
 
-pub(super) const QUERIES: Fit = Fit {
+pub(super) const QUERIES: Counted = Counted {
     one: "query",
     many: "queries",
     rate: QPS,
 };
-pub(super) const ROWS: Fit = Fit {
+pub(super) const ROWS: Counted = Counted {
     one: "row",
     many: "rows",
     rate: ROWS_PER_S,
@@ -38,7 +38,7 @@ pub(super) const ROWS: Fit = Fit {
 /// The table of a fitted experiment, whose N counts what `fit` says.
 pub(super) fn fitted(
     experiment: &'static Description,
-    fit: &Fit,
+    fit: &Counted,
     records: &[ResultRecord],
 ) -> Block {
     let mut table = Columns::of(records);
@@ -47,7 +47,7 @@ pub(super) fn fitted(
     finish(experiment, table, records)
 }
 
-fn fitted_rows(table: &mut Columns, experiment: &Description, fit: &Fit, columns: &Cells) {
+fn fitted_rows(table: &mut Columns, experiment: &Description, fit: &Counted, columns: &Cells) {
     let per = |r: &ResultRecord| experiment.headline.read(&r.metrics);
     let unit = fit.many;
     let counts = columns

@@ -12,26 +12,26 @@
 //! "authentication ok" until the backend is ready for queries, so libpq sees
 //! authentication and backend start as one phase.
 
-use super::PgTarget;
+use super::Target;
 use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate, sample_buffer};
 use crate::postgres::keys::*;
-use crate::postgres::libpq::Conn;
+use crate::postgres::libpq::PgConn;
 use crate::results::{Metrics, Trial};
 use crate::stats::{median, Percentiles};
 use anyhow::{Context, Result};
 use std::time::{Duration, Instant};
 
 /// Phases of one connection in nanoseconds: socket, tls, auth, ready, query, close.
-type Sample = [u64; 6];
+type PhaseNs = [u64; 6];
 
 /// One trial: up to `max` connections, for at most `limit`.
-pub fn trial(target: &PgTarget, max: u64, limit: Duration, meter: &mut Meter) -> Result<Trial> {
+pub fn trial(target: &Target, max: u64, limit: Duration, meter: &mut Meter) -> Result<Trial> {
     let fail = || format!("a connection over {} failed", target.label);
     for _ in 0..3 {
         one(target).with_context(fail)?;
     }
-    let mut samples: Vec<Sample> = sample_buffer(max as usize);
+    let mut samples: Vec<PhaseNs> = sample_buffer(max as usize);
     meter.start();
     let start = Instant::now();
     let deadline = start + limit;
@@ -69,8 +69,8 @@ pub fn trial(target: &PgTarget, max: u64, limit: Duration, meter: &mut Meter) ->
 
 /// One connection, its phases, and the moment it was closed.
 #[inline]
-fn one(target: &PgTarget) -> Result<(Sample, Instant)> {
-    let (conn, t) = Conn::connect_timed(&target.params)?;
+fn one(target: &Target) -> Result<(PhaseNs, Instant)> {
+    let (conn, t) = PgConn::connect_timed(&target.params)?;
     let queried = {
         conn.exec(c"SELECT 1")?;
         Instant::now()

@@ -4,11 +4,11 @@
 //! returning N rows, every value read). The slope is the cost of one more query or
 //! row; the intercept the fixed cost of a batch.
 
-use super::{PgTarget, BATCH_LIMIT};
+use super::{Target, BATCH_LIMIT};
 use crate::cpu::Meter;
 use crate::harness::measure::nanos;
 use crate::postgres::keys::*;
-use crate::postgres::libpq::{Conn, PgError, Protocol};
+use crate::postgres::libpq::{PgConn, PgError, Protocol};
 use crate::results::{Metrics, Point, Trial};
 use crate::stats::Fit;
 use anyhow::{bail, Context, Result};
@@ -22,7 +22,7 @@ const STATEMENT: &std::ffi::CStr = c"sockbench_select_1";
 /// One trial of `query`: a batch of N `SELECT 1` for each N in `counts`, sent with
 /// `protocol` (prepared once on the connection, before the batches).
 pub fn query_trial(
-    target: &PgTarget,
+    target: &Target,
     counts: &[u64],
     protocol: Protocol,
     meter: &mut Meter,
@@ -32,7 +32,7 @@ pub fn query_trial(
     if protocol == Protocol::Prepared {
         conn.prepare(STATEMENT, SELECT_1)?;
     }
-    let once = |conn: &Conn| match protocol {
+    let once = |conn: &PgConn| match protocol {
         Protocol::Simple => conn.exec(SELECT_1),
         Protocol::Extended => conn.exec_params(SELECT_1, &[]),
         Protocol::Prepared => conn.exec_prepared(STATEMENT, &[]),
@@ -66,7 +66,7 @@ pub fn query_trial(
 
 /// One trial of `rows`: `SELECT * FROM generate_series(1,N)` for each N in
 /// `counts`, every value parsed by the client.
-pub fn rows_trial(target: &PgTarget, counts: &[u64], meter: &mut Meter) -> Result<Trial> {
+pub fn rows_trial(target: &Target, counts: &[u64], meter: &mut Meter) -> Result<Trial> {
     let conn = open(target)?;
     target.adopt_backend(&conn, &meter.server_side())?;
     let queries: Vec<CString> = counts
@@ -101,7 +101,7 @@ pub fn rows_trial(target: &PgTarget, counts: &[u64], meter: &mut Meter) -> Resul
 }
 
 /// Runs the query and adds up every value, as a client using the rows would read them.
-fn read_series(conn: &Conn, sql: &CString, expected: u64) -> Result<u64, PgError> {
+fn read_series(conn: &PgConn, sql: &CString, expected: u64) -> Result<u64, PgError> {
     let result = conn.exec(sql)?;
     let rows = result.rows();
     if rows as u64 != expected {
@@ -119,8 +119,8 @@ fn read_series(conn: &Conn, sql: &CString, expected: u64) -> Result<u64, PgError
     Ok(sum)
 }
 
-fn open(target: &PgTarget) -> Result<Conn> {
-    Conn::connect(&target.params).with_context(|| format!("cannot connect over {}", target.label))
+fn open(target: &Target) -> Result<PgConn> {
+    PgConn::connect(&target.params).with_context(|| format!("cannot connect over {}", target.label))
 }
 
 /// Times `batch(n)` once per count, in order, and fits a line through the totals;

@@ -1,6 +1,6 @@
 //! The PostgreSQL experiments, one file each, and what they share.
 //!
-//! Each runs one trial against one [`PgTarget`] (a way to reach a server: transport,
+//! Each runs one trial against one [`Target`] (a way to reach a server: transport,
 //! connection parameters) and returns a [`Trial`]. As in the socket experiments, the
 //! timed loops hold nothing but the work and the clock; connection parameters are C
 //! strings prepared before, and sample buffers are sized and touched before.
@@ -14,7 +14,7 @@ use crate::report::experiment::Description;
 use crate::transport::{TlsInfo, Transport};
 use std::time::Duration;
 
-use super::libpq::{Conn, ConnParams, Protocol};
+use super::libpq::{ConnParams, PgConn, Protocol};
 use crate::cpu::placed::ServerSide;
 
 crate::named! {
@@ -50,7 +50,7 @@ impl Experiment {
 
 /// One way to reach a server, with what was learnt about it when first connecting.
 #[derive(Clone)]
-pub struct PgTarget {
+pub struct Target {
     /// The transport name, or the name the user gave the URL.
     pub label: String,
     pub params: ConnParams,
@@ -64,7 +64,7 @@ pub struct PgTarget {
 
 /// How much work each trial does, and how its queries are sent.
 #[derive(Debug, Clone)]
-pub struct PgBudget {
+pub struct Budget {
     /// The query protocol of the query and concurrent experiments (pgbench's `-M`).
     pub protocol: Protocol,
     /// N for the query experiment.
@@ -82,9 +82,9 @@ pub struct PgBudget {
     pub concurrent_warmup: Duration,
 }
 
-impl PgBudget {
-    pub fn full() -> PgBudget {
-        PgBudget {
+impl Budget {
+    pub fn full() -> Budget {
+        Budget {
             protocol: Protocol::Simple,
             queries: vec![5_000, 10_000, 20_000],
             rows: vec![500_000, 1_000_000, 2_000_000],
@@ -97,8 +97,8 @@ impl PgBudget {
         }
     }
 
-    pub fn quick() -> PgBudget {
-        PgBudget {
+    pub fn quick() -> Budget {
+        Budget {
             protocol: Protocol::Simple,
             queries: vec![500, 1_000, 2_000],
             rows: vec![50_000, 100_000, 200_000],
@@ -120,7 +120,7 @@ const EXPECTED_ROW: Duration = Duration::from_nanos(500);
 /// Opening the connections of a concurrent trial, besides its warm-up and time.
 const EXPECTED_CONNECTING: Duration = Duration::from_millis(100);
 
-impl PgBudget {
+impl Budget {
     /// How long one trial of `experiment` is expected to take: its time limit, or
     /// for a trial bounded by a count of operations, the count at the expected
     /// time of one.
@@ -151,13 +151,13 @@ impl PgBudget {
 /// hang on a server that has become very slow.
 pub const BATCH_LIMIT: Duration = Duration::from_secs(120);
 
-impl PgTarget {
+impl Target {
     /// On a user's server (not the throwaway cluster, whose postmaster the
     /// harness places and counts with every backend), the backend serving `conn`,
     /// when it runs on this machine, becomes the trial's server side: placed where
     /// the server runs and its CPU counted. It serves sockbench's connection alone,
     /// so placing it touches nothing of the user's.
-    pub fn adopt_backend(&self, conn: &Conn, side: &ServerSide) -> anyhow::Result<()> {
+    pub fn adopt_backend(&self, conn: &PgConn, side: &ServerSide) -> anyhow::Result<()> {
         if self.transport.is_some() {
             return Ok(());
         }

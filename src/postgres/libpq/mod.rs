@@ -125,7 +125,7 @@ pub struct ConnectTimes {
 }
 
 /// An open connection; closed on drop.
-pub struct Conn {
+pub struct PgConn {
     raw: NonNull<pq::PGconn>,
     /// OpenSSL's `SSL*` of the connection once it is open, null without TLS.
     ssl: *const c_void,
@@ -136,11 +136,11 @@ pub struct Conn {
 
 // A libpq connection may move between threads as long as one thread uses it at a time.
 // SAFETY: libpq allows a connection to be used from any thread as long as one thread uses
-// it at a time; `Conn` is not `Sync` and is only used through `&self`/`&mut self` by its
+// it at a time; `PgConn` is not `Sync` and is only used through `&self`/`&mut self` by its
 // owner.
-unsafe impl Send for Conn {}
+unsafe impl Send for PgConn {}
 
-impl Drop for Conn {
+impl Drop for PgConn {
     fn drop(&mut self) {
         // SAFETY: `self.raw` is a live connection this value owns; it is finished once,
         // here, and never used after.
@@ -148,16 +148,16 @@ impl Drop for Conn {
     }
 }
 
-impl Conn {
+impl PgConn {
     /// Connects, like psql does, but never waiting longer than [`wait::OP_LIMIT`]
     /// or past a Ctrl-C.
-    pub fn connect(params: &ConnParams) -> Result<Conn, PgError> {
-        Conn::connect_timed(params).map(|(conn, _)| conn)
+    pub fn connect(params: &ConnParams) -> Result<PgConn, PgError> {
+        PgConn::connect_timed(params).map(|(conn, _)| conn)
     }
 
     /// Connects through `PQconnectStartParams` and `PQconnectPoll`, noting when each
     /// phase ends. Nothing here allocates besides libpq itself.
-    pub fn connect_timed(params: &ConnParams) -> Result<(Conn, ConnectTimes), PgError> {
+    pub fn connect_timed(params: &ConnParams) -> Result<(PgConn, ConnectTimes), PgError> {
         use pq::ConnStatusType as S;
         use pq::PostgresPollingStatusType as P;
         let start = Instant::now();
@@ -166,8 +166,8 @@ impl Conn {
         let raw = unsafe {
             pq::PQconnectStartParams(params.keywords.as_ptr(), params.values.as_ptr(), 0)
         };
-        let mut conn = Conn::wrap(raw)?;
-        let mut budget = wait::Budget::new();
+        let mut conn = PgConn::wrap(raw)?;
+        let mut budget = wait::Slices::new();
         let mut times = ConnectTimes {
             start,
             connected: start,
@@ -228,7 +228,7 @@ impl Conn {
     /// Takes ownership of a new connection and silences its notices: libpq would
     /// print the server's warnings (e.g. on shutdown) on stderr, in the middle of
     /// sockbench's output. Errors still arrive as results and error messages.
-    fn wrap(raw: *mut pq::PGconn) -> Result<Conn, PgError> {
+    fn wrap(raw: *mut pq::PGconn) -> Result<PgConn, PgError> {
         let raw = NonNull::new(raw)
             .ok_or_else(|| PgError::Connect("libpq could not allocate a connection".into()))?;
         // SAFETY: `raw` is non-null (checked above) and freshly allocated by libpq; the
@@ -236,7 +236,7 @@ impl Conn {
         unsafe {
             pq::PQsetNoticeProcessor(raw.as_ptr(), Some(ignore_notice), std::ptr::null_mut())
         };
-        Ok(Conn {
+        Ok(PgConn {
             raw,
             ssl: std::ptr::null(),
             failed: std::cell::Cell::new(false),
@@ -281,7 +281,7 @@ impl Conn {
 
     /// Waits for the results of what was sent, like `PQexec` does.
     fn collect(&self) -> Result<PgResult, PgError> {
-        let mut budget = wait::Budget::new();
+        let mut budget = wait::Slices::new();
         let mut kept: Option<PgResult> = None;
         loop {
             self.wait_results(&mut budget)?;
@@ -422,7 +422,7 @@ impl Conn {
     }
 }
 
-impl Conn {
+impl PgConn {
     /// The host libpq reached: a socket directory (or `@name`) over a Unix socket,
     /// else the host name or address (`PQhost`).
     pub fn host(&self) -> Option<String> {

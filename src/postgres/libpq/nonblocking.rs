@@ -2,7 +2,7 @@
 //! pgbench does: start a connection and advance it when its socket is ready; send a
 //! query, feed the input as it arrives, and collect the results once complete.
 
-use super::{pq, Conn, ConnParams, PgError};
+use super::{pq, ConnParams, PgConn, PgError};
 use std::ffi::{c_char, CStr};
 use std::os::fd::RawFd;
 
@@ -38,15 +38,15 @@ pub enum TxOutcome {
     Failed,
 }
 
-impl Conn {
-    /// Starts opening a connection without waiting; advance it with [`Conn::advance`].
-    pub fn start(params: &ConnParams) -> Result<Conn, PgError> {
+impl PgConn {
+    /// Starts opening a connection without waiting; advance it with [`PgConn::advance`].
+    pub fn start(params: &ConnParams) -> Result<PgConn, PgError> {
         // SAFETY: both arrays hold pointers to NUL-terminated strings owned by `params` and
         // end with a null pointer, as PQconnectStartParams requires; they outlive the call.
         let raw = unsafe {
             pq::PQconnectStartParams(params.keywords.as_ptr(), params.values.as_ptr(), 0)
         };
-        let conn = Conn::wrap(raw)?;
+        let conn = PgConn::wrap(raw)?;
         // SAFETY: `conn.raw` is a live connection this value owns.
         if unsafe { pq::PQstatus(conn.raw.as_ptr()) } == pq::ConnStatusType::CONNECTION_BAD {
             return Err(PgError::Connect(conn.error_message()));
@@ -205,9 +205,9 @@ pub struct Wait(libc::pollfd);
 impl Wait {
     /// Waits on `conn`'s socket until it can be read (or written, with `write`); with
     /// no connection, never ready.
-    pub fn new(conn: Option<&Conn>, write: bool) -> Wait {
+    pub fn new(conn: Option<&PgConn>, write: bool) -> Wait {
         Wait(libc::pollfd {
-            fd: conn.map_or(-1, Conn::socket),
+            fd: conn.map_or(-1, PgConn::socket),
             events: if write { libc::POLLOUT } else { libc::POLLIN },
             revents: 0,
         })

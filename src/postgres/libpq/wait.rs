@@ -18,7 +18,7 @@
 //! outside. Data OpenSSL has already read but not handed over is looked for before
 //! every wait, as libpq does, or a TLS connection would sit a whole slice on it.
 
-use super::{pq, Conn, PgError};
+use super::{pq, PgConn, PgError};
 use std::time::Duration;
 
 /// The longest one operation (a connection, a query and its results) may wait for
@@ -34,23 +34,23 @@ extern "C" {
 }
 
 /// Counts the empty slices of one operation.
-pub(super) struct Budget {
+pub(super) struct Slices {
     empty: u32,
 }
 
-impl Budget {
-    pub(super) fn new() -> Budget {
-        Budget { empty: 0 }
+impl Slices {
+    pub(super) fn new() -> Slices {
+        Slices { empty: 0 }
     }
 }
 
-impl Conn {
+impl PgConn {
     /// Waits until the socket is ready for `events`, spending from `budget`; an
     /// error when the budget is spent (the server stalled) or on Ctrl-C.
     pub(super) fn wait_for(
         &self,
         events: libc::c_short,
-        budget: &mut Budget,
+        budget: &mut Slices,
     ) -> Result<(), PgError> {
         let mut fd = libc::pollfd {
             fd: self.socket(),
@@ -85,7 +85,7 @@ impl Conn {
 
     /// Waits until the results of the query sent last are complete (libpq would
     /// not block in `PQgetResult`).
-    pub(super) fn wait_results(&self, budget: &mut Budget) -> Result<(), PgError> {
+    pub(super) fn wait_results(&self, budget: &mut Slices) -> Result<(), PgError> {
         let raw = self.raw.as_ptr();
         // SAFETY: `raw` is the live connection this value owns.
         while unsafe { pq::PQisBusy(raw) } != 0 {

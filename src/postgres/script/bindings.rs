@@ -3,7 +3,7 @@
 //! command with its values (simple protocol), or each value as a text parameter
 //! (extended and prepared).
 
-use super::{Command, Rng, Script, Set, CLIENT_ID};
+use super::{Rng, Script, Set, Statement, CLIENT_ID};
 
 /// A client's variables and the buffers its commands are written into, sized once.
 #[derive(Debug, Clone)]
@@ -39,7 +39,7 @@ impl Bindings {
 
     /// `command`'s text with the values written in; within the capacity reserved,
     /// so nothing is allocated.
-    pub fn text(&mut self, command: &Command) -> &std::ffi::CStr {
+    pub fn text(&mut self, command: &Statement) -> &std::ffi::CStr {
         self.text.clear();
         for (piece, &slot) in command.pieces.iter().zip(&command.vars) {
             self.text.extend_from_slice(piece);
@@ -55,7 +55,7 @@ impl Bindings {
 
     /// Writes `command`'s values as text parameters and their pointers into
     /// `pointers` (at least as long as the command's variables).
-    pub fn params(&mut self, command: &Command, pointers: &mut [*const std::ffi::c_char]) {
+    pub fn params(&mut self, command: &Statement, pointers: &mut [*const std::ffi::c_char]) {
         for (i, &slot) in command.vars.iter().enumerate() {
             let n = write_int(&mut self.params[i], self.values[slot]);
             self.params[i][n] = 0;

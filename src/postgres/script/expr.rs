@@ -81,7 +81,7 @@ pub fn parse(text: &str, slot: &dyn Fn(&str) -> Option<usize>) -> Result<Expr, S
             return Err(format!("parentheses nest deeper than {MAX_NESTING} levels"));
         }
     }
-    let mut p = Parser {
+    let mut p = ExprParser {
         text: text.as_bytes(),
         at: 0,
         slot,
@@ -94,13 +94,13 @@ pub fn parse(text: &str, slot: &dyn Fn(&str) -> Option<usize>) -> Result<Expr, S
     }
 }
 
-struct Parser<'a> {
+struct ExprParser<'a> {
     text: &'a [u8],
     at: usize,
     slot: &'a dyn Fn(&str) -> Option<usize>,
 }
 
-impl Parser<'_> {
+impl ExprParser<'_> {
     fn skip_space(&mut self) {
         while self.peek().is_some_and(|c| c.is_ascii_whitespace()) {
             self.at += 1;

@@ -45,7 +45,7 @@ pub struct Set {
 
 /// One SQL command and the `\set`s evaluated before it is sent.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Command {
+pub struct Statement {
     pub sets: Vec<Set>,
     /// The text as written: sent as it is when it has no variables.
     pub text: CString,
@@ -64,7 +64,7 @@ pub struct Script {
     pub names: Vec<String>,
     /// Each slot's value before the first `\set` (0 until set).
     pub initial: Vec<i64>,
-    pub commands: Vec<Command>,
+    pub commands: Vec<Statement>,
     /// `\set`s after the last command, evaluated when a transaction ends.
     pub tail: Vec<Set>,
 }
@@ -266,7 +266,7 @@ fn set(
 
 /// One SQL command, its `:name`s found. A `:name` not set before (or a `::` cast)
 /// stays as written, as in pgbench.
-fn command(text: &str, sets: Vec<Set>, names: &[String]) -> Result<Command, String> {
+fn command(text: &str, sets: Vec<Set>, names: &[String]) -> Result<Statement, String> {
     let bytes = text.as_bytes();
     let (mut pieces, mut vars, mut numbered) = (Vec::new(), Vec::new(), Vec::new());
     let mut piece = Vec::new();
@@ -298,7 +298,7 @@ fn command(text: &str, sets: Vec<Set>, names: &[String]) -> Result<Command, Stri
     }
     pieces.push(piece);
     let c = |b: Vec<u8>| CString::new(b).map_err(|_| "it contains a NUL byte".to_string());
-    Ok(Command {
+    Ok(Statement {
         sets,
         text: c(text.as_bytes().to_vec())?,
         numbered: c(numbered)?,

@@ -14,8 +14,8 @@
 //! there is held by that same account (wherever `listen_addresses` says the server
 //! also listens); and every target's postmaster start time must be the URI's.
 
-use super::super::experiment::PgTarget;
-use super::super::libpq::{Conn, ConnParams};
+use super::super::experiment::Target;
+use super::super::libpq::{ConnParams, PgConn};
 use super::{check_label, connect_user, describe, learn, reached, user_params, ServerKind};
 use crate::error::usage;
 use crate::system::account::user_name;
@@ -26,8 +26,8 @@ use anyhow::Result;
 /// found: the connection the URI made, the targets derived from it, and a line for
 /// each transport skipped or found by searching.
 pub struct ServerTargets {
-    pub reached: PgTarget,
-    pub targets: Vec<PgTarget>,
+    pub reached: Target,
+    pub targets: Vec<Target>,
     pub notes: Vec<String>,
 }
 
@@ -238,7 +238,7 @@ fn not_found(user: &str, tried: &[String]) -> String {
 /// account). Each is only a candidate: it is kept only if it reaches the same
 /// postmaster, held by the server's account. What gave nothing goes to `tried`.
 fn search(
-    conn: &Conn,
+    conn: &PgConn,
     port: Option<&str>,
     owner: Option<u32>,
     tried: &mut Vec<String>,
@@ -277,7 +277,7 @@ fn search(
 /// The first socket directory in the server's `postmaster.pid` (its fifth line),
 /// read in the working directory of this connection's backend, when that process
 /// is the server's account's and the file names the server's port.
-fn postmaster_file_dir(conn: &Conn, port: &str, owner: Option<u32>) -> Result<String, String> {
+fn postmaster_file_dir(conn: &PgConn, port: &str, owner: Option<u32>) -> Result<String, String> {
     let pid: u32 = conn
         .query_value("SELECT pg_backend_pid()")
         .ok()
@@ -319,7 +319,7 @@ struct Reach<'a> {
     params: &'a ConnParams,
     port: Option<&'a str>,
     started: Option<&'a str>,
-    base: &'a PgTarget,
+    base: &'a Target,
 }
 
 impl Reach<'_> {
@@ -331,7 +331,7 @@ impl Reach<'_> {
         host: &str,
         sslmode: &str,
         peer: Option<&str>,
-    ) -> Result<Result<PgTarget, String>> {
+    ) -> Result<Result<Target, String>> {
         let mut keywords = vec![("host", host), ("hostaddr", ""), ("sslmode", sslmode)];
         if let Some(p) = self.port {
             keywords.push(("port", p));
@@ -340,7 +340,7 @@ impl Reach<'_> {
             keywords.push(("requirepeer", name));
         }
         let params = self.params.with(&keywords);
-        match Conn::connect(&params) {
+        match PgConn::connect(&params) {
             Ok(conn) if conn.query_value(STARTED).ok().as_deref() != self.started => {
                 Ok(Err(format!(
                     "it reached another server than {} (a different postmaster start time)",
@@ -362,7 +362,7 @@ const STARTED: &str = "SELECT pg_postmaster_start_time()::text";
 
 /// The account that runs the server the URI reached: the one behind its Unix socket,
 /// or the one account listening on its loopback port.
-fn server_uid(conn: &Conn, base: &PgTarget) -> Option<u32> {
+fn server_uid(conn: &PgConn, base: &Target) -> Option<u32> {
     if let Some(uid) = conn.peer_uid() {
         return Some(uid);
     }
@@ -426,7 +426,7 @@ fn is_loopback(host: &str) -> bool {
 }
 
 /// Where a target went: `host:port` or `socket directory:port`.
-fn place(target: &PgTarget) -> String {
+fn place(target: &Target) -> String {
     let s = &target.server;
     format!(
         "{}:{}",

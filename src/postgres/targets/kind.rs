@@ -9,7 +9,7 @@
 //! `pg_backend_pid()`. Whether that pooler is pgbouncer is then asked of its admin
 //! console, with the same user (`SHOW VERSION`), where the user may log in.
 
-use super::super::libpq::{Conn, ConnParams};
+use super::super::libpq::{ConnParams, PgConn};
 
 /// The server's kind, as recorded (`ServerInfo::kind`).
 #[derive(Debug, Clone, PartialEq)]
@@ -55,7 +55,7 @@ impl ServerKind {
 
 /// The kind behind `conn`, and what `version()` said (the admin console's `SHOW
 /// VERSION` there). `params` reach the same place, for a probe of the admin console.
-pub fn detect(conn: &Conn, params: &ConnParams) -> (ServerKind, String) {
+pub fn detect(conn: &PgConn, params: &ConnParams) -> (ServerKind, String) {
     let reported = conn.parameter(c"server_version").unwrap_or_default();
     if reported.ends_with("/bouncer") {
         let version = conn
@@ -88,7 +88,7 @@ pub fn version_kind(version: &str) -> ServerKind {
 }
 
 /// The backend's own process ID differs from the one the startup gave.
-fn pooled(conn: &Conn) -> bool {
+fn pooled(conn: &PgConn) -> bool {
     conn.query_value("SELECT pg_backend_pid()")
         .ok()
         .and_then(|pid| pid.parse::<i32>().ok())
@@ -100,7 +100,7 @@ fn pooled(conn: &Conn) -> bool {
 /// is neither an admin nor a stats user with "not allowed"; PostgreSQL would say the
 /// database does not exist.
 fn admin_console(params: &ConnParams) -> Option<Option<String>> {
-    let conn = match Conn::connect(&params.with(&[("dbname", "pgbouncer")])) {
+    let conn = match PgConn::connect(&params.with(&[("dbname", "pgbouncer")])) {
         Ok(conn) => conn,
         Err(e) => return e.to_string().contains("not allowed").then_some(None),
     };

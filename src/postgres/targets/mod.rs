@@ -17,8 +17,8 @@ pub use kind::{version_kind, ServerKind};
 pub use url::{NamedUrl, UrlArg};
 
 use super::cluster::Cluster;
-use super::experiment::PgTarget;
-use super::libpq::{environment_defaults, parse_conninfo, Conn, ConnParams, PgError};
+use super::experiment::Target;
+use super::libpq::{environment_defaults, parse_conninfo, ConnParams, PgConn, PgError};
 use super::redact;
 use crate::error::{usage, Unreachable};
 use crate::postgres::keys::ServerInfo;
@@ -27,12 +27,12 @@ use crate::transport::{SocketKind, TlsInfo, Transport, CERTIFICATE_KIND};
 use anyhow::{bail, Context, Result};
 
 /// The cluster's targets, one per transport.
-pub fn cluster_targets(cluster: &Cluster, transports: &[Transport]) -> Result<Vec<PgTarget>> {
+pub fn cluster_targets(cluster: &Cluster, transports: &[Transport]) -> Result<Vec<Target>> {
     transports
         .iter()
         .map(|&t| {
             let params = cluster.params(t)?;
-            let conn = Conn::connect(&params).map_err(|e| {
+            let conn = PgConn::connect(&params).map_err(|e| {
                 anyhow::anyhow!("cannot connect to the throwaway cluster over {t}: {e}")
             })?;
             let target = describe(t.name(), params, &conn, Some(t))?;
@@ -76,9 +76,13 @@ pub fn user_params(label: &str, uri: &str) -> Result<(ConnParams, Vec<(String, S
 
 /// Connects to a user's server with `params` (whose own keywords, shown in
 /// messages with the password hidden, are `pairs`).
-pub fn connect_user(label: &str, params: &ConnParams, pairs: &[(String, String)]) -> Result<Conn> {
+pub fn connect_user(
+    label: &str,
+    params: &ConnParams,
+    pairs: &[(String, String)],
+) -> Result<PgConn> {
     let shown = redact::keywords(pairs);
-    Conn::connect(params).map_err(|e| {
+    PgConn::connect(params).map_err(|e| {
         if let Some(why) = e.unreachable() {
             let option = if label == "--server" {
                 "--server"
@@ -116,7 +120,7 @@ pub fn connect_user(label: &str, params: &ConnParams, pairs: &[(String, String)]
 
 /// A target for a user's server under the name `label`, which must be the truth
 /// (see [`check_label`]).
-pub fn user_target(label: &str, uri: &str) -> Result<PgTarget> {
+pub fn user_target(label: &str, uri: &str) -> Result<Target> {
     let (params, pairs) = user_params(label, uri)?;
     let conn = connect_user(label, &params, &pairs)?;
     let target = describe(label, params, &conn, None)?;
@@ -126,7 +130,7 @@ pub fn user_target(label: &str, uri: &str) -> Result<PgTarget> {
 
 /// A target for a user's server reached by `uri`, named `name` or, without one,
 /// after what it reaches (`unix`, `tcp`, `tls`).
-pub fn url_target(name: Option<&str>, uri: &str) -> Result<PgTarget> {
+pub fn url_target(name: Option<&str>, uri: &str) -> Result<Target> {
     match name {
         Some(name) => user_target(name, uri),
         None => {
@@ -145,7 +149,7 @@ pub fn url_target(name: Option<&str>, uri: &str) -> Result<PgTarget> {
 }
 
 /// The kind of socket the connection of `target` reached, as libpq negotiated it.
-pub fn reached_kind(target: &PgTarget) -> SocketKind {
+pub fn reached_kind(target: &Target) -> SocketKind {
     if target.unix_socket {
         SocketKind::Unix
     } else if target.tls.is_some() {
@@ -156,7 +160,7 @@ pub fn reached_kind(target: &PgTarget) -> SocketKind {
 }
 
 /// `unix`, `tls` or `tcp`: what the connection of `target` reached.
-pub fn reached(target: &PgTarget) -> &'static str {
+pub fn reached(target: &Target) -> &'static str {
     match reached_kind(target) {
         SocketKind::Unix => "unix",
         SocketKind::Tcp => "tcp",
@@ -167,7 +171,7 @@ pub fn reached(target: &PgTarget) -> &'static str {
 /// The label is the truth: a target named after a transport (`unix`,
 /// `unix-abstract`, `tcp`, `tcp6`, `tls`) really went that way, as libpq
 /// negotiated it. Other names are the user's own and not checked.
-pub fn check_label(target: &PgTarget, given: Option<&str>) -> Result<()> {
+pub fn check_label(target: &Target, given: Option<&str>) -> Result<()> {
     let label = given.unwrap_or(&target.label);
     let Ok(named) = label.parse::<Transport>() else {
         return Ok(());
@@ -202,9 +206,9 @@ pub fn check_label(target: &PgTarget, given: Option<&str>) -> Result<()> {
 fn describe(
     label: &str,
     params: ConnParams,
-    conn: &Conn,
+    conn: &PgConn,
     transport: Option<Transport>,
-) -> Result<PgTarget> {
+) -> Result<Target> {
     learn(label, params, conn, transport).map(|(target, _)| target)
 }
 
@@ -213,9 +217,9 @@ fn describe(
 fn learn(
     label: &str,
     params: ConnParams,
-    conn: &Conn,
+    conn: &PgConn,
     transport: Option<Transport>,
-) -> Result<(PgTarget, ServerKind)> {
+) -> Result<(Target, ServerKind)> {
     let throwaway = transport.is_some();
     let (kind, version) = if throwaway {
         let version = conn
@@ -245,7 +249,7 @@ fn learn(
             "the server's own".to_string()
         },
     });
-    let target = PgTarget {
+    let target = Target {
         label: label.to_string(),
         unix_socket: conn.over_unix_socket(),
         transport,
@@ -266,8 +270,8 @@ fn learn(
 
 /// Names targets that were given no name and reached the same transport after
 /// their host and port instead; refuses targets that still share a name.
-pub fn name_apart(targets: &mut [PgTarget], derived: &[bool]) -> Result<()> {
-    let clash = |targets: &[PgTarget], i: usize| {
+pub fn name_apart(targets: &mut [Target], derived: &[bool]) -> Result<()> {
+    let clash = |targets: &[Target], i: usize| {
         targets
             .iter()
             .enumerate()
@@ -297,8 +301,8 @@ pub fn name_apart(targets: &mut [PgTarget], derived: &[bool]) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn target(label: &str, host: &str, port: &str) -> PgTarget {
-        PgTarget {
+    fn target(label: &str, host: &str, port: &str) -> Target {
+        Target {
             label: label.into(),
             params: ConnParams::new([("host", host)]),
             tls: None,

@@ -14,8 +14,8 @@ impl Columns {
     /// (over the rounds), then from the counting trial instructions where counted,
     /// context switches and migrations.
     pub fn cost(&mut self, cells: &[Option<&ResultRecord>]) {
-        type Side = fn(&Cost) -> Option<Counts>;
-        let sides: [(&str, Side); 2] = [("client", |c| Some(c.client)), ("server", |c| c.server)];
+        type SideOf = fn(&Cost) -> Option<Counts>;
+        let sides: [(&str, SideOf); 2] = [("client", |c| Some(c.client)), ("server", |c| c.server)];
         for (side, get) in sides {
             let of = |cost: fn(&ResultRecord) -> Option<&Cost>| -> Vec<Option<Counts>> {
                 cells

@@ -23,7 +23,7 @@ use crate::stats::{t_975, Interval, SETTLED};
 
 /// What a change says, in the words a comparison prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum ChangeOutcome {
     /// X takes less time (its interval lies below 1).
     Faster,
     /// X takes more time (its interval lies above 1).
@@ -55,18 +55,18 @@ impl Change {
 
     /// Which of the four outcomes the interval shows; one too wide to print
     /// ([`Interval::informative`]) is not settled whatever it excludes.
-    pub fn outcome(&self) -> Outcome {
+    pub fn outcome(&self) -> ChangeOutcome {
         let Some(i) = self.interval.filter(Interval::informative) else {
-            return Outcome::Unsettled;
+            return ChangeOutcome::Unsettled;
         };
         if i.high < 1.0 {
-            Outcome::Faster
+            ChangeOutcome::Faster
         } else if i.low > 1.0 {
-            Outcome::Slower
+            ChangeOutcome::Slower
         } else if i.low >= 1.0 / (1.0 + SETTLED) && i.high <= 1.0 + SETTLED {
-            Outcome::Same
+            ChangeOutcome::Same
         } else {
-            Outcome::Unsettled
+            ChangeOutcome::Unsettled
         }
     }
 
@@ -172,7 +172,7 @@ mod tests {
         assert!(close(i.high, B_OVER_A.2), "{i:?}");
         // Exactly X's paired ratio over A's.
         assert!(close(i.estimate, ib.estimate / ia.estimate));
-        assert_eq!(change.outcome(), Outcome::Slower);
+        assert_eq!(change.outcome(), ChangeOutcome::Slower);
     }
 
     #[test]
@@ -200,10 +200,10 @@ mod tests {
         let rounds = || Some(vec![1.5, 1.5, 1.5, 1.5]);
         let i = Interval::of(&[1.5, 1.5, 1.5, 1.5]).unwrap();
         let gap = of_gap((rounds(), rounds()), (i, i)).unwrap();
-        assert_eq!(gap.outcome(), Outcome::Same);
+        assert_eq!(gap.outcome(), ChangeOutcome::Same);
         assert_eq!(gap.numbers(), "×1.00 [1.00, 1.00]");
         let times = of_figure(&[10.0, 11.0, 10.5], &[20.0, 21.0, 20.5], (10.5, 20.5)).unwrap();
-        assert_eq!(times.outcome(), Outcome::Slower);
+        assert_eq!(times.outcome(), ChangeOutcome::Slower);
         // Twice the rate is half the cost per operation: faster.
         let rate = |per_s: [f64; 3]| per_s.map(|r| 1.0 / r);
         let doubled = of_figure(
@@ -211,16 +211,16 @@ mod tests {
             &rate([200.0, 202.0, 198.0]),
             (0.01, 0.005),
         );
-        assert_eq!(doubled.unwrap().outcome(), Outcome::Faster);
+        assert_eq!(doubled.unwrap().outcome(), ChangeOutcome::Faster);
     }
 
     #[test]
     fn a_wide_interval_is_not_settled_and_one_round_has_no_interval() {
         let wide = of_figure(&[10.0, 20.0, 12.0], &[11.0, 25.0, 9.0], (12.0, 11.0)).unwrap();
-        assert_eq!(wide.outcome(), Outcome::Unsettled);
+        assert_eq!(wide.outcome(), ChangeOutcome::Unsettled);
         let one = of_figure(&[10.0], &[12.0], (10.0, 12.0)).unwrap();
         assert_eq!(one.interval, None);
-        assert_eq!(one.outcome(), Outcome::Unsettled);
+        assert_eq!(one.outcome(), ChangeOutcome::Unsettled);
         assert_eq!(one.numbers(), "×1.20");
         assert_eq!(of_figure(&[10.0], &[12.0], (0.0, 12.0)), None);
     }

@@ -4,29 +4,29 @@
 //! code's. The gaps to the reference are not touched: both transports of a round
 //! ran under the same load, so their ratio survives it.
 
-use super::change::Outcome;
+use super::change::ChangeOutcome;
 use super::Run;
 use crate::results::outside::OutsideLoad;
 use crate::results::ResultRecord;
 
 /// How one file's times changed against A's, counted by outcome.
 #[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Counts {
+pub(super) struct OutcomeCounts {
     pub(super) faster: usize,
     pub(super) slower: usize,
     pub(super) same: usize,
     pub(super) unsettled: usize,
 }
 
-impl Counts {
-    pub(super) fn of(outcomes: impl Iterator<Item = Outcome>) -> Counts {
-        let mut c = Counts::default();
+impl OutcomeCounts {
+    pub(super) fn of(outcomes: impl Iterator<Item = ChangeOutcome>) -> OutcomeCounts {
+        let mut c = OutcomeCounts::default();
         for o in outcomes {
             match o {
-                Outcome::Faster => c.faster += 1,
-                Outcome::Slower => c.slower += 1,
-                Outcome::Same => c.same += 1,
-                Outcome::Unsettled => c.unsettled += 1,
+                ChangeOutcome::Faster => c.faster += 1,
+                ChangeOutcome::Slower => c.slower += 1,
+                ChangeOutcome::Same => c.same += 1,
+                ChangeOutcome::Unsettled => c.unsettled += 1,
             }
         }
         c
@@ -60,7 +60,7 @@ impl Busy {
 /// The part of `x`'s summary sentence on its times against the baseline `a`.
 /// With both hosts quiet, the counts by outcome; when a busy host explains the
 /// change, the change is said to be the host's and the counts are not a verdict.
-pub(super) fn times(a: &Run, x: &Run, c: Counts) -> String {
+pub(super) fn times(a: &Run, x: &Run, c: OutcomeCounts) -> String {
     let n = c.total();
     let plain = format!(
         "times faster in {}, slower in {}, no clear difference in {}, not settled in {} of {n}",

@@ -3,7 +3,7 @@
 //! changed from A.
 
 use super::cells::{change_cell, gap_cell, gap_words};
-use super::change::{self, Outcome};
+use super::change::{self, ChangeOutcome};
 use super::host;
 use super::key::{label, same_case, CaseKey};
 use super::tally::Tally;
@@ -238,7 +238,7 @@ fn gap_rows(
                     Some(c) => {
                         let transport = &found[i].expect("has a ratio").transport;
                         tally.gaps.push((runs[i].letter.clone(), c.outcome()));
-                        if matches!(c.outcome(), Outcome::Faster | Outcome::Slower) {
+                        if matches!(c.outcome(), ChangeOutcome::Faster | ChangeOutcome::Slower) {
                             tally.changed.push(format!(
                                 "{}, {}: against {reference}, {} in A, {} in {} ({}).",
                                 experiment.id,

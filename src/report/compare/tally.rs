@@ -3,8 +3,8 @@
 //! host), then its times, said to be the host's where a busy host explains them;
 //! and the gaps that changed, named.
 
-use super::change::Outcome;
-use super::host::{self, Counts};
+use super::change::ChangeOutcome;
+use super::host::{self, OutcomeCounts};
 use super::Run;
 
 /// How many changes of each kind the tables show, for the summary; and the gaps
@@ -12,9 +12,9 @@ use super::Run;
 #[derive(Default)]
 pub(super) struct Tally {
     /// Per file after A: outcomes of the time changes.
-    pub(super) times: Vec<(String, Outcome)>,
+    pub(super) times: Vec<(String, ChangeOutcome)>,
     /// Per file after A: outcomes of the gap changes.
-    pub(super) gaps: Vec<(String, Outcome)>,
+    pub(super) gaps: Vec<(String, ChangeOutcome)>,
     /// The gaps that changed clearly, as sentences.
     pub(super) changed: Vec<String>,
 }
@@ -23,8 +23,8 @@ impl Tally {
     pub(super) fn sentences(&self, runs: &[Run]) -> Vec<String> {
         let mut out = Vec::new();
         for run in &runs[1..] {
-            let of = |all: &[(String, Outcome)]| {
-                Counts::of(
+            let of = |all: &[(String, ChangeOutcome)]| {
+                OutcomeCounts::of(
                     all.iter()
                         .filter(|(l, _)| *l == run.letter)
                         .map(|(_, o)| *o),

@@ -32,7 +32,7 @@ struct Opening {
 }
 
 /// What driving an opening came to.
-enum Step {
+enum Driven {
     /// Waiting for the client.
     Waiting,
     /// The client closed right after the greeting: one connect-experiment connection.
@@ -124,12 +124,12 @@ fn drive(
         return;
     };
     match advance(opening) {
-        Ok(Step::Waiting) => {}
-        Ok(Step::Closed) => {
+        Ok(Driven::Waiting) => {}
+        Ok(Driven::Closed) => {
             open.remove(&fd);
             closed_after_greeting.fetch_add(1, Ordering::SeqCst);
         }
-        Ok(Step::Request(conn, request)) => {
+        Ok(Driven::Request(conn, request)) => {
             open.remove(&fd);
             // The session thread reads it from now on, blocking.
             if poller.remove(fd).is_err() || conn.set_nonblocking(false).is_err() {
@@ -155,48 +155,48 @@ fn drive(
 }
 
 /// Goes as far as the socket allows: handshake, greeting, header.
-fn advance(opening: &mut Opening) -> io::Result<Step> {
+fn advance(opening: &mut Opening) -> io::Result<Driven> {
     let stage = opening.stage.take().ok_or(io::ErrorKind::NotConnected)?;
     let mut conn = match stage.advance()? {
         Accepted::Open(conn) => conn,
         handshaking => {
             opening.stage = Some(handshaking);
-            return Ok(Step::Waiting);
+            return Ok(Driven::Waiting);
         }
     };
     match greet_and_read(&mut conn, opening)? {
-        Progress::Header(request) => Ok(Step::Request(conn, request)),
-        Progress::Closed => Ok(Step::Closed),
-        Progress::Waiting => {
+        Advance::Header(request) => Ok(Driven::Request(conn, request)),
+        Advance::Closed => Ok(Driven::Closed),
+        Advance::Waiting => {
             opening.stage = Some(Accepted::Open(conn));
-            Ok(Step::Waiting)
+            Ok(Driven::Waiting)
         }
     }
 }
 
-enum Progress {
+enum Advance {
     Waiting,
     Closed,
     Header(Request),
 }
 
 /// Writes what is left of the greeting and reads what has come of the header. A
-/// clean close before the header's first byte is [`Progress::Closed`].
-fn greet_and_read(conn: &mut Conn, o: &mut Opening) -> io::Result<Progress> {
+/// clean close before the header's first byte is [`Advance::Closed`].
+fn greet_and_read(conn: &mut Conn, o: &mut Opening) -> io::Result<Advance> {
     if !greet(conn, &mut o.greeted)? {
-        return Ok(Progress::Waiting);
+        return Ok(Advance::Waiting);
     }
     while o.got < HEADER_LEN {
         match conn.read(&mut o.header[o.got..]) {
-            Ok(0) if o.got == 0 => return Ok(Progress::Closed),
+            Ok(0) if o.got == 0 => return Ok(Advance::Closed),
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => o.got += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Progress::Waiting),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Advance::Waiting),
             Err(e) => return Err(e),
         }
     }
     Request::decode(&o.header)
-        .map(Progress::Header)
+        .map(Advance::Header)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 

@@ -11,7 +11,7 @@ use std::io;
 
 /// Who answers at one address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
+pub enum Answerer {
     /// This process listens there.
     Process(u32),
     /// A listener on this machine whose process this one may not see.
@@ -22,20 +22,20 @@ pub enum Answer {
 
 /// Who answers at `endpoint`. Unix sockets are connected to and closed at once,
 /// without a byte sent; TCP listeners are looked up in `/proc/net`.
-pub fn answer(endpoint: &Endpoint) -> io::Result<Answer> {
+pub fn answer(endpoint: &Endpoint) -> io::Result<Answerer> {
     Ok(match &endpoint.address {
-        Address::Path(path) => Answer::Process(peers::path_listener(path)?.pid),
-        Address::Abstract(name) => Answer::Process(peers::abstract_listener(name)?.pid),
+        Address::Path(path) => Answerer::Process(peers::path_listener(path)?.pid),
+        Address::Abstract(name) => Answerer::Process(peers::abstract_listener(name)?.pid),
         Address::Ip(addr) => {
             let listener = peers::tcp_listeners(addr.port())?.into_iter().find(|l| {
                 l.addr == addr.ip()
                     || (l.addr.is_unspecified() && l.addr.is_ipv4() == addr.is_ipv4())
             });
             match listener {
-                None => Answer::Elsewhere,
+                None => Answerer::Elsewhere,
                 Some(l) => match peers::holders(l.inode).into_iter().min() {
-                    Some(pid) => Answer::Process(pid),
-                    None => Answer::Unseen,
+                    Some(pid) => Answerer::Process(pid),
+                    None => Answerer::Unseen,
                 },
             }
         }
@@ -49,9 +49,9 @@ pub fn server_process(endpoints: &[Endpoint]) -> Result<Option<u32>, String> {
     let mut found: Option<(u32, &Endpoint)> = None;
     for endpoint in endpoints {
         let pid = match answer(endpoint) {
-            Ok(Answer::Process(pid)) => pid,
-            Ok(Answer::Elsewhere) => continue,
-            Ok(Answer::Unseen) => {
+            Ok(Answerer::Process(pid)) => pid,
+            Ok(Answerer::Elsewhere) => continue,
+            Ok(Answerer::Unseen) => {
                 return Err(format!(
                     "the process listening at {endpoint} cannot be identified (it belongs to \
                      another account)"
@@ -102,16 +102,16 @@ mod tests {
     use std::os::unix::process::CommandExt;
 
     /// A process of `uid` holding the abstract name `name` until dropped.
-    struct Holder(std::process::Child);
+    struct NameHolder(std::process::Child);
 
-    impl Drop for Holder {
+    impl Drop for NameHolder {
         fn drop(&mut self) {
             let _ = self.0.kill();
             let _ = self.0.wait();
         }
     }
 
-    fn hold(name: &str, uid: u32) -> Holder {
+    fn hold(name: &str, uid: u32) -> NameHolder {
         let name = name.as_bytes().to_vec();
         let mut command = std::process::Command::new("sleep");
         command.arg("30").uid(uid).gid(uid);
@@ -135,7 +135,7 @@ mod tests {
                 Ok(())
             });
         }
-        Holder(command.spawn().expect("sleep starts"))
+        NameHolder(command.spawn().expect("sleep starts"))
     }
 
     #[test]

@@ -4,20 +4,20 @@
 //! client sized when it was made.
 
 use super::schedule::{Live, Throttle};
-use super::{RunSpec, Tally, Window};
+use super::{RunSpec, ThreadTally, Window};
 use crate::cpu::placed::ServerSide;
 use crate::harness::measure::nanos;
-use crate::postgres::experiment::PgTarget;
-use crate::postgres::libpq::{wait_any, Conn, Protocol, Step, TxOutcome, Wait, OP_LIMIT};
-use crate::postgres::script::{Bindings, Command, Rng};
+use crate::postgres::experiment::Target;
+use crate::postgres::libpq::{wait_any, PgConn, Protocol, Step, TxOutcome, Wait, OP_LIMIT};
+use crate::postgres::script::{Bindings, Rng, Statement};
 use anyhow::{anyhow, bail, Context, Result};
 use std::ffi::{c_char, CString};
 use std::time::{Duration, Instant};
 
 /// One client connection and where its transaction stands.
-struct Client {
-    conn: Option<Conn>,
-    state: State,
+struct ClientConn {
+    conn: Option<PgConn>,
+    state: TxState,
     /// When the transaction started, or with a rate when it was due.
     started: Instant,
     /// When the last command (or the connection) was sent.
@@ -30,7 +30,7 @@ struct Client {
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum State {
+enum TxState {
     Idle,
     Connecting(Step),
     /// Preparing the script's command i (`-M prepared`).
@@ -40,7 +40,7 @@ enum State {
 
 /// What a thread works with.
 pub struct Thread<'a> {
-    target: &'a PgTarget,
+    target: &'a Target,
     /// Where the backends of a user's server go.
     side: &'a ServerSide,
     load: &'a RunSpec,
@@ -52,12 +52,12 @@ pub struct Thread<'a> {
     /// Parameter pointers of the command being sent.
     pointers: Vec<*const c_char>,
     live: Option<&'a Live>,
-    tally: Tally,
+    tally: ThreadTally,
 }
 
 impl<'a> Thread<'a> {
     pub fn new(
-        target: &'a PgTarget,
+        target: &'a Target,
         load: &'a RunSpec,
         names: &'a [CString],
         window: Window,
@@ -84,26 +84,26 @@ impl<'a> Thread<'a> {
                 .map(|r| Throttle::new(r / threads, window.start, seed ^ 0x7a7e)),
             pointers: vec![std::ptr::null(); load.script.most_vars()],
             live,
-            tally: Tally::new(load.script.commands.len()),
+            tally: ThreadTally::new(load.script.commands.len()),
         }
     }
 
     /// Runs `clients` clients numbered from `first_id` until the window ends.
-    pub fn run(mut self, clients: u32, first_id: u32) -> Result<Tally> {
+    pub fn run(mut self, clients: u32, first_id: u32) -> Result<ThreadTally> {
         let start = self.window.start;
-        let mut all: Vec<Client> = (0..clients)
+        let mut all: Vec<ClientConn> = (0..clients)
             .map(|i| {
                 let conn = if self.load.connect_per_transaction {
                     None
                 } else {
                     self.tally.connections += 1;
-                    let conn = Conn::connect(&self.target.params)?;
+                    let conn = PgConn::connect(&self.target.params)?;
                     self.target.adopt_backend(&conn, self.side)?;
                     Some(conn)
                 };
-                Ok(Client {
+                Ok(ClientConn {
                     conn,
-                    state: State::Idle,
+                    state: TxState::Idle,
                     started: start,
                     sent: start,
                     lag: Duration::ZERO,
@@ -135,7 +135,7 @@ impl<'a> Thread<'a> {
                 check_stalls(&all, now)?;
             }
             let mut idle = false;
-            for c in all.iter_mut().filter(|c| c.state == State::Idle) {
+            for c in all.iter_mut().filter(|c| c.state == TxState::Idle) {
                 if !self.begin(c, now)? {
                     idle = true;
                     break;
@@ -143,7 +143,7 @@ impl<'a> Thread<'a> {
             }
             waits.clear();
             waits.extend(all.iter().map(|c| {
-                let write = c.state == State::Connecting(Step::Write);
+                let write = c.state == TxState::Connecting(Step::Write);
                 Wait::new(c.conn.as_ref(), write)
             }));
             let mut until = end.min(now + Duration::from_millis(100));
@@ -163,7 +163,7 @@ impl<'a> Thread<'a> {
 
     /// Starts a client's next transaction, or with a rate, the next one due; false
     /// when none is due yet.
-    fn begin(&mut self, c: &mut Client, now: Instant) -> Result<bool> {
+    fn begin(&mut self, c: &mut ClientConn, now: Instant) -> Result<bool> {
         c.started = now;
         if let Some(s) = &mut self.schedule {
             loop {
@@ -189,9 +189,9 @@ impl<'a> Thread<'a> {
         c.sent = now;
         c.lag = now - c.started;
         if self.load.connect_per_transaction || c.conn.is_none() {
-            c.conn = Some(Conn::start(&self.target.params)?);
+            c.conn = Some(PgConn::start(&self.target.params)?);
             c.prepared = false;
-            c.state = State::Connecting(Step::Write);
+            c.state = TxState::Connecting(Step::Write);
             Ok(true)
         } else {
             self.send(c, 0)?;
@@ -201,16 +201,16 @@ impl<'a> Thread<'a> {
 
     /// Sends command `i` of the script (preparing the statements first on a new
     /// connection with `-M prepared`).
-    fn send(&mut self, c: &mut Client, i: usize) -> Result<()> {
+    fn send(&mut self, c: &mut ClientConn, i: usize) -> Result<()> {
         let script = &self.load.script;
         let conn = c.conn.as_ref().context("no connection")?;
         c.sent = Instant::now();
         if self.load.protocol == Protocol::Prepared && !c.prepared {
             conn.send_prepare(&self.names[i], &script.commands[i].numbered)?;
-            c.state = State::Preparing(i);
+            c.state = TxState::Preparing(i);
             return Ok(());
         }
-        let command: &Command = &script.commands[i];
+        let command: &Statement = &script.commands[i];
         c.bindings
             .run(&command.sets, &mut self.rng)
             .map_err(|e| anyhow!("--script: {e}"))?;
@@ -227,16 +227,16 @@ impl<'a> Thread<'a> {
                 conn.send_prepared(&self.names[i], &self.pointers[..n])?;
             }
         }
-        c.state = State::Running(i);
+        c.state = TxState::Running(i);
         Ok(())
     }
 
     /// Advances a client whose socket is ready.
-    fn progress(&mut self, c: &mut Client) -> Result<()> {
+    fn progress(&mut self, c: &mut ClientConn) -> Result<()> {
         let conn = c.conn.as_ref().context("no connection")?;
         match c.state {
-            State::Idle => Ok(()),
-            State::Connecting(_) => match conn.advance()? {
+            TxState::Idle => Ok(()),
+            TxState::Connecting(_) => match conn.advance()? {
                 // Counted once established: one the window's end cut short in its
                 // handshake never became a session.
                 Step::Ready => {
@@ -244,11 +244,11 @@ impl<'a> Thread<'a> {
                     self.send(c, 0)
                 }
                 step => {
-                    c.state = State::Connecting(step);
+                    c.state = TxState::Connecting(step);
                     Ok(())
                 }
             },
-            State::Preparing(i) => match conn.receive()? {
+            TxState::Preparing(i) => match conn.receive()? {
                 TxOutcome::Pending => Ok(()),
                 TxOutcome::Failed => bail!(
                     "the server refused to prepare command {} of the script (a prepared \
@@ -258,7 +258,7 @@ impl<'a> Thread<'a> {
                 TxOutcome::Succeeded if i + 1 < self.load.script.commands.len() => {
                     let next = &self.load.script.commands[i + 1].numbered;
                     conn.send_prepare(&self.names[i + 1], next)?;
-                    c.state = State::Preparing(i + 1);
+                    c.state = TxState::Preparing(i + 1);
                     Ok(())
                 }
                 TxOutcome::Succeeded => {
@@ -266,7 +266,7 @@ impl<'a> Thread<'a> {
                     self.send(c, 0)
                 }
             },
-            State::Running(i) => match conn.receive()? {
+            TxState::Running(i) => match conn.receive()? {
                 TxOutcome::Pending => Ok(()),
                 outcome => {
                     let failed = outcome == TxOutcome::Failed;
@@ -290,7 +290,7 @@ impl<'a> Thread<'a> {
                     if self.load.connect_per_transaction || (failed && !conn.idle()) {
                         c.conn = None;
                     }
-                    c.state = State::Idle;
+                    c.state = TxState::Idle;
                     Ok(())
                 }
             },
@@ -298,7 +298,7 @@ impl<'a> Thread<'a> {
     }
 
     /// Counts a transaction of the measured window.
-    fn finished(&mut self, c: &Client, done: Instant, failed: bool) {
+    fn finished(&mut self, c: &ClientConn, done: Instant, failed: bool) {
         let latency = done - c.started;
         let t = &mut self.tally;
         if failed {
@@ -317,9 +317,9 @@ impl<'a> Thread<'a> {
 }
 
 /// An error when a client has waited longer than [`OP_LIMIT`] for its server.
-fn check_stalls(all: &[Client], now: Instant) -> Result<()> {
+fn check_stalls(all: &[ClientConn], now: Instant) -> Result<()> {
     for c in all {
-        if let (Some(conn), false) = (&c.conn, c.state == State::Idle) {
+        if let (Some(conn), false) = (&c.conn, c.state == TxState::Idle) {
             if now - c.sent > OP_LIMIT {
                 return Err(conn.stalled().into());
             }

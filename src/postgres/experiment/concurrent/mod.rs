@@ -26,7 +26,7 @@
 mod drive;
 mod schedule;
 
-use super::PgTarget;
+use super::Target;
 use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate};
 use crate::harness::threads::on_threads_while;
@@ -64,7 +64,7 @@ pub struct RunSpec {
 }
 
 /// What one thread counted in the measured window.
-struct Tally {
+struct ThreadTally {
     histogram: Histogram<u64>,
     /// How late each transaction was sent after it was due, with a rate.
     lag: Histogram<u64>,
@@ -77,9 +77,9 @@ struct Tally {
     command_count: Vec<u64>,
 }
 
-impl Tally {
-    fn new(commands: usize) -> Tally {
-        Tally {
+impl ThreadTally {
+    fn new(commands: usize) -> ThreadTally {
+        ThreadTally {
             histogram: histogram(),
             lag: histogram(),
             failed: 0,
@@ -91,7 +91,7 @@ impl Tally {
         }
     }
 
-    fn add(&mut self, other: &Tally) -> Result<()> {
+    fn add(&mut self, other: &ThreadTally) -> Result<()> {
         self.histogram
             .add(&other.histogram)
             .map_err(|e| anyhow!("{e:?}"))?;
@@ -138,7 +138,7 @@ impl Window {
 /// One trial on `target`.
 /// The meter counts the measured window only, from the thread that waits for the
 /// clients.
-pub fn trial(target: &PgTarget, load: &RunSpec, meter: &mut Meter) -> Result<Trial> {
+pub fn trial(target: &Target, load: &RunSpec, meter: &mut Meter) -> Result<Trial> {
     let threads = load.threads.clamp(1, load.clients);
     let start = Instant::now() + Duration::from_millis(50);
     let measured_from = start + load.warmup;
@@ -181,7 +181,7 @@ pub fn trial(target: &PgTarget, load: &RunSpec, meter: &mut Meter) -> Result<Tri
         },
         wait,
     )?;
-    let mut merged = Tally::new(load.script.commands.len());
+    let mut merged = ThreadTally::new(load.script.commands.len());
     for tally in &tallies {
         merged.add(tally)?;
     }
@@ -203,7 +203,7 @@ pub fn trial(target: &PgTarget, load: &RunSpec, meter: &mut Meter) -> Result<Tri
     })
 }
 
-fn metrics(load: &RunSpec, t: &Tally, elapsed_ns: u64) -> Metrics {
+fn metrics(load: &RunSpec, t: &ThreadTally, elapsed_ns: u64) -> Metrics {
     let count = t.histogram.len();
     let percentiles = |h: &Histogram<u64>| {
         let q = |q: f64| h.value_at_quantile(q) as f64;
