@@ -5,7 +5,7 @@
 
 use super::keys::*;
 use crate::report::block::Block;
-use crate::report::columns::{certainty_notes, distinct, having, legend_with_tls, Columns, TAILS};
+use crate::report::columns::{distinct, having, Columns, TAILS};
 use crate::report::experiment::{
     CaseParam, Chart, Description, Form, Pick, VerdictLine, Work, WorkKind,
 };
@@ -206,7 +206,7 @@ fn round_trips(experiment: &'static Description, records: &[ResultRecord]) -> Bl
             r.metrics.get(OPS_PER_S)
         });
     }
-    finish(experiment, table, records)
+    table.into_block(experiment, records)
 }
 
 fn pipeline(records: &[ResultRecord]) -> Block {
@@ -223,7 +223,7 @@ fn pipeline(records: &[ResultRecord]) -> Block {
         });
         table.line("  GETs/s", &cells, Unit::Rate, |r| r.metrics.get(OPS_PER_S));
     }
-    finish(&PIPELINE, table, records)
+    table.into_block(&PIPELINE, records)
 }
 
 fn connect(records: &[ResultRecord]) -> Block {
@@ -238,7 +238,7 @@ fn connect(records: &[ResultRecord]) -> Block {
             r.metrics.get(LATENCY_NS).as_ref().map(get)
         });
     }
-    finish(&CONNECT, table, records)
+    table.into_block(&CONNECT, records)
 }
 
 fn concurrent(records: &[ResultRecord]) -> Block {
@@ -254,15 +254,5 @@ fn concurrent(records: &[ResultRecord]) -> Block {
             });
         }
     }
-    finish(&CONCURRENT, table, records)
-}
-
-/// The block of `experiment` with the rows laid out and the footnotes.
-fn finish(experiment: &'static Description, table: Columns, records: &[ResultRecord]) -> Block {
-    table.into_block(
-        experiment,
-        records,
-        certainty_notes(records),
-        legend_with_tls(records),
-    )
+    table.into_block(&CONCURRENT, records)
 }

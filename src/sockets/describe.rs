@@ -6,7 +6,7 @@
 
 use super::keys::*;
 use crate::report::block::Block;
-use crate::report::columns::{certainty_notes, distinct, having, legend_with_tls, Columns, TAILS};
+use crate::report::columns::{distinct, having, Columns, TAILS};
 use crate::report::experiment::{
     CaseParam, Chart, Description, Form, Pick, VerdictLine, Work, WorkKind,
 };
@@ -257,23 +257,16 @@ fn concurrent(records: &[ResultRecord]) -> Block {
 
 /// The block of `experiment` with the rows laid out and the footnotes.
 fn finish(experiment: &'static Description, table: Columns, records: &[ResultRecord]) -> Block {
-    table.into_block(
-        experiment,
-        records,
-        notes(records),
-        legend_with_tls(records),
-    )
+    let mut block = table.into_block(experiment, records);
+    block.notes.extend(port_note(records));
+    block
 }
 
-/// The notes of this table alone.
-fn notes(records: &[ResultRecord]) -> Vec<String> {
-    let mut notes = certainty_notes(records);
-    if records
+/// The note of a table whose TCP trials stopped early, if one did.
+fn port_note(records: &[ResultRecord]) -> Option<String> {
+    records
         .iter()
         .flat_map(|r| &r.trials)
         .any(|t| t.port_limited)
-    {
-        notes.push("some TCP trials stopped early to keep ephemeral ports free".into());
-    }
-    notes
+        .then(|| "some TCP trials stopped early to keep ephemeral ports free".into())
 }

@@ -25,7 +25,11 @@ pub(super) fn finish(
     if unresolved {
         legend.push(BELOW_RESOLUTION_NOTE.into());
     }
-    table.into_block(experiment, records, footnotes(records), legend)
+    Block {
+        notes: footnotes(records),
+        legend,
+        ..table.into_block(experiment, records)
+    }
 }
 
 /// The notes of this table alone: how passwords were stored, what was not settled.

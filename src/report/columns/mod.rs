@@ -17,7 +17,8 @@ mod cost;
 pub(crate) mod kernel;
 mod notes;
 
-pub use notes::{certainty_notes, legend, legend_with_tls, shared_cpu};
+use notes::legend_with_tls;
+pub use notes::{certainty_notes, legend, shared_cpu};
 
 use super::block::{Block, Cell, Number, Row};
 use super::experiment::Description;
@@ -64,19 +65,15 @@ impl Columns {
     }
 
     /// The block of `experiment`'s `records` with these rows laid out under a
-    /// "measurement" column, the table's own `notes` and the run's `legend`.
-    pub fn into_block(
-        self,
-        experiment: &'static Description,
-        records: &[ResultRecord],
-        notes: Vec<String>,
-        legend: Vec<String>,
-    ) -> Block {
+    /// "measurement" column: its notes say what is not settled, its legend how to
+    /// read the figures and the TLS negotiated. A family with notes of its own adds
+    /// them to the block.
+    pub fn into_block(self, experiment: &'static Description, records: &[ResultRecord]) -> Block {
         Block {
             header: self.header("measurement"),
             rows: self.rows,
-            notes,
-            legend,
+            notes: certainty_notes(records),
+            legend: legend_with_tls(records),
             ..Block::experiment(experiment, records)
         }
     }
