@@ -88,19 +88,8 @@ pub enum Command {
     experiment, so an interrupted run keeps what finished, and prints the verdict of \
     what finished.")]
 pub struct RunArgs {
-    /// Write the results to FILE [default: sockbench-results/<start time>.json]. `-`
-    /// writes them to standard output once the run ends, and what is printed for a
-    /// person goes to standard error instead; `./-` names a file called `-`.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-
-    /// Print each experiment's full tables as it finishes, instead of one line per case.
-    #[arg(long)]
-    pub tables: bool,
-
-    /// No progress line (it is also hidden when stderr is not a terminal).
-    #[arg(long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: crate::plan::Output,
 
     /// Directory holding PostgreSQL's initdb and postgres [default: from pg_config, then
     /// the newest /usr/lib/postgresql/*/bin, then PATH].

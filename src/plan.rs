@@ -185,10 +185,19 @@ pub struct Measuring {
     #[arg(long, value_name = "PLACEMENT", value_delimiter = ',')]
     pub placement: Vec<Placement>,
 
-    /// Write the results to FILE as JSON, updated as each experiment finishes. `-`
-    /// writes them to standard output once the run ends (what finished, if
-    /// interrupted), and what is printed for a person goes to standard error instead;
-    /// `./-` names a file called `-`.
+    #[command(flatten)]
+    pub output: Output,
+}
+
+/// Where the results go and what is printed while measuring: the same for `run`
+/// and every family's command.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Output {
+    /// Write the results to FILE as JSON, rewritten as each experiment finishes
+    /// [default: sockbench-results/<start time>.json for `run`; no file for a
+    /// family's command]. `-` writes them to standard output once the run ends
+    /// (what finished, if interrupted), and what is printed for a person goes to
+    /// standard error instead; `./-` names a file called `-`.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 

@@ -55,7 +55,7 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
     let measuring = Measuring::from_arg_matches(matches)?;
     let command = ResultFile::new(families::redact_arguments(argv));
     let system = command.system.clone();
-    let sink = match measuring.json.as_deref() {
+    let sink = match measuring.output.json.as_deref() {
         Some(path) => Some(JsonSink::create(path, Claim::Replace, command)?),
         None => None,
     };
@@ -64,8 +64,8 @@ fn measure(family: &Family, matches: &ArgMatches, argv: Vec<String>) -> Result<(
         sink,
         system,
         Printing {
-            quiet: measuring.quiet || plan.prints_progress(),
-            tables: measuring.tables || plan.full_tables(),
+            quiet: measuring.output.quiet || plan.prints_progress(),
+            tables: measuring.output.tables || plan.full_tables(),
             experiments: Some(plan.experiments()),
         },
     );

@@ -30,7 +30,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
     }
     let command = ResultFile::new(families::redact_arguments(argv));
     let system = command.system.clone();
-    let sink = match &args.json {
+    let sink = match &args.output.json {
         Some(path) => JsonSink::create(path, Claim::Replace, command)?,
         None => default_sink(command)?,
     };
@@ -39,8 +39,8 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
         Some(sink),
         system,
         Printing {
-            quiet: args.quiet || plans.iter().any(|p| p.prints_progress()),
-            tables: args.tables,
+            quiet: args.output.quiet || plans.iter().any(|p| p.prints_progress()),
+            tables: args.output.tables,
             experiments: Some(plans.iter().map(|p| p.experiments()).sum()),
         },
     );

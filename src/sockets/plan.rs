@@ -139,7 +139,7 @@ impl SocketsPlan {
             clients,
             streams,
             tls_version: args.tls_version.unwrap_or(TlsVersion::V1_3),
-            json: args.measuring.json.clone(),
+            json: args.measuring.output.json.clone(),
             budget,
         })
     }
