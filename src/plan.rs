@@ -7,8 +7,12 @@
 
 use crate::cpu::affinity::{self, Placement};
 use crate::error::usage;
-use crate::harness::Rounds;
-use crate::transport::Transport;
+use crate::harness::aggregate::{rank, record};
+use crate::harness::estimate::Timing;
+use crate::harness::{self, Case, Progress, Rounds, Runner, Schedule};
+use crate::report::experiment::Description;
+use crate::results::{Params, ResultRecord};
+use crate::transport::{TlsInfo, Transport};
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
@@ -238,40 +242,55 @@ impl Measuring {
 /// target (`labels`, in the runner's order, with the TLS each negotiated) and builds
 /// its records, ranked and paired.
 pub fn measure_experiment(
-    experiment: &crate::report::experiment::Description,
-    cases: &[crate::results::Params],
+    experiment: &Description,
+    cases: &[Params],
     labels: &[&str],
-    tls: &[Option<crate::transport::TlsInfo>],
-    timing: crate::harness::estimate::Timing,
-    runner: &mut dyn crate::harness::Runner,
-    progress: &dyn crate::harness::Progress,
-) -> Result<Vec<crate::results::ResultRecord>> {
-    use crate::harness::aggregate::{rank, record};
-    use crate::harness::{Case, Schedule};
+    tls: &[Option<TlsInfo>],
+    timing: Timing,
+    runner: &mut dyn Runner,
+    progress: &dyn Progress,
+) -> Result<Vec<ResultRecord>> {
     let all: Vec<usize> = (0..labels.len()).collect();
+    let cases: Vec<(Params, Vec<usize>)> = cases.iter().map(|p| (p.clone(), all.clone())).collect();
+    let per_case = run_cases(experiment, &cases, labels, tls, timing, runner, progress)?;
+    let mut records: Vec<ResultRecord> = per_case.into_iter().flatten().collect();
+    rank(&mut records, &experiment.headline);
+    Ok(records)
+}
+
+/// Runs every round of `experiment`'s cases, each (its parameters) on the targets
+/// it lists (indices into `labels` and `tls`, in the runner's order), and builds
+/// the records: for each case, one per target it lists, in that order, not yet
+/// ranked (a family may first add what it knows of each).
+pub fn run_cases(
+    experiment: &Description,
+    cases: &[(Params, Vec<usize>)],
+    labels: &[&str],
+    tls: &[Option<TlsInfo>],
+    timing: Timing,
+    runner: &mut dyn Runner,
+    progress: &dyn Progress,
+) -> Result<Vec<Vec<ResultRecord>>> {
     let schedule = Schedule::new(
         experiment.id,
         cases
             .iter()
-            .map(|params| Case::new(experiment.case_label(params), all.clone(), params))
+            .map(|(params, targets)| {
+                Case::new(experiment.case_label(params), targets.clone(), params)
+            })
             .collect(),
         timing,
         experiment.headline,
     );
-    let grid = crate::harness::run(&schedule, runner, progress)?;
-    let mut records = Vec::new();
-    for (params, per_target) in cases.iter().zip(grid) {
-        for ((label, trials), tls) in labels.iter().zip(per_target).zip(tls) {
-            records.push(record(
-                experiment.id,
-                &experiment.headline,
-                params,
-                label,
-                trials,
-                tls.clone(),
-            ));
-        }
-    }
-    rank(&mut records, &experiment.headline);
-    Ok(records)
+    let grid = harness::run(&schedule, runner, progress)?;
+    let (id, headline) = (experiment.id, &experiment.headline);
+    let records = cases
+        .iter()
+        .zip(grid)
+        .map(|((params, targets), per_target)| {
+            (targets.iter().zip(per_target))
+                .map(|(&t, trials)| record(id, headline, params, labels[t], trials, tls[t].clone()))
+                .collect()
+        });
+    Ok(records.collect())
 }

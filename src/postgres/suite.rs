@@ -13,8 +13,10 @@ use super::libpq::Protocol;
 use super::plan::ConcurrentPlan;
 use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
-use crate::harness::aggregate::{rank, record};
-use crate::harness::{self, Case, Grid, Progress, Runner, Schedule};
+use crate::harness::aggregate::rank;
+use crate::harness::estimate::Timing;
+use crate::harness::{self, Progress, Runner};
+use crate::plan::run_cases;
 use crate::postgres::keys::*;
 use crate::report::experiment::Description;
 use crate::results::{Params, ResultRecord, Trial};
@@ -120,19 +122,17 @@ impl Suite<'_> {
         for c in &mut cases {
             c.label = described.case_label(&c.params);
         }
-        let schedule = Schedule::new(
-            described.id,
-            cases
-                .iter()
-                .map(|c| Case::new(c.label.clone(), c.targets.clone(), &c.params))
-                .collect(),
-            crate::harness::estimate::Timing {
-                rounds: self.rounds,
-                trial: self.budget.trial(experiment),
-                around: self.budget.around(experiment),
-            },
-            described.headline,
-        );
+        let timing = Timing {
+            rounds: self.rounds,
+            trial: self.budget.trial(experiment),
+            around: self.budget.around(experiment),
+        };
+        let on: Vec<(Params, Vec<usize>)> = (cases.iter())
+            .map(|c| (c.params.clone(), c.targets.clone()))
+            .collect();
+        let labels: Vec<String> = targets.iter().map(|t| t.label.clone()).collect();
+        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+        let tls: Vec<_> = targets.iter().map(|t| t.tls.clone()).collect();
         // A user's script may create its own objects as it runs.
         let script = experiment == Experiment::Concurrent && !self.concurrent.script.is_default();
         self.untouched(described.id, !script)?;
@@ -143,7 +143,15 @@ impl Suite<'_> {
             cluster: self.cluster.as_mut().map(|(c, _)| &mut **c),
             budget: &self.budget,
         };
-        let grid = harness::run(&schedule, &mut runner, self.progress)?;
+        let per_case = run_cases(
+            described,
+            &on,
+            &labels,
+            &tls,
+            timing,
+            &mut runner,
+            self.progress,
+        )?;
         if experiment == Experiment::Auth {
             if let Some(cluster) = &mut runner.cluster {
                 cluster.set_auth(STANDING)?;
@@ -154,7 +162,7 @@ impl Suite<'_> {
         if let (true, Some((cluster, _))) = (script, &mut self.cluster) {
             cluster.accept_objects()?;
         }
-        let mut records = self.records(experiment, &targets, &cases, grid);
+        let mut records = self.records(experiment, &targets, &cases, per_case);
         rank(&mut records, &described.headline);
         Ok(records)
     }
@@ -299,27 +307,19 @@ impl Suite<'_> {
         }
     }
 
-    /// The records of a finished experiment, with the figures derived from others.
+    /// The records of a finished experiment (for each case, one per target it
+    /// ran on) with their servers, and the figures derived from others.
     fn records(
         &mut self,
         experiment: Experiment,
         targets: &[Target],
         cases: &[PgCase],
-        grid: Grid,
+        per_case: Vec<Vec<ResultRecord>>,
     ) -> Vec<ResultRecord> {
-        let described = self.described(experiment);
         let mut records = Vec::new();
-        for (case, per_target) in cases.iter().zip(grid) {
-            for (&t, trials) in case.targets.iter().zip(per_target) {
+        for (case, per_target) in cases.iter().zip(per_case) {
+            for (&t, mut r) in case.targets.iter().zip(per_target) {
                 let target = &targets[t];
-                let mut r = record(
-                    described.id,
-                    &described.headline,
-                    &case.params,
-                    &target.label,
-                    trials,
-                    target.tls.clone(),
-                );
                 let mut server = target.server.clone();
                 if self.cluster.is_some() {
                     let method = case.method.unwrap_or(STANDING);
