@@ -7,10 +7,11 @@
 
 use crate::cpu::affinity::{self, Placement};
 use crate::error::usage;
-use crate::harness::aggregate::{rank, record};
+use crate::harness::aggregate::record;
 use crate::harness::estimate::Timing;
 use crate::harness::{self, Case, Progress, Rounds, Runner, Schedule};
 use crate::report::experiment::Description;
+use crate::results::paired::pair;
 use crate::results::{Params, ResultRecord};
 use crate::transport::{TlsInfo, Transport};
 use anyhow::Result;
@@ -254,7 +255,7 @@ pub fn measure_experiment(
     let cases: Vec<(Params, Vec<usize>)> = cases.iter().map(|p| (p.clone(), all.clone())).collect();
     let per_case = run_cases(experiment, &cases, labels, tls, timing, runner, progress)?;
     let mut records: Vec<ResultRecord> = per_case.into_iter().flatten().collect();
-    rank(&mut records, &experiment.headline);
+    pair(&mut records, &experiment.headline);
     Ok(records)
 }
 

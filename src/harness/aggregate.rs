@@ -2,7 +2,6 @@
 //! flag, intervals, and the comparison with the reference and the fastest transport.
 
 use crate::results::metric::Metric;
-use crate::results::paired::pair;
 use crate::results::{Headline, Metrics, Params, ResultRecord, Trial};
 use crate::stats::Spread;
 use crate::transport::TlsInfo;
@@ -40,12 +39,11 @@ pub fn record(
             higher_is_better: headline.higher_is_better(),
             noisy: spread.is_noisy(),
             spread,
-            // Filled in with the comparisons, by `rank`.
+            // Filled in with the comparisons, by `paired::pair`.
             interval: None,
             vs_reference: None,
             settled: false,
         },
-        vs_fastest: 0.0,
         counters,
         tls,
         server: None,
@@ -73,36 +71,6 @@ fn counted(counting: &[Trial], measured: Option<&crate::cpu::Cost>) -> Option<cr
     Some(cost)
 }
 
-/// Compares records that share experiment and parameters: `vs_fastest` is the extra
-/// time per operation over the best of them (a rate of half the best is +100%);
-/// `vs_reference` the round-by-round ratio to the reference transport with its
-/// interval; `settled` whether the interval that decides is within ±5%.
-pub fn rank(records: &mut [ResultRecord], headline: &Metric) {
-    pair(records, headline);
-    let cost = |r: &ResultRecord| {
-        let value = r.headline.spread.median;
-        if r.headline.higher_is_better {
-            1.0 / value
-        } else {
-            value
-        }
-    };
-    for i in 0..records.len() {
-        let best = records
-            .iter()
-            .filter(|o| o.experiment == records[i].experiment && o.params == records[i].params)
-            .map(cost)
-            .filter(|c| c.is_finite() && *c > 0.0)
-            .fold(f64::INFINITY, f64::min);
-        let own = cost(&records[i]);
-        records[i].vs_fastest = if best.is_finite() && own.is_finite() {
-            own / best - 1.0
-        } else {
-            0.0
-        };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,32 +84,6 @@ mod tests {
             metrics: Metrics::default().with(RATE, conn_per_s),
             ..Trial::default()
         }
-    }
-
-    #[test]
-    fn rates_rank_as_time_per_operation() {
-        let params = Params::default();
-        let mut records = vec![
-            record(
-                "sockets.connect",
-                &CONN_PER_S,
-                &params,
-                "unix",
-                vec![trial(20_000.0)],
-                None,
-            ),
-            record(
-                "sockets.connect",
-                &CONN_PER_S,
-                &params,
-                "tcp",
-                vec![trial(10_000.0)],
-                None,
-            ),
-        ];
-        rank(&mut records, &CONN_PER_S);
-        assert_eq!(records[0].vs_fastest, 0.0);
-        assert!((records[1].vs_fastest - 1.0).abs() < 1e-12);
     }
 
     /// Records as `record` and `rank` make them from two or three rounds spread up
@@ -191,7 +133,7 @@ mod tests {
                     )
                 })
                 .collect();
-            rank(&mut records, &headline);
+            crate::results::paired::pair(&mut records, &headline);
             assert!(records[1].headline.vs_reference.is_some());
             written.extend(records);
         }

@@ -233,7 +233,7 @@ fn connect_per_transaction_opens_one_connection_per_transaction() {
     for per_transaction in [false, true] {
         load.connect_per_transaction = per_transaction;
         let result = trial(&targets[0], &load, &mut crate::cpu::Meter::times(None)).unwrap();
-        let opened = result.connections.unwrap();
+        let opened = result.metrics.get(CONNECTIONS).unwrap();
         let seen = sessions_reaching(&cluster, before, opened);
         // A client may be inside a handshake when the window ends: the server may
         // have counted that session or not, so they may differ by one per client.

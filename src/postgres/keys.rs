@@ -2,7 +2,7 @@
 //! typed keys: the result file stores them by these names.
 
 use crate::results::figures::{AsFigure, Figure};
-use crate::results::Key;
+use crate::results::{Key, Point};
 use crate::stats::Percentiles;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -67,6 +67,11 @@ pub const SKIPPED: Key<u64> = Key::new("skipped");
 pub const LAG_NS: Key<Percentiles> = Key::new("lag_ns");
 /// Mean time of each SQL command of the script, in order (pgbench's `-r`).
 pub const PER_COMMAND_NS: Key<Vec<f64>> = Key::new("per_command_ns");
+/// Connections the concurrent clients opened (summed over trials).
+pub const CONNECTIONS: Key<u64> = Key::new("connections");
+/// Total time of each timed batch of N operations of a trial, the points of its
+/// fit (query, rows).
+pub const POINTS: Key<Vec<Point>> = Key::new("points");
 
 /// Where the time of one PostgreSQL connection goes, as libpq's non-blocking connect
 /// shows it. A phase libpq passed without stopping counts as zero. Stored as the

@@ -13,12 +13,12 @@ use super::libpq::Protocol;
 use super::plan::ConcurrentPlan;
 use crate::cpu::affinity::Placement;
 use crate::cpu::Meter;
-use crate::harness::aggregate::rank;
 use crate::harness::estimate::Timing;
 use crate::harness::{self, Progress, Runner};
 use crate::plan::run_cases;
 use crate::postgres::keys::*;
 use crate::report::experiment::Description;
+use crate::results::paired::pair;
 use crate::results::{Params, ResultRecord, Trial};
 use crate::transport::Transport;
 use anyhow::{Context, Result};
@@ -163,7 +163,7 @@ impl Suite<'_> {
             cluster.accept_objects()?;
         }
         let mut records = self.records(experiment, &targets, &cases, per_case);
-        rank(&mut records, &described.headline);
+        pair(&mut records, &described.headline);
         Ok(records)
     }
 

@@ -9,7 +9,7 @@ use crate::cpu::affinity::Placement;
 use crate::results::metric::Declared;
 use crate::results::metric::Metric;
 use crate::results::params::{Param, PLACEMENT};
-use crate::results::{Params, ResultRecord};
+use crate::results::{Key, Params, Point, ResultRecord};
 use crate::units::format_size;
 
 /// A family and its plan live in `family.rs`; they are named here too, where they
@@ -196,10 +196,14 @@ pub enum Chart {
         y: Metric,
         log_x: bool,
     },
-    /// The total time of every timed batch against its N, with each transport's
-    /// least-squares line (the headline is its slope, `intercept` its fixed cost);
-    /// `n` names what N counts.
-    Fitted { n: &'static str, intercept: Metric },
+    /// The total time of every timed batch against its N (each trial's `points`),
+    /// with each transport's least-squares line (the headline is its slope,
+    /// `intercept` its fixed cost); `n` names what N counts.
+    Fitted {
+        n: &'static str,
+        points: Key<Vec<Point>>,
+        intercept: Metric,
+    },
 }
 
 /// An experiment's line in the verdict.

@@ -4,7 +4,7 @@
 //! nothing outside the family lists them; in the result file they are one flat
 //! object (`{"rtt_ns": {"p50": …}, "ops_per_s": …}`), as in every format before.
 
-use super::Key;
+use super::{Key, Point};
 use crate::cpu::{Cost, Counts};
 use crate::stats::{median, Percentiles};
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,10 @@ pub enum Figure {
     Parts(BTreeMap<String, f64>),
     /// One number per item, in order: the time of each command of a script.
     List(Vec<f64>),
+    /// The timed batches of one trial, the points its fit is made from. Only a
+    /// trial has them: a record's figures leave them out (their medians would
+    /// be no batch that ran).
+    Points(Vec<Point>),
 }
 
 impl Figure {
@@ -33,6 +37,7 @@ impl Figure {
             Figure::Percentiles(p) => [p.mean, p.p50, p.p99, p.p999].iter().all(|x| x.is_finite()),
             Figure::Parts(parts) => parts.values().all(|x| x.is_finite()),
             Figure::List(list) => list.iter().all(|x| x.is_finite()),
+            Figure::Points(_) => true,
         }
     }
 }
@@ -104,6 +109,20 @@ impl AsFigure for Vec<f64> {
     }
 }
 
+impl AsFigure for Vec<Point> {
+    fn into_figure(self) -> Figure {
+        Figure::Points(self)
+    }
+    fn from_figure(figure: &Figure) -> Option<Vec<Point>> {
+        match figure {
+            Figure::Points(p) => Some(p.clone()),
+            // No batch at all reads as an empty list of numbers.
+            Figure::List(l) if l.is_empty() => Some(Vec::new()),
+            _ => None,
+        }
+    }
+}
+
 impl AsFigure for BTreeMap<String, f64> {
     fn into_figure(self) -> Figure {
         Figure::Parts(self)
@@ -161,7 +180,7 @@ impl Metrics {
     }
 
     /// Each figure over the trials that have it: counts summed, everything else its
-    /// median (percentiles, parts and lists part by part).
+    /// median (percentiles, parts and lists part by part), points left out.
     pub fn median_of(trials: &[Metrics]) -> Metrics {
         let mut names: Vec<&String> = trials.iter().flat_map(|m| m.figures.keys()).collect();
         names.sort();
@@ -180,10 +199,12 @@ impl Metrics {
     }
 }
 
-/// One figure over trials, when they agree on its type.
+/// One figure over trials, when they agree on its type and it has a meaning over
+/// trials (points do not).
 fn combine(all: &[&Figure]) -> Option<Figure> {
     let mid = |values: Vec<f64>| median(&values);
     Some(match all.first()? {
+        Figure::Points(_) => return None,
         Figure::Count(_) => Figure::Count(all.iter().filter_map(|f| u64::from_figure(f)).sum()),
         Figure::Number(_) => Figure::Number(mid(all
             .iter()

@@ -81,6 +81,9 @@ pub fn load(path: &Path, known: impl Fn(&str) -> Option<Declared>) -> Result<Res
     if format < 4 {
         password_storage_into_server(&mut value);
     }
+    if format < 6 {
+        port_limited_into_count(&mut value);
+    }
     let mut file: ResultFile = serde_json::from_value(value)
         .map_err(|e| usage(format!("{shown} is not a valid sockbench result file: {e}")))?;
     if format < 5 {
@@ -102,6 +105,30 @@ fn password_storage_into_server(value: &mut Value) {
         };
         if let Some(server) = r.get_mut("server").and_then(Value::as_object_mut) {
             server.insert("password_storage".into(), stored);
+        }
+    }
+}
+
+/// Format 6 keeps what a family says of one trial among its figures, numbers all:
+/// before, a trial stopped early to spare ephemeral ports said `port_limited: true`.
+fn port_limited_into_count(value: &mut Value) {
+    let Some(records) = value["results"].as_array_mut() else {
+        return;
+    };
+    let trials = records
+        .iter_mut()
+        .filter_map(|r| r.get_mut("trials")?.as_array_mut())
+        .flatten()
+        .filter_map(Value::as_object_mut);
+    for trial in trials {
+        match trial.remove("port_limited") {
+            Some(Value::Bool(true)) => {
+                trial.insert("port_limited".into(), 1.into());
+            }
+            Some(Value::Bool(false)) | None => {}
+            Some(other) => {
+                trial.insert("port_limited".into(), other);
+            }
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::transport::TlsInfo;
 use serde::{Deserialize, Serialize};
 
 /// Version of the result file format.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// A whole result file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -59,9 +59,6 @@ pub struct ResultRecord {
     pub metrics: Metrics,
     /// Which metric the tables lead with, and its range over trials.
     pub headline: Headline,
-    /// Extra time per operation compared with the fastest transport for the same
-    /// experiment and parameters: 0.47 means 47% more time (0 for the fastest).
-    pub vs_fastest: f64,
     /// The negotiated TLS parameters, for TLS results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsInfo>,
@@ -130,7 +127,9 @@ pub struct Versus {
     pub extra_cpu_ns: Option<Difference>,
 }
 
-/// One trial: its figures plus the counts behind them.
+/// One trial: its figures (the harness's CPU cost and whatever the family
+/// declares: the connections a server saw, the batches of a fit, …) plus the
+/// counts behind them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Trial {
     #[serde(flatten)]
@@ -139,24 +138,6 @@ pub struct Trial {
     pub count: u64,
     /// Wall time of the timed loop.
     pub elapsed_ns: u64,
-    /// Connections the server saw close right after the greeting (connect only);
-    /// equal to `count` when nothing was lost.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_count: Option<u64>,
-    /// Sockets in TIME_WAIT on this machine before and after the trial (TCP connect).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_wait_before: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_wait_after: Option<u64>,
-    /// Set when the trial stopped early to keep ephemeral ports from running out.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub port_limited: bool,
-    /// Connections opened in the trial (PostgreSQL concurrent clients).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connections: Option<u64>,
-    /// Total time of each timed batch of N operations, the points of the fit.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub points: Vec<Point>,
     /// What the rest of the machine did meanwhile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<CpuLoad>,
@@ -181,7 +162,8 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// One timed batch: N operations took `total_ns`.
+/// One timed batch: N operations took `total_ns` (a point of a fit, stored as a
+/// figure of its own kind, [`figures::Figure::Points`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub n: u64,

@@ -111,7 +111,7 @@ mod tests {
     fn record(trials: Vec<Trial>) -> ResultRecord {
         let mut r: ResultRecord = serde_json::from_value(serde_json::json!({
             "experiment": "sockets.pingpong", "transport": "unix", "params": {},
-            "metrics": {}, "vs_fastest": 0.0, "trials": [],
+            "metrics": {}, "trials": [],
             "headline": {"metric": "rtt_ns", "higher_is_better": false, "noisy": false,
                          "spread": {"min": 1.0, "median": 1.0, "max": 1.0}},
         }))

@@ -69,16 +69,18 @@ pub fn trial(target: &Target, budget: Duration, meter: &mut Meter) -> Result<Tri
 
     let server_after = target.server_count()?;
     let count = samples.len() as u64;
+    let time_wait_after = uses_ports.then(system::time_wait_count).flatten();
+    let port_limited = port_cap.is_some_and(|cap| samples.len() >= cap);
     Ok(Trial {
         metrics: Metrics::default()
             .with(CONN_PER_S, Some(rate(count, elapsed_ns)))
-            .with(LATENCY_NS, Percentiles::of(&mut samples)),
+            .with(LATENCY_NS, Percentiles::of(&mut samples))
+            .with(SERVER_COUNT, server_after - server_before)
+            .with(TIME_WAIT_BEFORE, time_wait_before.map(|n| n as f64))
+            .with(TIME_WAIT_AFTER, time_wait_after.map(|n| n as f64))
+            .with(PORT_LIMITED, port_limited.then_some(1)),
         count,
         elapsed_ns,
-        server_count: Some(server_after - server_before),
-        time_wait_before,
-        time_wait_after: uses_ports.then(system::time_wait_count).flatten(),
-        port_limited: port_cap.is_some_and(|cap| samples.len() >= cap),
         ..Trial::default()
     })
 }

@@ -267,6 +267,49 @@ fn port_note(records: &[ResultRecord]) -> Option<String> {
     records
         .iter()
         .flat_map(|r| &r.trials)
-        .any(|t| t.port_limited)
+        .any(|t| t.metrics.get(PORT_LIMITED).is_some_and(|n| n > 0))
         .then(|| "some TCP trials stopped early to keep ephemeral ports free".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sockets::FAMILY;
+
+    /// A trial that stopped early to spare ephemeral ports, in a file of format 5
+    /// or before (`port_limited: true`), loads as the figure format 6 writes, and
+    /// its table still says so.
+    #[test]
+    fn an_older_files_port_limited_trial_keeps_its_note() {
+        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sockets.json");
+        let mut raw: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+        let tcp = raw["results"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|r| r["experiment"] == CONNECT.id && r["transport"] == "tcp")
+            .unwrap();
+        tcp["trials"][0]["port_limited"] = serde_json::json!(true);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("limited.json");
+        std::fs::write(&path, raw.to_string()).unwrap();
+        let known = |id: &str| {
+            let mut all = FAMILY.experiments.iter();
+            all.find(|e| e.id == id).map(|e| e.declared())
+        };
+        let file = crate::results::load(&path, known).unwrap();
+        let connect: Vec<ResultRecord> = (file.results.into_iter())
+            .filter(|r| r.experiment == CONNECT.id)
+            .collect();
+        let limited = |r: &ResultRecord| r.trials[0].metrics.get(PORT_LIMITED);
+        let counts: Vec<_> = connect
+            .iter()
+            .map(|r| (r.transport.as_str(), limited(r)))
+            .collect();
+        assert_eq!(counts, [("unix", None), ("tcp", Some(1)), ("tls", None)]);
+        let block = (CONNECT.table)(&connect);
+        let note = "some TCP trials stopped early to keep ephemeral ports free";
+        assert!(block.notes.iter().any(|n| n == note), "{:?}", block.notes);
+    }
 }

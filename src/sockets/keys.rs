@@ -28,3 +28,12 @@ pub const RTT_NS: Key<Percentiles> = Key::new("rtt_ns");
 pub const OPS_PER_S: Key<f64> = Key::new("ops_per_s");
 /// Bytes per second, of all streams together.
 pub const BYTES_PER_S: Key<f64> = Key::new("bytes_per_s");
+/// Connections the server saw close right after the greeting (connect): equal to
+/// the trial's count when nothing was lost; summed over trials.
+pub const SERVER_COUNT: Key<u64> = Key::new("server_count");
+/// Sockets in TIME_WAIT on this machine before and after a trial (TCP connect).
+pub const TIME_WAIT_BEFORE: Key<f64> = Key::new("time_wait_before");
+pub const TIME_WAIT_AFTER: Key<f64> = Key::new("time_wait_after");
+/// 1 for a trial that stopped early to keep ephemeral ports from running out;
+/// summed over trials, how many did.
+pub const PORT_LIMITED: Key<u64> = Key::new("port_limited");

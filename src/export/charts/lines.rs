@@ -6,7 +6,7 @@ use super::{
 };
 use crate::report::experiment::Description;
 use crate::results::metric::{Metric, Unit};
-use crate::results::ResultRecord;
+use crate::results::{Key, Point, ResultRecord};
 use crate::units::format_size;
 use plotters::coord::combinators::LogCoord;
 use plotters::coord::ranged1d::ValueFormatter;
@@ -83,6 +83,7 @@ pub fn lines(
 pub fn fitted(
     experiment: &Description,
     what: &str,
+    batches: Key<Vec<Point>>,
     intercept: &Metric,
     records: &[ResultRecord],
     colours: &Colours,
@@ -90,7 +91,7 @@ pub fn fitted(
     let points = |r: &ResultRecord| -> Vec<(f64, f64)> {
         r.trials
             .iter()
-            .flat_map(|t| &t.points)
+            .flat_map(|t| t.metrics.get(batches).unwrap_or_default())
             .map(|p| (p.n as f64, p.total_ns as f64))
             .collect()
     };

@@ -96,12 +96,16 @@ pub fn for_experiment(
                     svg,
                 });
             }
-            Chart::Fitted { n, intercept } => charts.push(DrawnChart {
+            Chart::Fitted {
+                n,
+                points,
+                intercept,
+            } => charts.push(DrawnChart {
                 title: format!("Total time of each timed batch against the number of {n}"),
                 note: "Dots: every batch of every round; lines: each transport's \
                        least-squares fit, whose slope is the time per one."
                     .into(),
-                svg: fitted(experiment, n, &intercept, records, colours),
+                svg: fitted(experiment, n, points, &intercept, records, colours),
             }),
         }
     }

@@ -61,7 +61,7 @@ fn fitted_rows(table: &mut Columns, experiment: &Description, fit: &Counted, col
             let totals: Vec<f64> = r
                 .trials
                 .iter()
-                .flat_map(|t| &t.points)
+                .flat_map(|t| t.metrics.get(POINTS).unwrap_or_default())
                 .filter(|p| p.n == n)
                 .map(|p| p.total_ns as f64)
                 .collect();

@@ -91,6 +91,7 @@ pub static QUERY: Description = Description {
     table: |records| with_protocol(fitted(&QUERY, &QUERIES, records), records),
     charts: &[Chart::Fitted {
         n: QUERIES.many,
+        points: POINTS,
         intercept: INTERCEPT,
     }],
     verdict: Some(VerdictLine {
@@ -199,6 +200,7 @@ pub static ROWS: Description = Description {
     table: |records| fitted(&ROWS, &ROW_FIT, records),
     charts: &[Chart::Fitted {
         n: ROW_FIT.many,
+        points: POINTS,
         intercept: INTERCEPT,
     }],
     verdict: Some(VerdictLine {

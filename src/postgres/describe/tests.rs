@@ -3,10 +3,11 @@
 
 use super::connect::TLS_COST;
 use super::*;
-use crate::harness::aggregate::{rank, record};
+use crate::harness::aggregate::record;
 use crate::postgres::keys::*;
 use crate::report::block::{Block, Number, Row};
 use crate::report::difference::BELOW_RESOLUTION_NOTE;
+use crate::results::paired::pair;
 use crate::results::{Metrics, Params, Trial};
 use crate::stats::Percentiles;
 use crate::transport::TlsInfo;
@@ -78,7 +79,7 @@ fn connects(auth: Option<&str>, tcp: &[f64], tls: &[f64]) -> Vec<ResultRecord> {
             Some(certificate),
         ),
     ];
-    rank(&mut rs, &CONNECTION);
+    pair(&mut rs, &CONNECTION);
     rs
 }
 
@@ -271,7 +272,7 @@ fn at_a_fixed_rate_latency_leads_and_the_protocol_is_in_the_title() {
             record(CONCURRENT_RATE.id, &LATENCY_P50, &params, t, trials, None)
         })
         .collect();
-    rank(&mut records, &LATENCY_P50);
+    pair(&mut records, &LATENCY_P50);
     assert!(!LATENCY_P50.higher_is_better());
     assert_eq!(
         CONCURRENT_RATE.case_label(&params),

@@ -160,10 +160,9 @@ fn fitted_batches(
 fn trial(metrics: Metrics, counts: &[u64], points: Vec<Point>) -> Trial {
     let total: u64 = points.iter().map(|p| p.total_ns).sum();
     Trial {
-        metrics,
+        metrics: metrics.with(POINTS, points),
         count: counts.iter().sum(),
         elapsed_ns: total,
-        points,
         ..Trial::default()
     }
 }

@@ -243,8 +243,9 @@ pub fn having<'r, T: PartialEq>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::aggregate::{rank, record};
+    use crate::harness::aggregate::record;
     use crate::results::metric::{Better, Metric};
+    use crate::results::paired::pair;
     use crate::results::{Metrics, Params, Trial};
 
     const RATE: Metric = Metric::new("ops_per_s", Unit::Rate, Better::Higher);
@@ -268,7 +269,7 @@ mod tests {
             .zip(rates)
             .map(|(t, r)| record("fake.ops", &RATE, &params, t, trials(r), None))
             .collect();
-        rank(&mut rs, &RATE);
+        pair(&mut rs, &RATE);
         rs
     }
 

@@ -4,10 +4,11 @@
 
 use super::*;
 use crate::cpu::{Cost, Counts};
-use crate::harness::aggregate::{rank, record};
+use crate::harness::aggregate::record;
 use crate::report::block::Block;
 use crate::report::experiment::Pick;
 use crate::results::metric::{Better, Metric, Unit};
+use crate::results::paired::pair;
 use crate::results::{Metrics, Params, Trial};
 
 const TIME: Metric = Metric::new("per_query_ns", Unit::Time, Better::Lower);
@@ -76,7 +77,7 @@ fn measured(placement: Option<&str>, each: &[(&str, &[f64], f64)]) -> Vec<Result
         .iter()
         .map(|(t, values, cpu)| record(FAKE.id, &TIME, &params, t, trials(values, *cpu), None))
         .collect();
-    rank(&mut rs, &TIME);
+    pair(&mut rs, &TIME);
     rs
 }
 
@@ -215,7 +216,7 @@ fn an_extra_cpu_not_told_from_zero_is_weighed_against_no_rate() {
             cpu.client.cpu_ns += extra;
         }
     }
-    crate::harness::aggregate::rank(&mut rs, &TIME);
+    crate::results::paired::pair(&mut rs, &TIME);
     let v = verdict(&rs);
     assert!(
         v[0].contains("is not told from zero: the difference adds latency"),

@@ -195,10 +195,9 @@ pub fn trial(target: &Target, load: &RunSpec, meter: &mut Meter) -> Result<Trial
     let elapsed_ns = nanos(load.duration);
     meter.stop(count);
     Ok(Trial {
-        metrics: metrics(load, &merged, elapsed_ns),
+        metrics: metrics(load, &merged, elapsed_ns).with(CONNECTIONS, merged.connections),
         count,
         elapsed_ns,
-        connections: Some(merged.connections),
         ..Trial::default()
     })
 }
