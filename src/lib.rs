@@ -14,7 +14,7 @@ pub mod harness;
 pub(crate) mod input;
 pub(crate) mod interrupt;
 pub(crate) mod leftovers;
-pub(crate) mod names;
+pub mod names;
 pub(crate) mod plan;
 pub mod postgres;
 pub(crate) mod redis;

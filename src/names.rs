@@ -1,6 +1,7 @@
 //! Enums whose values each have one name, used alike on the command line, in tables
 //! and in result files: [`named!`](crate::named) declares one with its list of
-//! values, its names, `Display` and a `FromStr` that lists the choices when it fails.
+//! values, its names, `Display`, a `FromStr` that lists the choices when it fails,
+//! and serde by its name (a result file holds the name, never a number).
 
 /// Declares a named enum:
 ///
@@ -14,6 +15,8 @@
 /// }
 /// assert_eq!("grün".parse::<Colour>(), Ok(Colour::Green));
 /// assert_eq!(Colour::Red.to_string(), "red");
+/// assert_eq!(serde_json::to_string(&Colour::Green).unwrap(), r#""green""#);
+/// assert_eq!(serde_json::from_str::<Colour>(r#""grün""#).unwrap(), Colour::Green);
 /// assert_eq!(
 ///     "blue".parse::<Colour>().unwrap_err(),
 ///     "unknown colour 'blue'; choose from red, green"
@@ -67,6 +70,19 @@ macro_rules! named {
         impl $crate::names::Named for $name {
             fn names() -> &'static [&'static str] {
                 &[$($text),+]
+            }
+        }
+
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = <::std::borrow::Cow<'de, str>>::deserialize(d)?;
+                text.parse().map_err(::serde::de::Error::custom)
             }
         }
 

@@ -147,7 +147,10 @@ fn check_plausible(file: &Value) {
             let [p50, p99, p999] = ["p50", "p99", "p999"].map(|k| p[k].as_f64().unwrap());
             assert!(0.0 < p50 && p50 <= p99 && p99 <= p999, "{what}: {p}");
         }
-        assert!(r.get("vs_fastest").is_none(), "{what}: format 6 has no vs_fastest");
+        assert!(
+            r.get("vs_fastest").is_none(),
+            "{what}: format 6 has no vs_fastest"
+        );
     }
     // For each parameter set exactly one transport is the reference, the one
     // compared with nothing.
@@ -179,7 +182,12 @@ fn check_connect_counts(file: &Value) {
                 "{}",
                 r["transport"]
             );
-            assert_eq!(trial["time_wait_after"].is_number(), tcp, "{}", r["transport"]);
+            assert_eq!(
+                trial["time_wait_after"].is_number(),
+                tcp,
+                "{}",
+                r["transport"]
+            );
         }
     }
 }

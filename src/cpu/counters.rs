@@ -87,12 +87,6 @@ crate::named! {
     }
 }
 
-impl From<CountedBy> for String {
-    fn from(source: CountedBy) -> String {
-        source.name().to_string()
-    }
-}
-
 /// Which counters this process can open.
 pub fn available() -> CountedBy {
     match TaskCounters::open(Task::Me) {
@@ -129,7 +123,7 @@ mod tests {
     #[test]
     fn the_sources_keep_the_names_result_files_hold() {
         assert_eq!(
-            CountedBy::ALL.map(String::from),
+            CountedBy::ALL.map(|c| serde_json::to_value(c).unwrap()),
             ["perf_event", "perf_event without instructions", "proc"]
         );
     }

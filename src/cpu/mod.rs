@@ -106,7 +106,7 @@ pub struct Cost {
     /// Where the figures came from: `perf_event` (counters) or `proc` (times from
     /// getrusage and /proc: no instructions or migrations, and context switches
     /// for the client only).
-    pub source: String,
+    pub source: counters::CountedBy,
     pub client: Counts,
     /// The server's side: sockbench's server process, or the PostgreSQL postmaster
     /// and the backends it starts, or a `--server` process found on this machine.
@@ -310,8 +310,8 @@ impl Meter {
         };
         self.cost = Some(Cost {
             source: match self.client {
-                SideCounters::Counters(_) => counters::CountedBy::PerfEvent.into(),
-                SideCounters::Times => counters::CountedBy::Proc.into(),
+                SideCounters::Counters(_) => counters::CountedBy::PerfEvent,
+                SideCounters::Times => counters::CountedBy::Proc,
             },
             client: client.per_op(&client_before, ops),
             server,

@@ -39,7 +39,7 @@ fn the_client_side_counts_this_threads_cpu_time() {
         let per_op = spent / 4.0;
         let counted = cost.client.cpu_ns;
         // getrusage (the fallback) counts the whole process, so allow more there.
-        let tolerance = if cost.source == "perf_event" {
+        let tolerance = if cost.source == counters::CountedBy::PerfEvent {
             0.05
         } else {
             0.5
@@ -65,7 +65,7 @@ fn times_alone_count_this_process_without_counters() {
     spin(Duration::from_millis(100));
     meter.stop(1);
     let cost = meter.take().unwrap();
-    assert_eq!(cost.source, "proc");
+    assert_eq!(cost.source, counters::CountedBy::Proc);
     assert!(cost.client.cpu_ns >= 80e6, "{cost:?}");
     assert!(cost.client.migrations.is_none());
 }
@@ -144,7 +144,7 @@ fn threads_started_after_opening_count_while_they_still_run() {
         worker.join().unwrap();
         meter.stop(1);
         let cost = meter.take().unwrap();
-        if cost.source != "perf_event" {
+        if cost.source != counters::CountedBy::PerfEvent {
             return; // getrusage counts the whole process: nothing to tell apart
         }
         // The worker spun through the whole window: about 300 ms of CPU.

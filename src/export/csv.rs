@@ -75,8 +75,7 @@ impl Exporter for Csv {
                         .chain([
                             r.params
                                 .get(PLACEMENT)
-                                .as_deref()
-                                .map_or(String::new(), text),
+                                .map_or(String::new(), |p| text(p.name())),
                             text(&r.transport),
                         ])
                         .collect();

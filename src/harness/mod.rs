@@ -73,10 +73,7 @@ pub struct Case {
 impl Case {
     /// A case placed as its parameters say (free when they do not).
     pub fn new(label: String, targets: Vec<usize>, params: &Params) -> Case {
-        let placement = params
-            .get(PLACEMENT)
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(Placement::Free);
+        let placement = params.get(PLACEMENT).unwrap_or(Placement::Free);
         Case {
             label,
             targets,
@@ -99,7 +96,7 @@ pub fn placed<T: Clone>(
         .iter()
         .flat_map(|p| {
             cases.iter().cloned().map(|mut case| {
-                params(&mut case).set(PLACEMENT, p.name().to_string());
+                params(&mut case).set(PLACEMENT, *p);
                 case
             })
         })

@@ -78,7 +78,7 @@ impl Description {
 
 /// The placement the parameters name, when `--placement` chose one.
 pub fn placement(params: &Params) -> Option<Placement> {
-    params.get(PLACEMENT)?.parse().ok()
+    params.get(PLACEMENT)
 }
 
 impl std::fmt::Debug for Description {

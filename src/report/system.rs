@@ -124,8 +124,7 @@ pub fn facts(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)
         (
             "CPU counters",
             s.cpu_counters
-                .clone()
-                .unwrap_or_else(|| "not recorded".into()),
+                .map_or("not recorded".into(), |c| c.to_string()),
         ),
         ("kernel account", kernel_account(file)),
         ("logical cores", s.logical_cores.to_string()),

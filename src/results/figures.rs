@@ -257,7 +257,7 @@ fn median_cost(trials: &[Metrics]) -> Option<Cost> {
     let clients: Vec<Counts> = all.iter().map(|c| c.client).collect();
     let servers: Vec<Counts> = all.iter().filter_map(|c| c.server).collect();
     Some(Cost {
-        source: first.source.clone(),
+        source: first.source,
         client: Counts::median_of(&clients),
         server: (!servers.is_empty()).then(|| Counts::median_of(&servers)),
         client_cpu: None,

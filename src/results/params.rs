@@ -4,6 +4,8 @@
 //! are one flat object (`{"size": 64, "clients": 10}`), as in every format before.
 
 use super::Key;
+use crate::cpu::affinity::Placement;
+use crate::names::Named;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -78,9 +80,23 @@ impl AsParam for Vec<u64> {
     }
 }
 
+/// A `named!` enum is stored by its name; a name this sockbench does not know
+/// reads as absent.
+impl<T: Named + std::fmt::Display> AsParam for T {
+    fn into_value(self) -> Option<Param> {
+        Some(Param::Text(self.to_string()))
+    }
+    fn from_value(value: &Param) -> Option<T> {
+        match value {
+            Param::Text(s) => s.parse().ok(),
+            _ => None,
+        }
+    }
+}
+
 /// Where client and server were placed, when `--placement` chose: `same`, `split`,
 /// `free`. The harness sets it for every family.
-pub const PLACEMENT: Key<String> = Key::new("placement");
+pub const PLACEMENT: Key<Placement> = Key::new("placement");
 
 impl Params {
     /// The value of `key`, if given (a flag that is off reads as `None`).
@@ -133,7 +149,7 @@ mod tests {
         let p = Params::default()
             .with(SIZE, 64)
             .with(PER_TX, false)
-            .with(PLACEMENT, "same".to_string())
+            .with(PLACEMENT, Placement::Same)
             .with(COUNTS, vec![1, 2]);
         assert_eq!(p.get(SIZE), Some(64));
         assert_eq!(p.get(PER_TX), None, "off is absent");

@@ -49,7 +49,7 @@ pub struct System {
     /// Which CPU counters sockbench could use: `perf_event` (with instructions),
     /// `perf_event without instructions`, or `proc` (times only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_counters: Option<String>,
+    pub cpu_counters: Option<crate::cpu::counters::CountedBy>,
     /// What a round trip costs with client and server on one CPU and on two,
     /// measured after the first experiment: what placement alone changes on
     /// this machine.
@@ -80,7 +80,7 @@ impl System {
             conntrack_active: network::conntrack_active(),
             kernel_tls: network::kernel_tls(),
             load_at_start: crate::cpu::load::sample(QUIET_CHECK),
-            cpu_counters: Some(crate::cpu::counters::available().into()),
+            cpu_counters: Some(crate::cpu::counters::available()),
             // Measured once the first experiment has run (`Session`), not here:
             // a command that fails on its first server answers at once.
             wakeup: None,

@@ -1,9 +1,10 @@
 //! The forms a kernel account takes in result files: what this sockbench writes,
 //! and what files from before held (one counting trial's samples as a plain
-//! count, a layer's CPU time as a plain number), read alike.
+//! count, a layer's CPU time as a plain number), read alike. (The clock, a
+//! `named!` enum, is written by its name.)
 
-use super::{Clock, LayerTime};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use super::LayerTime;
+use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 
 /// A layer's samples: one count per counting trial, or one plain count.
@@ -52,22 +53,9 @@ impl From<LayerTimeForm> for LayerTime {
     }
 }
 
-impl Serialize for Clock {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for Clock {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Clock, D::Error> {
-        let name = String::deserialize(d)?;
-        name.parse().map_err(serde::de::Error::custom)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::KernelAccount;
+    use super::super::{Clock, KernelAccount};
     use super::*;
 
     #[test]

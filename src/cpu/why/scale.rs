@@ -91,7 +91,7 @@ mod tests {
             ..Counts::default()
         };
         Cost {
-            source: "perf_event".into(),
+            source: crate::cpu::counters::CountedBy::PerfEvent,
             client: counts(client),
             server: server.map(counts),
             client_cpu: None,

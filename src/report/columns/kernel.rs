@@ -195,7 +195,7 @@ mod tests {
             ..Why::default()
         };
         let cost = crate::cpu::Cost {
-            source: "perf_event".into(),
+            source: crate::cpu::counters::CountedBy::PerfEvent,
             client: crate::cpu::Counts {
                 cpu_ns: 1000.0,
                 ..Default::default()

@@ -287,7 +287,7 @@ mod tests {
         );
         r.metrics = Metrics::default();
         let cost = Cost {
-            source: "perf_event".into(),
+            source: crate::cpu::counters::CountedBy::PerfEvent,
             client: Counts {
                 cpu_ns,
                 ..Counts::default()

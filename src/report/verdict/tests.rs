@@ -49,7 +49,7 @@ fn trials(values: &[f64], cpu: f64) -> Vec<Trial> {
             metrics: {
                 let mut m = Metrics::default().with(PER_QUERY, v);
                 m.cpu = Some(Cost {
-                    source: "proc".into(),
+                    source: crate::cpu::counters::CountedBy::Proc,
                     client: Counts {
                         cpu_ns: cpu,
                         ..Counts::default()
@@ -71,7 +71,7 @@ fn trials(values: &[f64], cpu: f64) -> Vec<Trial> {
 fn measured(placement: Option<&str>, each: &[(&str, &[f64], f64)]) -> Vec<ResultRecord> {
     let params = Params::default().with(
         crate::results::params::PLACEMENT,
-        placement.map(String::from),
+        placement.map(|p| p.parse::<crate::cpu::affinity::Placement>().unwrap()),
     );
     let mut rs: Vec<ResultRecord> = each
         .iter()
