@@ -33,7 +33,7 @@ pub enum Source {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SocketsPlan {
     pub server: Source,
-    pub workloads: Vec<Experiment>,
+    pub experiments: Vec<Experiment>,
     pub rounds: crate::harness::Rounds,
     pub placements: Vec<crate::cpu::affinity::Placement>,
     pub sizes: Vec<u64>,
@@ -125,7 +125,7 @@ impl SocketsPlan {
         }
         Ok(SocketsPlan {
             server,
-            workloads: distinct("--workloads", workloads)?,
+            experiments: distinct("--workloads", workloads)?,
             rounds,
             placements,
             sizes: match &args.sizes {
@@ -145,17 +145,17 @@ impl SocketsPlan {
     }
 
     /// The rounds of a workload and how long each of its trials runs.
-    pub fn timing(&self, workload: Experiment) -> crate::harness::estimate::Timing {
+    pub fn timing(&self, experiment: Experiment) -> crate::harness::estimate::Timing {
         let b = &self.budget;
         crate::harness::estimate::Timing {
             rounds: self.rounds,
-            trial: match workload {
+            trial: match experiment {
                 Experiment::Connect => b.connect,
                 Experiment::PingPong => b.pingpong,
                 Experiment::Stream => b.stream,
                 Experiment::Concurrent => b.concurrent,
             },
-            around: match workload {
+            around: match experiment {
                 Experiment::Connect => CONNECT_AROUND,
                 Experiment::Concurrent => CLIENT_START * self.clients,
                 Experiment::PingPong | Experiment::Stream => Duration::ZERO,
@@ -164,9 +164,9 @@ impl SocketsPlan {
     }
 
     /// The parameter sets a workload runs with, one table section each.
-    pub fn cases(&self, workload: Experiment) -> Vec<Params> {
+    pub fn cases(&self, experiment: Experiment) -> Vec<Params> {
         let ms = |d: std::time::Duration| Some(d.as_millis() as u64);
-        match workload {
+        match experiment {
             Experiment::Connect => {
                 vec![Params::default().with(DURATION_MS, ms(self.budget.connect))]
             }
@@ -276,7 +276,7 @@ mod tests {
             Source::Throwaway(vec![Transport::Unix, Transport::Tcp, Transport::Tls])
         );
         assert_eq!(
-            p.workloads,
+            p.experiments,
             vec![
                 Experiment::Connect,
                 Experiment::PingPong,

@@ -1,6 +1,6 @@
-//! The sockets suite: starts (or finds) sockbench's server, then runs each workload
+//! The sockets suite: starts (or finds) sockbench's server, then runs each experiment
 //! through the harness. Every case (message size, write size, client count) of a
-//! workload runs on every transport once per round, the transport that goes first
+//! experiment runs on every transport once per round, the transport that goes first
 //! rotating from round to round.
 
 use super::plan::{SocketsPlan, Source};
@@ -25,7 +25,7 @@ impl Plan for SocketsPlan {
     }
 
     fn experiments(&self) -> usize {
-        self.workloads.len()
+        self.experiments.len()
     }
 
     fn estimate(&self) -> Estimate {
@@ -40,7 +40,7 @@ impl Plan for SocketsPlan {
                 Source::User(_) => Duration::ZERO,
             },
             works: self
-                .workloads
+                .experiments
                 .iter()
                 .map(|&w| {
                     let trials = self.cases(w).len() * placed;
@@ -54,7 +54,7 @@ impl Plan for SocketsPlan {
 /// Starting sockbench's own server child and checking each transport.
 const SERVER_START: Duration = Duration::from_millis(300);
 
-/// Runs every workload of the plan, handing each to `sink` as it finishes.
+/// Runs every experiment of the plan, handing each to `sink` as it finishes.
 pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
     progress.note("sockets: starting the server");
     let (server, endpoints) = match &plan.server {
@@ -91,11 +91,11 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
         .map(Target::tls_info)
         .collect::<Result<_>>()?;
 
-    for &workload in &plan.workloads {
+    for &experiment in &plan.experiments {
         let mut runner = SocketsRunner {
             plan,
-            workload,
-            cases: harness::placed(plan.cases(workload), &plan.placements, |p| p),
+            experiment,
+            cases: harness::placed(plan.cases(experiment), &plan.placements, |p| p),
             targets: &targets,
             server: server_pid,
             child: server.as_ref().map(ServerProcess::pid),
@@ -104,11 +104,11 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
         let labels: Vec<&str> = targets.iter().map(|t| t.transport.name()).collect();
         let cases = runner.cases.clone();
         let records = measure_experiment(
-            workload.describe(),
+            experiment.describe(),
             &cases,
             &labels,
             &tls,
-            plan.timing(workload),
+            plan.timing(experiment),
             &mut runner,
             progress,
         );
@@ -148,10 +148,10 @@ fn running_server(
     })
 }
 
-/// One workload's trials, as the harness runs them.
+/// One experiment's trials, as the harness runs them.
 struct SocketsRunner<'a> {
     plan: &'a SocketsPlan,
-    workload: Experiment,
+    experiment: Experiment,
     cases: Vec<Params>,
     targets: &'a [Target],
     /// The server process: sockbench's child, or the user's found on this machine.
@@ -178,9 +178,9 @@ impl Runner for SocketsRunner<'_> {
         let (target, params) = (&self.targets[target], &self.cases[case]);
         let budget = &self.plan.budget;
         let Some(pid) = self.child else {
-            return self.workload.run(target, params, budget, meter);
+            return self.experiment.run(target, params, budget, meter);
         };
-        match watchdog::watched(pid, || self.workload.run(target, params, budget, meter)) {
+        match watchdog::watched(pid, || self.experiment.run(target, params, budget, meter)) {
             (_, Some(fired)) => Err(watchdog::error(fired, pid)),
             (trial, None) => trial,
         }
