@@ -33,7 +33,7 @@ pub struct ServerTargets {
 
 /// Where a Unix socket directory tried came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Found {
+enum Source {
     /// The server's `unix_socket_directories`, which the role may read.
     Setting,
     /// The socket directory the URI itself reached.
@@ -60,102 +60,28 @@ pub fn server_targets(uri: &str, from_environment: bool) -> Result<ServerTargets
     let (mut base, kind) = learn(label, params.clone(), &conn, None)?;
     base.label = reached(&base).to_string();
     if kind != ServerKind::PostgreSql {
-        let why = if kind.pooled() {
-            "whose settings describe the server behind it"
-        } else {
-            "where PostgreSQL's settings may not exist"
-        };
-        let line = format!(
-            "{label}: {} is {}, {why}; measuring it only as given, as {}",
-            place(&base),
-            kind.name(),
-            base.label
-        );
-        return Ok(ServerTargets {
-            targets: vec![base.clone()],
-            reached: base,
-            notes: vec![line],
-        });
+        return Ok(as_given(label, base, kind));
     }
-    let setting = |name: &str| conn.query_value(&format!("SHOW {name}"));
-    let port = setting("port").ok().or(base.server.port.clone());
+    let port = (conn.query_value("SHOW port").ok()).or(base.server.port.clone());
     let started = conn.query_value(STARTED).ok();
     let owner = server_uid(&conn, &base);
     let user = conn
         .user()
         .or_else(|| params.get("user"))
         .unwrap_or_else(|| "this user".into());
-    let mut notes = Vec::new();
-    let local = base.unix_socket || base.server.host.as_deref().is_some_and(is_loopback);
-
-    // Where the socket is: the setting, else the socket the URI reached, else what
-    // a role that may not read the setting can find on this machine.
-    let mut tried = Vec::new();
-    let unix_dirs = match setting("unix_socket_directories") {
-        Ok(dirs) if dirs.split(',').all(|d| d.trim().is_empty()) => {
-            notes.push("unix: skipped: the server listens on no Unix socket".into());
-            Vec::new()
-        }
-        _ if !local => {
-            notes.push(format!(
-                "unix: skipped: {} is not on this machine's loopback, so its Unix socket is \
-                 not reachable from here",
-                place(&base)
-            ));
-            Vec::new()
-        }
-        Ok(dirs) => dirs
-            .split(',')
-            .map(str::trim)
-            .find(|d| !d.is_empty())
-            .map(|d| (d.to_string(), Found::Setting))
-            .into_iter()
-            .collect(),
-        Err(_) if base.unix_socket => base
-            .server
-            .host
-            .clone()
-            .map(|h| (h, Found::Reached))
-            .into_iter()
-            .collect(),
-        Err(_) => {
-            let found = search(&conn, port.as_deref(), owner, &mut tried);
-            if found.is_empty() {
-                notes.push(not_found(&user, &tried));
-            }
-            found
-        }
+    let mut found = Found::default();
+    let server = Server {
+        conn: &conn,
+        base: &base,
+        port: port.as_deref(),
+        owner,
+        user: &user,
     };
-    let unix_peer = if unix_dirs.is_empty() {
-        None
-    } else if let Some(name) = owner.and_then(user_name) {
-        Some(name)
-    } else {
-        notes.push(
-            "unix: skipped: sockbench cannot tell which account runs the server, so it \
-             cannot check who holds its socket before sending your password; give the \
-             socket yourself with --url 'host=DIR …'"
-                .into(),
-        );
-        None
-    };
-    let mut wanted: Vec<(&str, String, &str)> = Vec::new();
-    let tcp_host = if base.unix_socket {
-        let list = setting("listen_addresses").unwrap_or_else(|_| "localhost".into());
-        loopback_tcp(&list, port.as_deref(), owner).map_err(|why| notes.push(why))
-    } else {
-        Ok(base.server.host.clone().unwrap_or_default())
-    };
-    if let Ok(host) = tcp_host {
-        wanted.push(("tcp", host.clone(), "disable"));
-        if setting("ssl").is_ok_and(|v| v == "off") {
-            notes.push("tls: skipped: the server has ssl = off".into());
-        } else {
-            wanted.push(("tls", host, "require"));
-        }
-    }
+    let unix_dirs = server.socket_dirs(&mut found);
+    let unix_peer = socket_holder(&unix_dirs, owner, &mut found.notes);
+    let wanted = server.loopback(&mut found.notes);
     drop(conn);
-    let server = Reach {
+    let reach = Reach {
         params: &params,
         port: port.as_deref(),
         started: started.as_deref(),
@@ -163,35 +89,11 @@ pub fn server_targets(uri: &str, from_environment: bool) -> Result<ServerTargets
     };
     let mut targets = Vec::new();
     if let Some(peer) = unix_peer {
-        for (dir, found) in unix_dirs {
-            let how = found_by(found);
-            match (server.target("unix", &dir, "disable", Some(&peer))?, how) {
-                (Ok(target), how) => {
-                    if let Some(how) = how {
-                        notes.push(format!(
-                            "unix: found the server's socket in {dir}, {how} (the server does \
-                             not show unix_socket_directories to {user}); it answers as the \
-                             same server, held by its account {peer}"
-                        ));
-                    }
-                    targets.push(target);
-                    tried.clear();
-                    break;
-                }
-                (Err(why), Some(how)) => tried.push(format!("{dir}, {how}: {why}")),
-                (Err(why), None) => {
-                    notes.push(format!("unix: skipped: {why}"));
-                    tried.clear();
-                    break;
-                }
-            }
-        }
-        if !tried.is_empty() {
-            notes.push(not_found(&user, &tried));
-        }
+        targets.extend(reach.unix_target(unix_dirs, &peer, &user, &mut found)?);
     }
+    let mut notes = found.notes;
     for (label, host, sslmode) in wanted {
-        match server.target(label, &host, sslmode, None)? {
+        match reach.target(label, &host, sslmode, None)? {
             Ok(target) => targets.push(target),
             Err(why) => notes.push(format!("{label}: skipped: {why}")),
         }
@@ -210,13 +112,191 @@ pub fn server_targets(uri: &str, from_environment: bool) -> Result<ServerTargets
     })
 }
 
+/// A server that is not PostgreSQL itself (a pooler, or a server of another
+/// kind), measured only over the connection given.
+fn as_given(label: &str, base: Target, kind: ServerKind) -> ServerTargets {
+    let why = if kind.pooled() {
+        "whose settings describe the server behind it"
+    } else {
+        "where PostgreSQL's settings may not exist"
+    };
+    let line = format!(
+        "{label}: {} is {}, {why}; measuring it only as given, as {}",
+        place(&base),
+        kind.name(),
+        base.label
+    );
+    ServerTargets {
+        targets: vec![base.clone()],
+        reached: base,
+        notes: vec![line],
+    }
+}
+
+/// What the search for a server's transports has to say: the lines for the
+/// run (what was skipped and why), and the socket directories tried in vain.
+#[derive(Default)]
+struct Found {
+    notes: Vec<String>,
+    tried: Vec<String>,
+}
+
+/// A user's PostgreSQL server, connected, as the search for its other
+/// transports sees it.
+struct Server<'a> {
+    conn: &'a PgConn,
+    /// The target the URI reached.
+    base: &'a Target,
+    port: Option<&'a str>,
+    /// The account that runs the server, when sockbench can tell.
+    owner: Option<u32>,
+    /// The role connected, as messages name it.
+    user: &'a str,
+}
+
+impl Server<'_> {
+    fn setting(&self, name: &str) -> Result<String, crate::postgres::libpq::PgError> {
+        self.conn.query_value(&format!("SHOW {name}"))
+    }
+
+    /// Where the socket is: the setting, else the socket the URI reached, else
+    /// what a role that may not read the setting can find on this machine.
+    fn socket_dirs(&self, found: &mut Found) -> Vec<(String, Source)> {
+        let base = self.base;
+        let local = base.unix_socket || base.server.host.as_deref().is_some_and(is_loopback);
+        match self.setting("unix_socket_directories") {
+            Ok(dirs) if dirs.split(',').all(|d| d.trim().is_empty()) => {
+                found
+                    .notes
+                    .push("unix: skipped: the server listens on no Unix socket".into());
+                Vec::new()
+            }
+            _ if !local => {
+                found.notes.push(format!(
+                    "unix: skipped: {} is not on this machine's loopback, so its Unix socket \
+                     is not reachable from here",
+                    place(base)
+                ));
+                Vec::new()
+            }
+            Ok(dirs) => dirs
+                .split(',')
+                .map(str::trim)
+                .find(|d| !d.is_empty())
+                .map(|d| (d.to_string(), Source::Setting))
+                .into_iter()
+                .collect(),
+            Err(_) if base.unix_socket => base
+                .server
+                .host
+                .clone()
+                .map(|h| (h, Source::Reached))
+                .into_iter()
+                .collect(),
+            Err(_) => {
+                let dirs = search(self.conn, self.port, self.owner, &mut found.tried);
+                if dirs.is_empty() {
+                    found.notes.push(not_found(self.user, &found.tried));
+                }
+                dirs
+            }
+        }
+    }
+
+    /// The loopback TCP address to measure tcp and tls on, with each one's
+    /// sslmode: the host the URI reached, or on a socket the server's
+    /// `listen_addresses`.
+    fn loopback(&self, notes: &mut Vec<String>) -> Vec<(&'static str, String, &'static str)> {
+        let tcp_host = if self.base.unix_socket {
+            let list = self
+                .setting("listen_addresses")
+                .unwrap_or_else(|_| "localhost".into());
+            loopback_tcp(&list, self.port, self.owner).map_err(|why| notes.push(why))
+        } else {
+            Ok(self.base.server.host.clone().unwrap_or_default())
+        };
+        let Ok(host) = tcp_host else {
+            return Vec::new();
+        };
+        let mut wanted = vec![("tcp", host.clone(), "disable")];
+        if self.setting("ssl").is_ok_and(|v| v == "off") {
+            notes.push("tls: skipped: the server has ssl = off".into());
+        } else {
+            wanted.push(("tls", host, "require"));
+        }
+        wanted
+    }
+}
+
+/// The account that must hold the server's socket, when there is a socket to
+/// reach and sockbench can tell who runs the server: without it, a socket is
+/// never sent a password.
+fn socket_holder(
+    dirs: &[(String, Source)],
+    owner: Option<u32>,
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    if dirs.is_empty() {
+        return None;
+    }
+    let name = owner.and_then(user_name);
+    if name.is_none() {
+        notes.push(
+            "unix: skipped: sockbench cannot tell which account runs the server, so it \
+             cannot check who holds its socket before sending your password; give the \
+             socket yourself with --url 'host=DIR …'"
+                .into(),
+        );
+    }
+    name
+}
+
+impl Reach<'_> {
+    /// The server's Unix socket target: the first directory in `dirs` where the
+    /// same server answers, its socket held by `peer`.
+    fn unix_target(
+        &self,
+        dirs: Vec<(String, Source)>,
+        peer: &str,
+        user: &str,
+        found: &mut Found,
+    ) -> Result<Option<Target>> {
+        for (dir, source) in dirs {
+            match (
+                self.target("unix", &dir, "disable", Some(peer))?,
+                found_by(source),
+            ) {
+                (Ok(target), how) => {
+                    if let Some(how) = how {
+                        found.notes.push(format!(
+                            "unix: found the server's socket in {dir}, {how} (the server does \
+                             not show unix_socket_directories to {user}); it answers as the \
+                             same server, held by its account {peer}"
+                        ));
+                    }
+                    return Ok(Some(target));
+                }
+                (Err(why), Some(how)) => found.tried.push(format!("{dir}, {how}: {why}")),
+                (Err(why), None) => {
+                    found.notes.push(format!("unix: skipped: {why}"));
+                    return Ok(None);
+                }
+            }
+        }
+        if !found.tried.is_empty() {
+            found.notes.push(not_found(user, &found.tried));
+        }
+        Ok(None)
+    }
+}
+
 /// How a socket directory found by searching was found, as the line that keeps it
 /// says; `None` for one the server or the URI named.
-fn found_by(found: Found) -> Option<&'static str> {
+fn found_by(found: Source) -> Option<&'static str> {
     match found {
-        Found::Setting | Found::Reached => None,
-        Found::Standard => Some("a standard directory"),
-        Found::PostmasterFile => Some("named in its postmaster.pid"),
+        Source::Setting | Source::Reached => None,
+        Source::Standard => Some("a standard directory"),
+        Source::PostmasterFile => Some("named in its postmaster.pid"),
     }
 }
 
@@ -242,12 +322,12 @@ fn search(
     port: Option<&str>,
     owner: Option<u32>,
     tried: &mut Vec<String>,
-) -> Vec<(String, Found)> {
+) -> Vec<(String, Source)> {
     let Some(port) = port else {
         tried.push("the server's port is not known".into());
         return Vec::new();
     };
-    let mut found: Vec<(String, Found)> = Vec::new();
+    let mut found: Vec<(String, Source)> = Vec::new();
     let mut seen = Vec::new();
     for dir in STANDARD_DIRS {
         let socket = std::path::Path::new(dir).join(format!(".s.PGSQL.{port}"));
@@ -257,7 +337,7 @@ fn search(
         let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.into());
         if is_socket && !seen.contains(&real) {
             seen.push(real);
-            found.push((dir.to_string(), Found::Standard));
+            found.push((dir.to_string(), Source::Standard));
         }
     }
     if found.is_empty() {
@@ -268,7 +348,7 @@ fn search(
     }
     match postmaster_file_dir(conn, port, owner) {
         Ok(dir) if found.iter().any(|(d, _)| *d == dir) => {}
-        Ok(dir) => found.push((dir, Found::PostmasterFile)),
+        Ok(dir) => found.push((dir, Source::PostmasterFile)),
         Err(why) => tried.push(why),
     }
     found
