@@ -81,88 +81,16 @@ impl PostgresPlan {
             &args.measuring.placement,
             crate::cpu::affinity::Placement::Same,
         )?;
-        let mut budget = if args.measuring.quick {
-            Budget::quick()
-        } else {
-            Budget::full()
-        };
-        if let Some(list) = &args.queries {
-            budget.queries = counts("--queries", list, MAX_QUERIES)?;
-        }
-        if let Some(list) = &args.rows {
-            budget.rows = counts("--rows", list, MAX_ROWS)?;
-        }
-        if let Some(n) = args.connections {
-            if !(1..=1_000_000).contains(&n) {
-                return Err(usage(format!(
-                    "--connections must be between 1 and 1000000, not {n}"
-                )));
-            }
-            budget.connections = n;
-            budget.auth_connections = n;
-        }
-        if let Some(text) = &args.duration {
-            budget.concurrent_time =
-                parse_duration(text).map_err(|e| usage(format!("--duration: {e}")))?;
-        }
-        if let Some(protocol) = args.protocol {
-            budget.protocol = protocol;
-        }
+        let budget = budget(args)?;
         let concurrent = concurrent_plan(args)?;
         let given = !args.urls.is_empty() || !args.auth_urls.is_empty() || args.server.is_some();
         let user_mode = given || !pg_environment::naming_a_server().is_empty();
         let source = if user_mode {
             user_source(args)?
         } else {
-            let transports = supported(distinct(
-                "--transports",
-                args.transports.as_deref().unwrap_or(&DEFAULT_TRANSPORTS),
-            )?)?;
-            // Without --auth-methods, trust only where the cluster can offer it.
-            let methods = match args.auth_methods.as_deref() {
-                Some(given) => distinct("--auth-methods", given)?,
-                None => AuthMethod::ALL
-                    .into_iter()
-                    .filter(|m| !m.private_only() || trust_offered(&transports))
-                    .collect(),
-            };
-            Source::Throwaway {
-                bindir: args.pg_bindir.clone(),
-                transports,
-                methods,
-            }
+            throwaway_source(args)?
         };
-        let experiments = match (&args.experiments, &source) {
-            (Some(list), _) => distinct("--experiments", list)?,
-            (None, Source::User { auth_urls, .. }) => Experiment::ALL
-                .into_iter()
-                .filter(|e| match e {
-                    Experiment::Auth => !auth_urls.is_empty(),
-                    _ => source.measures_servers(),
-                })
-                .collect(),
-            (None, Source::Throwaway { .. }) => Experiment::ALL.to_vec(),
-        };
-        if experiments.is_empty() {
-            return Err(usage(
-                "--experiments needs at least one of query, connect, auth, rows, concurrent",
-            ));
-        }
-        if let Source::User { auth_urls, .. } = &source {
-            for e in &experiments {
-                if *e == Experiment::Auth && auth_urls.is_empty() {
-                    return Err(usage(
-                        "auth on your own servers needs --auth-url METHOD=URI for each method to \
-                         compare (sockbench never changes a server it did not start)",
-                    ));
-                }
-                if *e != Experiment::Auth && !source.measures_servers() {
-                    return Err(usage(format!(
-                        "the {e} experiment needs --url URI or --server URI"
-                    )));
-                }
-            }
-        }
+        let experiments = experiments(args, &source)?;
         if !experiments.contains(&Experiment::Concurrent) {
             check_script_options_apply(args)?;
         }
@@ -182,6 +110,98 @@ impl PostgresPlan {
             concurrent,
         })
     }
+}
+
+/// The trial budget `args` ask for: the quick or the full one, with the counts,
+/// connections, duration and protocol given.
+fn budget(args: &PostgresArgs) -> Result<Budget> {
+    let mut budget = if args.measuring.quick {
+        Budget::quick()
+    } else {
+        Budget::full()
+    };
+    if let Some(list) = &args.queries {
+        budget.queries = counts("--queries", list, MAX_QUERIES)?;
+    }
+    if let Some(list) = &args.rows {
+        budget.rows = counts("--rows", list, MAX_ROWS)?;
+    }
+    if let Some(n) = args.connections {
+        if !(1..=1_000_000).contains(&n) {
+            return Err(usage(format!(
+                "--connections must be between 1 and 1000000, not {n}"
+            )));
+        }
+        budget.connections = n;
+        budget.auth_connections = n;
+    }
+    if let Some(text) = &args.duration {
+        budget.concurrent_time =
+            parse_duration(text).map_err(|e| usage(format!("--duration: {e}")))?;
+    }
+    if let Some(protocol) = args.protocol {
+        budget.protocol = protocol;
+    }
+    Ok(budget)
+}
+
+/// A throwaway cluster on the transports and with the authentication methods
+/// `args` ask for.
+fn throwaway_source(args: &PostgresArgs) -> Result<Source> {
+    let transports = supported(distinct(
+        "--transports",
+        args.transports.as_deref().unwrap_or(&DEFAULT_TRANSPORTS),
+    )?)?;
+    // Without --auth-methods, trust only where the cluster can offer it.
+    let methods = match args.auth_methods.as_deref() {
+        Some(given) => distinct("--auth-methods", given)?,
+        None => AuthMethod::ALL
+            .into_iter()
+            .filter(|m| !m.private_only() || trust_offered(&transports))
+            .collect(),
+    };
+    Ok(Source::Throwaway {
+        bindir: args.pg_bindir.clone(),
+        transports,
+        methods,
+    })
+}
+
+/// The experiments `args` ask for (by default every one `source` can run), each
+/// checked against what it needs of a user's servers.
+fn experiments(args: &PostgresArgs, source: &Source) -> Result<Vec<Experiment>> {
+    let experiments = match (&args.experiments, source) {
+        (Some(list), _) => distinct("--experiments", list)?,
+        (None, Source::User { auth_urls, .. }) => Experiment::ALL
+            .into_iter()
+            .filter(|e| match e {
+                Experiment::Auth => !auth_urls.is_empty(),
+                _ => source.measures_servers(),
+            })
+            .collect(),
+        (None, Source::Throwaway { .. }) => Experiment::ALL.to_vec(),
+    };
+    if experiments.is_empty() {
+        return Err(usage(
+            "--experiments needs at least one of query, connect, auth, rows, concurrent",
+        ));
+    }
+    if let Source::User { auth_urls, .. } = source {
+        for e in &experiments {
+            if *e == Experiment::Auth && auth_urls.is_empty() {
+                return Err(usage(
+                    "auth on your own servers needs --auth-url METHOD=URI for each method to \
+                         compare (sockbench never changes a server it did not start)",
+                ));
+            }
+            if *e != Experiment::Auth && !source.measures_servers() {
+                return Err(usage(format!(
+                    "the {e} experiment needs --url URI or --server URI"
+                )));
+            }
+        }
+    }
+    Ok(experiments)
 }
 
 /// The options that only the concurrent experiment's script uses, refused when it

@@ -67,24 +67,7 @@ pub(super) fn experiment_block(
             alone.push(format!("{label} (in {})", runs[i].letter));
             continue;
         }
-        rows.push(Row::new(
-            &label,
-            found
-                .iter()
-                .map(|r| {
-                    r.map_or_else(Cell::missing, |r| {
-                        let value = typical(r);
-                        Cell::with(
-                            figure(metric.unit, value),
-                            Number::Figure {
-                                value,
-                                unit: metric.unit,
-                            },
-                        )
-                    })
-                })
-                .collect(),
-        ));
+        rows.push(headline_row(&label, &metric, &found));
         // The gap first: it survives a busy host, the time does not.
         if let Some(reference) = found
             .iter()
@@ -108,10 +91,44 @@ pub(super) fn experiment_block(
     for row in &mut rows {
         row.cells = shown.iter().map(|&i| row.cells[i].clone()).collect();
     }
+    let mut header = vec!["case".to_string()];
+    header.extend(shown.iter().map(|&i| runs[i].letter.clone()));
+    Some(Block {
+        title: format!(
+            "{} — {}, geometric mean over trials",
+            experiment.id, experiment.title
+        ),
+        header,
+        rows,
+        notes: notes(runs, &of, &alone, &busy),
+        legend: LEGEND.map(String::from).to_vec(),
+        experiment: Some(experiment),
+        ..Block::facts("", Vec::new(), Vec::new())
+    })
+}
+
+/// A case's headline figure in each file that measured it.
+fn headline_row(label: &str, metric: &Metric, found: &[Option<&ResultRecord>]) -> Row {
+    let cell = |r: &ResultRecord| {
+        let value = typical(r);
+        let number = Number::Figure {
+            value,
+            unit: metric.unit,
+        };
+        Cell::with(figure(metric.unit, value), number)
+    };
+    let cells = found.iter().map(|r| r.map_or_else(Cell::missing, cell));
+    Row::new(label, cells.collect())
+}
+
+/// The notes under a comparison's table: the files that did not measure the
+/// experiment, the cases only one file has (`alone`), and the files whose trials
+/// met a busy host (`busy`).
+fn notes(runs: &[Run], of: &[Vec<&ResultRecord>], alone: &[String], busy: &[&str]) -> Vec<String> {
     let mut notes = Vec::new();
     let missing: Vec<&str> = runs
         .iter()
-        .zip(&of)
+        .zip(of)
         .filter(|(_, records)| records.is_empty())
         .map(|(r, _)| r.letter.as_str())
         .collect();
@@ -135,20 +152,7 @@ pub(super) fn experiment_block(
             busy.join(" and ")
         ));
     }
-    let mut header = vec!["case".to_string()];
-    header.extend(shown.iter().map(|&i| runs[i].letter.clone()));
-    Some(Block {
-        title: format!(
-            "{} — {}, geometric mean over trials",
-            experiment.id, experiment.title
-        ),
-        header,
-        rows,
-        notes,
-        legend: LEGEND.map(String::from).to_vec(),
-        experiment: Some(experiment),
-        ..Block::facts("", Vec::new(), Vec::new())
-    })
+    notes
 }
 
 /// `  time, vs A`: each file's figure against A's, each cell marked with the files
