@@ -6,18 +6,20 @@
 use super::bindir::Binaries;
 use super::cluster::Cluster;
 use super::experiment::{Experiment, Target};
+use super::hba::AuthMethod;
 use super::libpq::PgConn;
 use super::plan::{PostgresPlan, Source};
 use super::preflight;
 use super::suite::Suite;
 use super::targets::{
-    cluster_targets, name_apart, server_targets, url_target, user_target, ServerTargets,
+    cluster_targets, name_apart, server_targets, url_target, user_target, ServerTargets, UrlArg,
 };
 use crate::cpu::affinity::Placement;
 use crate::harness::estimate::{Estimate, Timing};
 use crate::harness::{Progress, Sink};
 use crate::report::experiment::Plan;
 use crate::system::pg_environment;
+use crate::transport::Transport;
 use crate::units::printable;
 use anyhow::Result;
 use std::time::Duration;
@@ -88,16 +90,7 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
             transports,
             methods,
         } => {
-            let binaries = Binaries::find(bindir.as_deref())?;
-            let (line, surprising) = cluster_line();
-            // On stderr to stay, when login variables set for some server are not
-            // used; else on the progress line.
-            if surprising {
-                eprintln!("{}", printable(&line));
-            }
-            progress.note(&line);
-            let started = Cluster::start(&binaries, transports, connections_needed(plan))?;
-            let targets = cluster_targets(&started, transports)?;
+            let (started, targets) = start_cluster(plan, bindir.as_deref(), transports, progress)?;
             cluster = Some(started);
             (targets, Vec::new(), methods.clone())
         }
@@ -107,50 +100,11 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
             auth_urls,
             from_environment,
         } => {
-            let mut targets = urls
-                .iter()
-                .map(|u| url_target(u.name.as_deref(), &u.uri))
-                .collect::<Result<Vec<_>>>()?;
-            let derived: Vec<bool> = urls.iter().map(|u| u.name.is_none()).collect();
-            name_apart(&mut targets, &derived)?;
-            if let Some(uri) = server {
-                let found = server_targets(uri, !from_environment.is_empty())?;
-                if !from_environment.is_empty() {
-                    eprintln!("{}", printable(&environment_line(from_environment, &found)));
-                }
-                for line in found.notes {
-                    eprintln!("postgres: {}", printable(&line));
-                }
-                targets.extend(found.targets);
-            } else if targets.len() == 1 && auth_urls.is_empty() {
-                eprintln!(
-                    "postgres: one --url measures one transport, so no verdict compares \
-                     transports; to compare this server's unix, tcp and tls, give it as \
-                     --server URI instead"
-                );
-            }
-            let auth_targets = auth_urls
-                .iter()
-                .map(|(m, uri)| {
-                    let target = relabel(user_target(&format!("--auth-url {m}"), uri)?);
-                    preflight::auth_is(&target, *m)?;
-                    Ok((*m, target))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            // The default experiments on a user's server leave auth out: say so.
-            let defaulted = plan.experiments.len() == Experiment::ALL.len() - 1;
-            if auth_urls.is_empty() && defaulted && !plan.experiments.contains(&Experiment::Auth) {
-                eprintln!(
-                    "postgres: auth skipped: on your own server it needs --auth-url METHOD=URI \
-                     for each method, as sockbench never reconfigures a server it did not start"
-                );
-            }
-            if plan.experiments.contains(&Experiment::Concurrent) {
-                for target in &targets {
-                    preflight::slots_for(target, connections_needed(plan))?;
-                }
-            }
-            (targets, auth_targets, Vec::new())
+            let server = server
+                .as_deref()
+                .map(|uri| (uri, from_environment.as_slice()));
+            let targets = user_targets(plan, urls, server, auth_urls)?;
+            (targets, auth_targets(plan, auth_urls)?, Vec::new())
         }
     };
     if let Some(first) = targets.first() {
@@ -174,6 +128,91 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
         sink.keep(suite.run(experiment))?;
     }
     Ok(())
+}
+
+/// The throwaway cluster, started on `transports` with its line said, and its
+/// targets.
+fn start_cluster(
+    plan: &PostgresPlan,
+    bindir: Option<&std::path::Path>,
+    transports: &[Transport],
+    progress: &dyn Progress,
+) -> Result<(Cluster, Vec<Target>)> {
+    let binaries = Binaries::find(bindir)?;
+    let (line, surprising) = cluster_line();
+    // On stderr to stay, when login variables set for some server are not
+    // used; else on the progress line.
+    if surprising {
+        eprintln!("{}", printable(&line));
+    }
+    progress.note(&line);
+    let started = Cluster::start(&binaries, transports, connections_needed(plan))?;
+    let targets = cluster_targets(&started, transports)?;
+    Ok((started, targets))
+}
+
+/// The user's servers as targets: each `--url`, and each transport `--server`
+/// is found on (`server`: its URI, and the `PG*` variables that named it when
+/// they did), what was found or skipped said in a line each; checked for the
+/// connections the concurrent experiment needs.
+fn user_targets(
+    plan: &PostgresPlan,
+    urls: &[UrlArg],
+    server: Option<(&str, &[&'static str])>,
+    auth_urls: &[(AuthMethod, String)],
+) -> Result<Vec<Target>> {
+    let mut targets = urls
+        .iter()
+        .map(|u| url_target(u.name.as_deref(), &u.uri))
+        .collect::<Result<Vec<_>>>()?;
+    let derived: Vec<bool> = urls.iter().map(|u| u.name.is_none()).collect();
+    name_apart(&mut targets, &derived)?;
+    if let Some((uri, from_environment)) = server {
+        let found = server_targets(uri, !from_environment.is_empty())?;
+        if !from_environment.is_empty() {
+            eprintln!("{}", printable(&environment_line(from_environment, &found)));
+        }
+        for line in found.notes {
+            eprintln!("postgres: {}", printable(&line));
+        }
+        targets.extend(found.targets);
+    } else if targets.len() == 1 && auth_urls.is_empty() {
+        eprintln!(
+            "postgres: one --url measures one transport, so no verdict compares \
+             transports; to compare this server's unix, tcp and tls, give it as \
+             --server URI instead"
+        );
+    }
+    if plan.experiments.contains(&Experiment::Concurrent) {
+        for target in &targets {
+            preflight::slots_for(target, connections_needed(plan))?;
+        }
+    }
+    Ok(targets)
+}
+
+/// Each `--auth-url`'s target, checked to use its method; without any, the line
+/// that says why the default experiments leave auth out.
+fn auth_targets(
+    plan: &PostgresPlan,
+    auth_urls: &[(AuthMethod, String)],
+) -> Result<Vec<(AuthMethod, Target)>> {
+    let auth_targets = auth_urls
+        .iter()
+        .map(|(m, uri)| {
+            let target = relabel(user_target(&format!("--auth-url {m}"), uri)?);
+            preflight::auth_is(&target, *m)?;
+            Ok((*m, target))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let defaulted = plan.experiments.len() == Experiment::ALL.len() - 1;
+    if auth_urls.is_empty() && defaulted && !plan.experiments.contains(&Experiment::Auth) {
+        eprintln!(
+            "postgres: auth skipped: on your own server it needs --auth-url METHOD=URI \
+             for each method, as sockbench never reconfigures a server it did not start"
+        );
+    }
+    Ok(auth_targets)
 }
 
 /// The placements to measure. On a user's server a pinned placement places the

@@ -144,24 +144,7 @@ pub fn facts(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)
                 .unwrap_or_else(|| "none seen".into()),
         ),
         ("cpuidle driver", or_unknown(&s.cpuidle_driver)),
-        (
-            "round trip on 1 CPU / 2",
-            s.wakeup.map_or_else(
-                || "not measured".into(),
-                |w| {
-                    format!(
-                        "{} / {}: two CPUs add {}",
-                        duration_ns(w.same_ns.estimate),
-                        duration_ns(w.split_ns.estimate),
-                        duration_interval_ns(
-                            w.across_ns.estimate,
-                            w.across_ns.low,
-                            w.across_ns.high
-                        )
-                    )
-                },
-            ),
-        ),
+        ("round trip on 1 CPU / 2", wakeup(file)),
         (
             "frequency governor",
             s.cpu_governor
@@ -186,16 +169,7 @@ pub fn facts(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)
         ("kernel TLS", or_unknown(&s.kernel_tls)),
         ("OpenSSL", s.openssl_version.clone()),
     ];
-    // The version of each kind of server a family measures.
-    facts.extend(catalog.servers().iter().map(|s| {
-        let version = file
-            .results
-            .iter()
-            .filter(|r| catalog.family_of(r) == Some(s.family))
-            .find_map(|r| r.server.as_ref())
-            .map_or_else(|| "not measured".into(), |s| short_version(&s.version));
-        (s.product, version)
-    }));
+    facts.extend(server_versions(file, catalog));
     facts.extend([
         (
             "sockbench",
@@ -209,6 +183,34 @@ pub fn facts(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)
         ),
     ]);
     facts
+}
+
+/// What running client and server on two CPUs adds to a round trip, as measured
+/// after the run's first experiment.
+fn wakeup(file: &ResultFile) -> String {
+    let Some(w) = file.system.wakeup else {
+        return "not measured".into();
+    };
+    let across = &w.across_ns;
+    format!(
+        "{} / {}: two CPUs add {}",
+        duration_ns(w.same_ns.estimate),
+        duration_ns(w.split_ns.estimate),
+        duration_interval_ns(across.estimate, across.low, across.high)
+    )
+}
+
+/// The version of each kind of server a family measures, as its records say.
+fn server_versions(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)> {
+    let version = |family: &str| {
+        (file.results.iter())
+            .filter(|r| catalog.family_of(r) == Some(family))
+            .find_map(|r| r.server.as_ref())
+            .map_or_else(|| "not measured".into(), |s| short_version(&s.version))
+    };
+    (catalog.servers().iter())
+        .map(|s| (s.product, version(s.family)))
+        .collect()
 }
 
 /// The facts as a two-column table.
