@@ -126,6 +126,25 @@ pub struct Cost {
     pub why: Option<why::Why>,
 }
 
+#[cfg(test)]
+impl Cost {
+    /// The cost of a loop whose client alone took `cpu_ns` per operation, counted
+    /// by perf_event (for tests of what reads it).
+    pub fn of_client(cpu_ns: f64) -> Cost {
+        Cost {
+            source: counters::CountedBy::PerfEvent,
+            client: Counts {
+                cpu_ns,
+                ..Counts::default()
+            },
+            server: None,
+            client_cpu: None,
+            server_cpus: Vec::new(),
+            why: None,
+        }
+    }
+}
+
 /// One side's counters: kernel counters, or only times from /proc.
 enum SideCounters {
     Counters(Vec<TaskCounters>),

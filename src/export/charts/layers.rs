@@ -213,17 +213,7 @@ mod settled_tests {
             },
             ..Why::default()
         };
-        let cost = crate::cpu::Cost {
-            source: crate::cpu::counters::CountedBy::PerfEvent,
-            client: crate::cpu::Counts {
-                cpu_ns: 1000.0,
-                ..Default::default()
-            },
-            server: None,
-            client_cpu: None,
-            server_cpus: Vec::new(),
-            why: None,
-        };
+        let cost = crate::cpu::Cost::of_client(1000.0);
         why.scale_layers(None, &cost);
         why
     }

@@ -194,17 +194,7 @@ mod tests {
             },
             ..Why::default()
         };
-        let cost = crate::cpu::Cost {
-            source: crate::cpu::counters::CountedBy::PerfEvent,
-            client: crate::cpu::Counts {
-                cpu_ns: 1000.0,
-                ..Default::default()
-            },
-            server: None,
-            client_cpu: None,
-            server_cpus: Vec::new(),
-            why: None,
-        };
+        let cost = crate::cpu::Cost::of_client(1000.0);
         why.scale_layers(None, &cost);
         let top = top_layers(&why, 2);
         // Shares 0.4, 0.5, 0.6: mean 0.5, half-width t(2) · 0.1/√3 = 0.2484.

@@ -246,7 +246,7 @@ pub fn describe(layer: Layer) -> &'static str {
 mod tests {
     use super::*;
     use crate::cpu::why::KernelAccount;
-    use crate::cpu::{Cost, Counts};
+    use crate::cpu::Cost;
     use crate::results::{Metrics, Params};
 
     /// A record whose kernel account has `events` and, per counting trial, these
@@ -286,17 +286,7 @@ mod tests {
             None,
         );
         r.metrics = Metrics::default();
-        let cost = Cost {
-            source: crate::cpu::counters::CountedBy::PerfEvent,
-            client: Counts {
-                cpu_ns,
-                ..Counts::default()
-            },
-            server: None,
-            client_cpu: None,
-            server_cpus: Vec::new(),
-            why: None,
-        };
+        let cost = Cost::of_client(cpu_ns);
         let mut why = Why {
             client: account,
             ..Why::default()
