@@ -17,7 +17,7 @@ use crate::transport::Transport;
 pub fn reference<S: AsRef<str>>(labels: &[S]) -> usize {
     labels
         .iter()
-        .position(|l| l.as_ref().parse() == Ok(Transport::Unix))
+        .position(|l| Transport::Unix.is_named(l.as_ref()))
         .unwrap_or(0)
 }
 
@@ -25,7 +25,7 @@ pub fn reference<S: AsRef<str>>(labels: &[S]) -> usize {
 /// among them, everything else with the [`reference`]. `None` for the reference
 /// itself.
 pub fn against<S: AsRef<str>>(labels: &[S], i: usize) -> Option<usize> {
-    let is = |l: &S, t: Transport| l.as_ref().parse() == Ok(t);
+    let is = |l: &S, t: Transport| t.is_named(l.as_ref());
     let tcp = labels.iter().position(|l| is(l, Transport::Tcp));
     let with = match tcp {
         Some(tcp) if is(&labels[i], Transport::Tls) => tcp,

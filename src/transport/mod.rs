@@ -94,6 +94,12 @@ impl Transport {
         self.socket().place
     }
 
+    /// Whether a record's `label` is this transport's name: records name a
+    /// transport by it, and a user's server by the name given to `--url`.
+    pub fn is_named(self, label: &str) -> bool {
+        label == self.name()
+    }
+
     /// Whether connections on this transport use TCP ports (and so leave TIME_WAIT
     /// sockets behind when the client closes first).
     pub fn uses_tcp(self) -> bool {

@@ -115,7 +115,7 @@ fn tls_cost_row(table: &mut Columns, columns: &Cells) {
     let Some(tcp) = columns
         .iter()
         .flatten()
-        .find(|r| r.transport.parse() == Ok(crate::transport::Transport::Tcp) && r.tls.is_none())
+        .find(|r| crate::transport::Transport::Tcp.is_named(&r.transport) && r.tls.is_none())
     else {
         return;
     };

@@ -17,7 +17,7 @@ pub fn sentence(what: &str, work: &Work, metric: &Metric, pairs: &[Pair], cpu_op
     let mut parts = Vec::new();
     let (tls, mut plain): (Vec<&Pair>, Vec<&Pair>) = pairs.iter().partition(|p| is_tls(p));
     // The main statement is the reference against tcp, when tcp was measured.
-    plain.sort_by_key(|p| p.other.parse() != Ok(crate::transport::Transport::Tcp));
+    plain.sort_by_key(|p| !crate::transport::Transport::Tcp.is_named(&p.other));
     let mut plain = plain.into_iter();
     if let Some(main) = plain.next() {
         parts.push(choice(work, metric, main, cpu_op));
@@ -36,15 +36,15 @@ pub fn sentence(what: &str, work: &Work, metric: &Metric, pairs: &[Pair], cpu_op
 pub fn main_pair(pairs: &[Pair]) -> Option<&Pair> {
     let plain = || pairs.iter().filter(|p| !is_tls(p));
     plain()
-        .find(|p| p.other.parse() == Ok(crate::transport::Transport::Tcp))
+        .find(|p| crate::transport::Transport::Tcp.is_named(&p.other))
         .or_else(|| plain().next())
 }
 
 /// TLS against tcp.
 pub fn is_tls(p: &Pair) -> bool {
-    p.other.parse() == Ok(crate::transport::Transport::Tls)
+    crate::transport::Transport::Tls.is_named(&p.other)
         && p.base != p.other
-        && p.base.parse() == Ok(crate::transport::Transport::Tcp)
+        && crate::transport::Transport::Tcp.is_named(&p.base)
 }
 
 /// The main statement: which to use, what it saves, and whether that matters;
