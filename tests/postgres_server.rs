@@ -132,6 +132,17 @@ fn by_label(file: &serde_json::Value) -> std::collections::BTreeMap<String, serd
 
 const PASSWORD: (&str, &str) = ("PGPASSWORD", APP_PASSWORD);
 
+/// The `PG*` variables that name the app's database on the server at `port`,
+/// over loopback TCP, as a user's environment would.
+fn app_variables(port: &str) -> [(&'static str, &str); 4] {
+    [
+        ("PGHOST", "127.0.0.1"),
+        ("PGPORT", port),
+        ("PGUSER", APP_USER),
+        ("PGDATABASE", APP_DB),
+    ]
+}
+
 #[test]
 fn bare_uris_and_conninfo_are_named_after_what_they_reach() {
     if !postgres_installed("bare_uris_and_conninfo") {
@@ -228,17 +239,11 @@ fn pg_variables_name_the_users_server_and_say_so() {
     }
     let server = UserServer::start();
     let port = server.port.to_string();
-    let (out, file) = measure(
-        &[],
-        &[
-            ("PGHOST", "127.0.0.1"),
-            ("PGPORT", &port),
-            ("PGUSER", APP_USER),
-            ("PGDATABASE", APP_DB),
-            ("PGSSLMODE", "disable"),
-            PASSWORD,
-        ],
-    );
+    let variables = [
+        &app_variables(&port)[..],
+        &[("PGSSLMODE", "disable"), PASSWORD],
+    ];
+    let (out, file) = measure(&[], &variables.concat());
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     // The server's transports are compared as --server does; the socket, which
@@ -680,16 +685,8 @@ fn pg_variables_alone_compare_the_servers_transports() {
     let server = UserServer::start();
     server.admin(&format!("GRANT pg_read_all_settings TO {APP_USER}"));
     let port = server.port.to_string();
-    let (out, file) = measure(
-        &[],
-        &[
-            ("PGHOST", "127.0.0.1"),
-            ("PGPORT", &port),
-            ("PGUSER", APP_USER),
-            ("PGDATABASE", APP_DB),
-            PASSWORD,
-        ],
-    );
+    let variables = [&app_variables(&port)[..], &[PASSWORD]];
+    let (out, file) = measure(&[], &variables.concat());
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let records = by_label(&file.unwrap());
