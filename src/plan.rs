@@ -241,7 +241,7 @@ impl Measuring {
 
 /// Runs every round of one experiment of a family whose cases all run on every
 /// target (`labels`, in the runner's order, with the TLS each negotiated) and builds
-/// its records, ranked and paired.
+/// its records, paired.
 pub fn measure_experiment(
     experiment: &Description,
     cases: &[Params],
@@ -262,7 +262,7 @@ pub fn measure_experiment(
 /// Runs every round of `experiment`'s cases, each (its parameters) on the targets
 /// it lists (indices into `labels` and `tls`, in the runner's order), and builds
 /// the records: for each case, one per target it lists, in that order, not yet
-/// ranked (a family may first add what it knows of each).
+/// paired (a family may first add what it knows of each).
 pub fn run_cases(
     experiment: &Description,
     cases: &[(Params, Vec<usize>)],

@@ -44,7 +44,7 @@
 
 use super::csv::{figures, unit_name};
 use super::Exporter;
-use crate::report::block::{legend, Block, Number as CellValue};
+use crate::report::block::{legend, Block, Number};
 use crate::report::verdict::Outcome;
 use crate::report::Document;
 use crate::results::ResultRecord;
@@ -161,12 +161,12 @@ fn table(b: &Block) -> Value {
                 "text": c.text,
                 "value": match c.value {
                     None => Value::Null,
-                    Some(CellValue::Figure { value, unit }) => json!({
+                    Some(Number::Figure { value, unit }) => json!({
                         "kind": "figure",
                         "value": number(value),
                         "unit": unit_name(unit),
                     }),
-                    Some(CellValue::Ratio(i)) => {
+                    Some(Number::Ratio(i)) => {
                         let mut v = interval(&i);
                         v["kind"] = json!("ratio");
                         v

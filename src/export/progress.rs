@@ -1,4 +1,4 @@
-//! ProgressLine on stderr: one line for the whole run, `experiment 3 of 8
+//! Progress on stderr: one line for the whole run, `experiment 3 of 8
 //! (sockets.stream: 64 KiB tcp, round 2), about 1 min 10 s left`, redrawn between
 //! trials and never inside a timed loop. It redraws only when the harness reports a step
 //! (no ticking thread competing with the measurement for a CPU), and nothing is

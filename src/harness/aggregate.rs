@@ -1,5 +1,6 @@
 //! Turns the trials of one experiment into result records: medians, spread, noise
-//! flag, intervals, and the comparison with the reference and the fastest transport.
+//! flag, and the counting trials' counts; `results::paired::pair` then adds the
+//! intervals and the comparison with the reference transport.
 
 use crate::results::metric::Metric;
 use crate::results::{Headline, Metrics, Params, ResultRecord, Trial};
@@ -86,7 +87,7 @@ mod tests {
         }
     }
 
-    /// Records as `record` and `rank` make them from two or three rounds spread up
+    /// Records as `record` and `pair` make them from two or three rounds spread up
     /// to a hundredfold, of every magnitude a figure has (times from 100 ns to 10 s,
     /// rates up to 10 GB/s), in a result file: the loader takes every one, so
     /// `report` never calls a file sockbench just wrote damaged or edited.

@@ -1,7 +1,7 @@
 //! How long a plan is expected to take, said before anything is measured, and the
 //! time allowance [`run`](super::run) holds each experiment to.
 //!
-//! One experiment's share is a [`ExperimentTime`]: its trials per round, the time of one
+//! One experiment's share is an [`ExperimentTime`]: its trials per round, the time of one
 //! trial, its rounds, warm-up and counting rounds. The families say what their
 //! plans hold (the cases, the targets, the trial each runs); the arithmetic is
 //! here only, for the line printed before a run and for the scheduler's

@@ -333,7 +333,7 @@ fn a_failed_trial_names_experiment_case_target_and_round() {
 }
 
 #[test]
-fn trials_aggregate_into_ranked_records() {
+fn trials_aggregate_into_paired_records() {
     // Calls alternate unix, tcp / tcp, unix / unix, tcp over three rounds.
     let values = [100.0, 40.0, 50.0, 90.0, 110.0, 60.0];
     let mut fake = Fake::new(&["unix", "tcp"], &values);

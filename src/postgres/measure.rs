@@ -103,8 +103,14 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
             let server = server
                 .as_deref()
                 .map(|uri| (uri, from_environment.as_slice()));
-            let targets = user_targets(plan, urls, server, auth_urls)?;
-            (targets, auth_targets(plan, auth_urls)?, Vec::new())
+            let targets = user_targets(urls, server, auth_urls)?;
+            let auth_targets = auth_targets(plan, auth_urls)?;
+            if plan.experiments.contains(&Experiment::Concurrent) {
+                for target in &targets {
+                    preflight::slots_for(target, connections_needed(plan))?;
+                }
+            }
+            (targets, auth_targets, Vec::new())
         }
     };
     if let Some(first) = targets.first() {
@@ -153,10 +159,8 @@ fn start_cluster(
 
 /// The user's servers as targets: each `--url`, and each transport `--server`
 /// is found on (`server`: its URI, and the `PG*` variables that named it when
-/// they did), what was found or skipped said in a line each; checked for the
-/// connections the concurrent experiment needs.
+/// they did), what was found or skipped said in a line each.
 fn user_targets(
-    plan: &PostgresPlan,
     urls: &[UrlArg],
     server: Option<(&str, &[&'static str])>,
     auth_urls: &[(AuthMethod, String)],
@@ -182,11 +186,6 @@ fn user_targets(
              transports; to compare this server's unix, tcp and tls, give it as \
              --server URI instead"
         );
-    }
-    if plan.experiments.contains(&Experiment::Concurrent) {
-        for target in &targets {
-            preflight::slots_for(target, connections_needed(plan))?;
-        }
     }
     Ok(targets)
 }

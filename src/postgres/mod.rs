@@ -50,7 +50,7 @@ pub static FAMILY: Family = Family {
         &describe::AUTH,
         &describe::ROWS,
         &describe::CONCURRENT,
-        // Not a `Experiment` of its own: the concurrent experiment's records at a
+        // Not an `Experiment` of its own: the concurrent experiment's records at a
         // fixed rate (`--rate`), which compare latency instead of throughput.
         &describe::CONCURRENT_RATE,
     ],

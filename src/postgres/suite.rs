@@ -113,7 +113,7 @@ impl Suite<'_> {
         vec![Placement::Free]
     }
 
-    /// Runs every round of `experiment` and returns its ranked records.
+    /// Runs every round of `experiment` and returns its paired records.
     pub fn run(&mut self, experiment: Experiment) -> Result<Vec<ResultRecord>> {
         let (targets, cases) = self.cases(experiment);
         let described = self.described(experiment);

@@ -11,7 +11,6 @@ use crate::sockets::{Budget, Experiment};
 use crate::transport::{Endpoint, TlsVersion, Transport};
 use crate::units::{format_size, parse_size};
 use anyhow::Result;
-use std::path::PathBuf;
 use std::time::Duration;
 
 const MAX_CLIENTS: u32 = 1_024;
@@ -42,7 +41,6 @@ pub struct SocketsPlan {
     /// Connections streaming at once in the stream workload.
     pub streams: u32,
     pub tls_version: TlsVersion,
-    pub json: Option<PathBuf>,
     pub budget: Budget,
 }
 
@@ -139,7 +137,6 @@ impl SocketsPlan {
             clients,
             streams,
             tls_version: args.tls_version.unwrap_or(TlsVersion::V1_3),
-            json: args.measuring.output.json.clone(),
             budget,
         })
     }

@@ -1,5 +1,5 @@
 //! The sockets suite: starts (or finds) sockbench's server, then runs each experiment
-//! through the harness. Every case (message size, write size, client count) of a
+//! through the harness. Every case (message size, write size, client count) of an
 //! experiment runs on every transport once per round, the transport that goes first
 //! rotating from round to round.
 

@@ -33,7 +33,7 @@ pub struct ServerTargets {
 
 /// Where a Unix socket directory tried came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Source {
+enum DirFound {
     /// The server's `unix_socket_directories`, which the role may read.
     Setting,
     /// The socket directory the URI itself reached.
@@ -70,7 +70,7 @@ pub fn server_targets(uri: &str, from_environment: bool) -> Result<ServerTargets
         .or_else(|| params.get("user"))
         .unwrap_or_else(|| "this user".into());
     let mut found = Found::default();
-    let server = Server {
+    let server = Connected {
         conn: &conn,
         base: &base,
         port: port.as_deref(),
@@ -143,7 +143,7 @@ struct Found {
 
 /// A user's PostgreSQL server, connected, as the search for its other
 /// transports sees it.
-struct Server<'a> {
+struct Connected<'a> {
     conn: &'a PgConn,
     /// The target the URI reached.
     base: &'a Target,
@@ -154,14 +154,14 @@ struct Server<'a> {
     user: &'a str,
 }
 
-impl Server<'_> {
+impl Connected<'_> {
     fn setting(&self, name: &str) -> Result<String, crate::postgres::libpq::PgError> {
         self.conn.query_value(&format!("SHOW {name}"))
     }
 
     /// Where the socket is: the setting, else the socket the URI reached, else
     /// what a role that may not read the setting can find on this machine.
-    fn socket_dirs(&self, found: &mut Found) -> Vec<(String, Source)> {
+    fn socket_dirs(&self, found: &mut Found) -> Vec<(String, DirFound)> {
         let base = self.base;
         let local = base.unix_socket || base.server.host.as_deref().is_some_and(is_loopback);
         match self.setting("unix_socket_directories") {
@@ -183,14 +183,14 @@ impl Server<'_> {
                 .split(',')
                 .map(str::trim)
                 .find(|d| !d.is_empty())
-                .map(|d| (d.to_string(), Source::Setting))
+                .map(|d| (d.to_string(), DirFound::Setting))
                 .into_iter()
                 .collect(),
             Err(_) if base.unix_socket => base
                 .server
                 .host
                 .clone()
-                .map(|h| (h, Source::Reached))
+                .map(|h| (h, DirFound::Reached))
                 .into_iter()
                 .collect(),
             Err(_) => {
@@ -232,7 +232,7 @@ impl Server<'_> {
 /// reach and sockbench can tell who runs the server: without it, a socket is
 /// never sent a password.
 fn socket_holder(
-    dirs: &[(String, Source)],
+    dirs: &[(String, DirFound)],
     owner: Option<u32>,
     notes: &mut Vec<String>,
 ) -> Option<String> {
@@ -256,7 +256,7 @@ impl Reach<'_> {
     /// same server answers, its socket held by `peer`.
     fn unix_target(
         &self,
-        dirs: Vec<(String, Source)>,
+        dirs: Vec<(String, DirFound)>,
         peer: &str,
         user: &str,
         found: &mut Found,
@@ -292,11 +292,11 @@ impl Reach<'_> {
 
 /// How a socket directory found by searching was found, as the line that keeps it
 /// says; `None` for one the server or the URI named.
-fn found_by(found: Source) -> Option<&'static str> {
+fn found_by(found: DirFound) -> Option<&'static str> {
     match found {
-        Source::Setting | Source::Reached => None,
-        Source::Standard => Some("a standard directory"),
-        Source::PostmasterFile => Some("named in its postmaster.pid"),
+        DirFound::Setting | DirFound::Reached => None,
+        DirFound::Standard => Some("a standard directory"),
+        DirFound::PostmasterFile => Some("named in its postmaster.pid"),
     }
 }
 
@@ -322,12 +322,12 @@ fn search(
     port: Option<&str>,
     owner: Option<u32>,
     tried: &mut Vec<String>,
-) -> Vec<(String, Source)> {
+) -> Vec<(String, DirFound)> {
     let Some(port) = port else {
         tried.push("the server's port is not known".into());
         return Vec::new();
     };
-    let mut found: Vec<(String, Source)> = Vec::new();
+    let mut found: Vec<(String, DirFound)> = Vec::new();
     let mut seen = Vec::new();
     for dir in STANDARD_DIRS {
         let socket = std::path::Path::new(dir).join(format!(".s.PGSQL.{port}"));
@@ -337,7 +337,7 @@ fn search(
         let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.into());
         if is_socket && !seen.contains(&real) {
             seen.push(real);
-            found.push((dir.to_string(), Source::Standard));
+            found.push((dir.to_string(), DirFound::Standard));
         }
     }
     if found.is_empty() {
@@ -348,7 +348,7 @@ fn search(
     }
     match postmaster_file_dir(conn, port, owner) {
         Ok(dir) if found.iter().any(|(d, _)| *d == dir) => {}
-        Ok(dir) => found.push((dir, Source::PostmasterFile)),
+        Ok(dir) => found.push((dir, DirFound::PostmasterFile)),
         Err(why) => tried.push(why),
     }
     found

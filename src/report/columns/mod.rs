@@ -9,7 +9,7 @@
 //! fastest column disagreed with it).
 //!
 //! The rows of CPU per operation are laid out in `cost.rs`, the kernel's account
-//! of why (events per operation, CPU by layer) in `why.rs`; the notes on how to
+//! of why (events per operation, CPU by layer) in `kernel.rs`; the notes on how to
 //! read a table and how sure it is, where CPU figures come from among them, are in
 //! `notes.rs`, re-exported here.
 
