@@ -33,7 +33,7 @@ fn files_that_cannot_be_reported_get_one_clear_line() {
     });
     let e = one_line_error(&["report", &older]);
     assert!(
-        e.contains("result format 1") && e.contains("reads formats 2 to 5"),
+        e.contains("result format 1") && e.contains("reads formats 2 to 6"),
         "{e}"
     );
 
