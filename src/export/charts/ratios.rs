@@ -62,7 +62,7 @@ div.ratios p{grid-column:1/-1;margin:.6rem 0 .1rem;font-weight:600}\
 div.ratios span.name{overflow-wrap:normal;line-height:1.2}\
 div.ratios span.key{display:inline-block;width:.6rem;height:.6rem;border-radius:50%;\
 margin-right:.3rem}\
-div.ratios svg{width:100%;max-width:none;padding:0 22px;box-sizing:border-box;\
+div.ratios svg{width:100%;max-width:none;padding:0 28px;box-sizing:border-box;\
 overflow:visible}\
 div.ratios svg.axis{grid-column:2}div.ratios svg text{font-size:13px;fill:#444}\
 div.ratios span.desc{grid-column:2;text-align:center;font-size:.85rem;color:#555}\
