@@ -44,8 +44,8 @@ pub struct Suite<'a> {
 /// targets it runs on, and for auth the method to switch the cluster to first.
 struct PostgresRunner<'s> {
     experiment: Experiment,
-    targets: Vec<Target>,
-    cases: Vec<PgCase>,
+    targets: &'s [Target],
+    cases: &'s [PgCase],
     cluster: Option<&'s mut Cluster>,
     budget: &'s Budget,
 }
@@ -130,16 +130,15 @@ impl Suite<'_> {
         let on: Vec<(Params, Vec<usize>)> = (cases.iter())
             .map(|c| (c.params.clone(), c.targets.clone()))
             .collect();
-        let labels: Vec<String> = targets.iter().map(|t| t.label.clone()).collect();
-        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+        let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
         let tls: Vec<_> = targets.iter().map(|t| t.tls.clone()).collect();
         // A user's script may create its own objects as it runs.
         let script = experiment == Experiment::Concurrent && !self.concurrent.script.is_default();
         self.untouched(described.id, !script)?;
         let mut runner = PostgresRunner {
             experiment,
-            targets,
-            cases,
+            targets: &targets,
+            cases: &cases,
             cluster: self.cluster.as_mut().map(|(c, _)| &mut **c),
             budget: &self.budget,
         };
@@ -157,7 +156,6 @@ impl Suite<'_> {
                 cluster.set_auth(STANDING)?;
             }
         }
-        let PostgresRunner { targets, cases, .. } = runner;
         self.untouched(described.id, !script)?;
         if let (true, Some((cluster, _))) = (script, &mut self.cluster) {
             cluster.accept_objects()?;
