@@ -27,3 +27,4 @@ pub mod system;
 pub(crate) mod timestamp;
 pub mod transport;
 pub mod units;
+pub(crate) mod wait;

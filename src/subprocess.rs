@@ -8,10 +8,11 @@
 //! `pg_config --bindir`) is waited for a few seconds at most ([`ask`]).
 
 use anyhow::Context;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// How long a program asked about itself may take: far longer than any does.
@@ -164,6 +165,67 @@ fn take(pipe: &mut impl Read, said: &mut Vec<u8>) -> bool {
             true
         }
         Err(e) => e.kind() == std::io::ErrorKind::Interrupted,
+    }
+}
+
+/// Reads the child's stdout line by line on a thread, so waiting can time out.
+pub fn read_lines(stdout: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Collects what the child says on stderr (only errors) and hands it back once the
+/// child closes it, for the error message.
+pub fn forward_stderr(stderr: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut said = String::new();
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
+            said.push_str(&line);
+            said.push('\n');
+        }
+        let _ = tx.send(said);
+    });
+    rx
+}
+
+/// Collects the addresses of the `listening ADDR` lines a server sockbench started
+/// (`sockbench serve`, named `who` in errors) prints until `ready`, for at most
+/// `limit`.
+pub fn wait_ready(
+    lines: &mpsc::Receiver<String>,
+    who: &str,
+    limit: Duration,
+) -> anyhow::Result<Vec<String>> {
+    let deadline = Instant::now() + limit;
+    let mut endpoints = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = match lines.recv_timeout(left) {
+            Ok(line) => line,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                anyhow::bail!("{who} did not report ready within {limit:?}")
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                anyhow::bail!("{who} exited before it was ready")
+            }
+        };
+        if line == "ready" {
+            return Ok(endpoints);
+        }
+        if let Some(addr) = line.strip_prefix("listening ") {
+            endpoints.push(addr.to_string());
+        }
     }
 }
 

@@ -122,7 +122,17 @@ pub fn pin(tid: i32, cpus: &[usize]) -> io::Result<()> {
 /// Pins every thread of process `pid` to `cpus`; a thread that ends meanwhile (a
 /// server session closing) is passed over.
 pub fn pin_process(pid: u32, cpus: &[usize]) -> io::Result<()> {
-    for tid in super::proc::threads(pid) {
+    pin_threads(super::proc::threads(pid), cpus)
+}
+
+/// Pins every thread of process `pid` and of every process below it to `cpus`
+/// (a server sockbench started, with the workers it started).
+pub fn pin_tree(pid: u32, cpus: &[usize]) -> io::Result<()> {
+    pin_threads(super::proc::tree_threads(pid), cpus)
+}
+
+fn pin_threads(tids: Vec<i32>, cpus: &[usize]) -> io::Result<()> {
+    for tid in tids {
         match pin(tid, cpus) {
             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
             other => other?,

@@ -40,14 +40,16 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The machine's and our own totals now; `server` is the server process whose
-    /// time (children included) is ours too.
-    pub fn take(server: Option<u32>) -> Option<Snapshot> {
+    /// The machine's and our own totals now; `server` are the server's roles,
+    /// whose time (with what they started) is ours too.
+    pub fn take(server: &[super::ServerRole]) -> Option<Snapshot> {
         let (busy_ns, steal_ns) = proc::machine_times()?;
         let own = proc::own_usage().cpu_ns;
-        let server_ns = server
-            .and_then(|pid| proc::process_times(pid, true))
-            .map_or(0.0, |(u, s)| u + s);
+        let server_ns: f64 = server
+            .iter()
+            .filter_map(|role| proc::process_times(role.pid, true))
+            .map(|(u, s)| u + s)
+            .sum();
         Some(Snapshot {
             at: Instant::now(),
             busy_ns,
@@ -80,7 +82,7 @@ impl Snapshot {
 
 /// The load over `time` while sockbench itself waits: how quiet the machine is.
 pub fn sample(time: Duration) -> Option<CpuLoad> {
-    let before = Snapshot::take(None)?;
+    let before = Snapshot::take(&[])?;
     std::thread::sleep(time);
-    before.until(&Snapshot::take(None)?)
+    before.until(&Snapshot::take(&[])?)
 }

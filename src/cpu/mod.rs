@@ -28,7 +28,55 @@ pub(crate) mod why;
 use counters::{Task, TaskCounters};
 use placed::ServerSide;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// One part of a target's server side, named by what it does: `server` for a
+/// family with one server process; a proxy's `proxy` (nginx) and `app` (the
+/// application server behind it). Its CPU is counted with everything it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerRole {
+    pub name: &'static str,
+    pub pid: u32,
+    /// Whether sockbench started it, so the whole tree below it is sockbench's to
+    /// place; a user's process is placed alone (its CPUs are restored after).
+    pub started: bool,
+}
+
+impl ServerRole {
+    /// The one server process sockbench started.
+    pub const fn server(pid: u32) -> ServerRole {
+        ServerRole::started("server", pid)
+    }
+
+    /// A server process sockbench started, named `name`.
+    pub const fn started(name: &'static str, pid: u32) -> ServerRole {
+        ServerRole {
+            name,
+            pid,
+            started: true,
+        }
+    }
+
+    /// A user's server process found on this machine.
+    pub const fn found(pid: u32) -> ServerRole {
+        ServerRole {
+            name: "server",
+            pid,
+            started: false,
+        }
+    }
+
+    /// Places the role on `cpus`: the whole tree of one sockbench started, a
+    /// user's process alone.
+    pub fn pin(&self, cpus: &[usize]) -> std::io::Result<()> {
+        if self.started {
+            affinity::pin_tree(self.pid, cpus)
+        } else {
+            affinity::pin_process(self.pid, cpus)
+        }
+    }
+}
 
 /// CPU figures of one side: running totals, or per operation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -61,6 +109,20 @@ impl Counts {
             migrations: d(self.migrations, before.migrations),
             instructions_user: d(self.instructions_user, before.instructions_user),
             instructions_kernel: d(self.instructions_kernel, before.instructions_kernel),
+        }
+    }
+
+    /// The sum of `all`, figure by figure; a figure one of them lacks is left out.
+    fn sum(all: &[Counts]) -> Counts {
+        let add = |get: fn(&Counts) -> Option<f64>| all.iter().map(get).sum::<Option<f64>>();
+        Counts {
+            cpu_ns: all.iter().map(|c| c.cpu_ns).sum(),
+            user_ns: add(|c| c.user_ns),
+            sys_ns: add(|c| c.sys_ns),
+            context_switches: add(|c| c.context_switches),
+            migrations: add(|c| c.migrations),
+            instructions_user: add(|c| c.instructions_user),
+            instructions_kernel: add(|c| c.instructions_kernel),
         }
     }
 
@@ -113,6 +175,10 @@ pub struct Cost {
     /// Absent for a server sockbench could not identify.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<Counts>,
+    /// The server's side role by role, where it has more than one (a proxy's
+    /// `proxy` and `app`); `server` is their sum.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub roles: BTreeMap<String, Counts>,
     /// The CPU the client ran on when the loop ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpu: Option<u32>,
@@ -138,6 +204,7 @@ impl Cost {
                 ..Counts::default()
             },
             server: None,
+            roles: BTreeMap::new(),
             client_cpu: None,
             server_cpus: Vec::new(),
             why: None,
@@ -156,8 +223,10 @@ enum SideCounters {
 /// the loop by the experiment.
 pub struct Meter {
     client: SideCounters,
-    server: Option<(u32, SideCounters)>,
-    started: Option<(Counts, Option<Counts>)>,
+    /// Each role of the server's side, with its counters.
+    server: Vec<(ServerRole, SideCounters)>,
+    /// The client's reading and each role's when the loop started.
+    started: Option<(Counts, Vec<Option<Counts>>)>,
     /// The server's threads and their CPU time when the loop started.
     server_tasks: Vec<(i32, u64, Option<u32>)>,
     ended: Option<Ended>,
@@ -175,16 +244,16 @@ pub struct Meter {
 struct Ended {
     client: Option<Counts>,
     client_cpu: Option<u32>,
-    server: Option<Counts>,
+    server: Vec<Option<Counts>>,
     server_cpus: Vec<u32>,
 }
 
 impl Meter {
     /// Times only, for a measured trial: nothing runs during the loop.
-    pub fn times(server: Option<u32>) -> Meter {
+    pub fn times(server: &[ServerRole]) -> Meter {
         Meter {
             client: SideCounters::Times,
-            server: server.map(|pid| (pid, SideCounters::Times)),
+            server: server.iter().map(|&r| (r, SideCounters::Times)).collect(),
             started: None,
             server_tasks: Vec::new(),
             ended: None,
@@ -215,13 +284,13 @@ impl Meter {
     }
 
     /// Opens the counters of the calling thread (the client, and the client
-    /// threads it starts) and of process `server` with everything it starts, for
+    /// threads it starts) and of each `server` role with everything it starts, for
     /// a counting trial; times only where counters are not permitted. The
     /// kernel's account ([`why`]) is collected on both too, where permitted: its
     /// samples' interrupts add to the CPU time the counters count (about 8% at
     /// one sample per 50 µs), one more reason a counting trial's times are not
     /// used for figures.
-    pub fn counters(server: Option<u32>) -> Meter {
+    pub fn counters(server: &[ServerRole]) -> Meter {
         Meter {
             why: why::collect::Collector::open(server),
             ..Meter::counters_alone(server)
@@ -229,48 +298,36 @@ impl Meter {
     }
 
     /// [`Meter::counters`] without the kernel's account.
-    pub fn counters_alone(server: Option<u32>) -> Meter {
+    pub fn counters_alone(server: &[ServerRole]) -> Meter {
         let client = match TaskCounters::open(Task::Me) {
             Ok(c) => SideCounters::Counters(vec![c]),
             Err(_) => SideCounters::Times,
         };
-        let server = server.map(|pid| {
-            let side = match &client {
-                SideCounters::Counters(_) => {
-                    server_counters(pid).map_or(SideCounters::Times, SideCounters::Counters)
-                }
-                SideCounters::Times => SideCounters::Times,
-            };
-            (pid, side)
-        });
+        let server = server
+            .iter()
+            .map(|&role| (role, side_like(&client, role.pid)))
+            .collect();
         Meter {
             client,
             server,
-            ..Meter::times(None)
+            ..Meter::times(&[])
         }
     }
 
     /// Reads the counters just before the timed loop.
     pub fn start(&mut self) {
-        if let (None, Some(pid)) = (&self.server, self.side.only()) {
-            let side = match &self.client {
-                SideCounters::Counters(_) => {
-                    server_counters(pid).map_or(SideCounters::Times, SideCounters::Counters)
-                }
-                SideCounters::Times => SideCounters::Times,
-            };
-            self.server = Some((pid, side));
+        if let (true, Some(pid)) = (self.server.is_empty(), self.side.only()) {
+            let role = ServerRole::found(pid);
+            self.server = vec![(role, side_like(&self.client, pid))];
         }
         let client = read(&mut self.client, None);
-        let server = self
-            .server
-            .as_mut()
-            .map(|(pid, side)| read(side, Some(*pid)));
+        let server = self.read_server();
         self.server_tasks = self
             .server
-            .as_ref()
-            .map_or_else(Vec::new, |(pid, _)| proc::tasks(*pid));
-        self.started = client.map(|c| (c, server.flatten()));
+            .iter()
+            .flat_map(|(role, _)| proc::tasks(role.pid))
+            .collect();
+        self.started = client.map(|c| (c, server));
         if let Some(w) = &mut self.why {
             w.start();
         }
@@ -285,14 +342,11 @@ impl Meter {
         self.adopted_ns = self.side.cpu_ns();
         let client_cpu = affinity::current_cpu();
         let client = read(&mut self.client, None);
-        let server = self
-            .server
-            .as_mut()
-            .and_then(|(pid, side)| read(side, Some(*pid)));
-        let server_cpus = self
-            .server
-            .as_ref()
-            .map_or_else(Vec::new, |(pid, _)| ran_since(*pid, &self.server_tasks));
+        let server = self.read_server();
+        let server_cpus = ran_since(
+            self.server.iter().map(|(role, _)| role.pid),
+            &self.server_tasks,
+        );
         self.ended = Some(Ended {
             client,
             client_cpu,
@@ -319,13 +373,29 @@ impl Meter {
         let ops = ops.max(1) as f64;
         // Times read from /proc can still step back when a child is reaped at
         // the wrong moment; such a reading is left out rather than reported.
-        let server = match (server_before, ended.server) {
-            (Some(before), Some(after)) => Some(after.per_op(&before, ops)).filter(|c| {
-                c.cpu_ns >= 0.0
-                    && c.sys_ns.is_none_or(|s| s >= 0.0)
-                    && c.user_ns.is_none_or(|u| u >= 0.0)
-            }),
-            _ => None,
+        let per_role: Vec<Option<Counts>> = server_before
+            .iter()
+            .zip(&ended.server)
+            .map(|(before, after)| match (before, after) {
+                (Some(before), Some(after)) => Some(after.per_op(before, ops)).filter(|c| {
+                    c.cpu_ns >= 0.0
+                        && c.sys_ns.is_none_or(|s| s >= 0.0)
+                        && c.user_ns.is_none_or(|u| u >= 0.0)
+                }),
+                _ => None,
+            })
+            .collect();
+        // The side is whole only when every role was read.
+        let whole: Option<Vec<Counts>> = per_role.iter().copied().collect();
+        let server = whole.filter(|w| !w.is_empty()).map(|w| Counts::sum(&w));
+        let roles = match (&server, per_role.len()) {
+            (Some(_), 2..) => self
+                .server
+                .iter()
+                .zip(per_role.iter().flatten())
+                .map(|((role, _), counts)| (role.name.to_string(), *counts))
+                .collect(),
+            _ => BTreeMap::new(),
         };
         self.cost = Some(Cost {
             source: match self.client {
@@ -334,10 +404,19 @@ impl Meter {
             },
             client: client.per_op(&client_before, ops),
             server,
+            roles,
             client_cpu,
             server_cpus: ended.server_cpus,
             why: self.why.as_mut().map(|w| w.finish(ops as u64)),
         });
+    }
+
+    /// Each role's reading now, in the order of `self.server`.
+    fn read_server(&mut self) -> Vec<Option<Counts>> {
+        self.server
+            .iter_mut()
+            .map(|(role, side)| read(side, Some(role.pid)))
+            .collect()
     }
 
     /// The cost of the loop between `start` and `stop`, once.
@@ -346,11 +425,23 @@ impl Meter {
     }
 }
 
-/// Counters on every thread of process `pid`; a thread that ends meanwhile (a
-/// server session closing) is passed over, any other failure fails them all.
+/// A server side counted as the client is: counters on every thread of process
+/// `pid` and of the processes below it when the client has counters, else times.
+fn side_like(client: &SideCounters, pid: u32) -> SideCounters {
+    match client {
+        SideCounters::Counters(_) => {
+            server_counters(pid).map_or(SideCounters::Times, SideCounters::Counters)
+        }
+        SideCounters::Times => SideCounters::Times,
+    }
+}
+
+/// Counters on every thread of process `pid` and of the processes below it; a
+/// thread that ends meanwhile (a server session closing) is passed over, any
+/// other failure fails them all.
 fn server_counters(pid: u32) -> std::io::Result<Vec<TaskCounters>> {
     let mut all = Vec::new();
-    for tid in proc::threads(pid) {
+    for tid in proc::tree_threads(pid) {
         match TaskCounters::open(Task::Id(tid)) {
             Ok(c) => all.push(c),
             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
@@ -392,11 +483,11 @@ fn read(side: &mut SideCounters, pid: Option<u32>) -> Option<Counts> {
     }
 }
 
-/// The CPUs on which the threads of process `pid` (and of its children) that used
-/// CPU since `before` last ran; a thread new since then counts when it used any.
-fn ran_since(pid: u32, before: &[(i32, u64, Option<u32>)]) -> Vec<u32> {
-    let mut cpus: Vec<u32> = proc::tasks(pid)
-        .into_iter()
+/// The CPUs on which the threads of processes `pids` (and of the processes below
+/// them) that used CPU since `before` last ran; a thread new since then counts when it used any.
+fn ran_since(pids: impl Iterator<Item = u32>, before: &[(i32, u64, Option<u32>)]) -> Vec<u32> {
+    let mut cpus: Vec<u32> = pids
+        .flat_map(proc::tasks)
         .filter(|(tid, ticks, _)| {
             let earlier = before.iter().find(|(t, _, _)| t == tid).map_or(0, |b| b.1);
             *ticks > earlier

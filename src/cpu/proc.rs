@@ -31,11 +31,12 @@ pub fn parent(pid: u32) -> Option<u32> {
         .ok()
 }
 
-/// User and system time, ns, of process `pid` with all its threads, plus its
-/// children: those already waited for, and (with `live_children`) those still
-/// running, read one by one. A child reaped while they are read would be counted
-/// twice or not at all, so the reading is taken again (a few times at most) until
-/// the waited-for total did not move meanwhile.
+/// User and system time, ns, of process `pid` with all its threads, plus the
+/// processes it started: those already waited for, and (with `live_children`)
+/// every one still running below it, each with the ones it waited for, read one
+/// by one. A child reaped while they are read would be counted twice or not at
+/// all, so the reading is taken again (a few times at most) until the waited-for
+/// total did not move meanwhile.
 pub fn process_times(pid: u32, live_children: bool) -> Option<(f64, f64)> {
     let tick = 1e9 / ticks_per_s();
     let mut last = None;
@@ -45,11 +46,10 @@ pub fn process_times(pid: u32, live_children: bool) -> Option<(f64, f64)> {
         if !live_children {
             return Some((user * tick, sys * tick));
         }
-        for child in children(pid) {
-            if let Some(c) = stat_fields(&format!("/proc/{child}/stat")) {
-                let get = |i: usize| c.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-                user += get(11);
-                sys += get(12);
+        for below in descendants(pid) {
+            if let Some([u, s, cu, cs]) = own_and_waited(below) {
+                user += u + cu;
+                sys += s + cs;
             }
         }
         last = Some((user * tick, sys * tick));
@@ -84,6 +84,32 @@ pub fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// At most this many processes below one are followed: a server's tree (nginx's
+/// master and workers, a postmaster and its backends) is far smaller.
+const MOST_DESCENDANTS: usize = 4_096;
+
+/// Every running process below `pid` (children, their children, …), parents
+/// before their children.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut found = children(pid);
+    let mut next = 0;
+    while next < found.len() && found.len() < MOST_DESCENDANTS {
+        let below = children(found[next]);
+        found.extend(below);
+        next += 1;
+    }
+    found.truncate(MOST_DESCENDANTS);
+    found
+}
+
+/// The thread ids of process `pid` and of every process below it.
+pub fn tree_threads(pid: u32) -> Vec<i32> {
+    std::iter::once(pid)
+        .chain(descendants(pid))
+        .flat_map(threads)
+        .collect()
+}
+
 /// The thread ids of process `pid`.
 pub fn threads(pid: u32) -> Vec<i32> {
     let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
@@ -95,11 +121,11 @@ pub fn threads(pid: u32) -> Vec<i32> {
         .collect()
 }
 
-/// Every thread of process `pid` and of its running children, with the CPU time it
-/// has used (clock ticks) and the CPU it last ran on.
+/// Every thread of process `pid` and of every running process below it, with the
+/// CPU time it has used (clock ticks) and the CPU it last ran on.
 pub fn tasks(pid: u32) -> Vec<(i32, u64, Option<u32>)> {
     std::iter::once(pid)
-        .chain(children(pid))
+        .chain(descendants(pid))
         .flat_map(|p| {
             threads(p).into_iter().filter_map(move |tid| {
                 let f = stat_fields(&format!("/proc/{p}/task/{tid}/stat"))?;

@@ -14,6 +14,13 @@ fn thread_cpu_ns() -> f64 {
     t.tv_sec as f64 * 1e9 + t.tv_nsec as f64
 }
 
+/// Lets one test of this file burn or measure CPU at a time: each one's busy
+/// processes are outside load to another's reading of the machine.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn spin(time: Duration) -> u64 {
     let end = Instant::now() + time;
     let mut n = 0u64;
@@ -25,10 +32,11 @@ fn spin(time: Duration) -> u64 {
 
 #[test]
 fn the_client_side_counts_this_threads_cpu_time() {
+    let _turn = one_at_a_time();
     // On a thread of its own, so the test harness's other threads stay out; without
     // the kernel's account, whose sampling interrupts the counters count too.
     std::thread::spawn(|| {
-        let mut meter = Meter::counters_alone(None);
+        let mut meter = Meter::counters_alone(&[]);
         meter.start();
         let before = thread_cpu_ns();
         spin(Duration::from_millis(200));
@@ -60,7 +68,8 @@ fn the_client_side_counts_this_threads_cpu_time() {
 
 #[test]
 fn times_alone_count_this_process_without_counters() {
-    let mut meter = Meter::times(None);
+    let _turn = one_at_a_time();
+    let mut meter = Meter::times(&[]);
     meter.start();
     spin(Duration::from_millis(100));
     meter.stop(1);
@@ -72,7 +81,7 @@ fn times_alone_count_this_process_without_counters() {
 
 #[test]
 fn stop_without_start_gives_nothing() {
-    let mut meter = Meter::times(None);
+    let mut meter = Meter::times(&[]);
     meter.stop(10);
     assert!(meter.take().is_none());
 }
@@ -109,6 +118,7 @@ fn per_op_divides_every_counted_figure() {
 
 #[test]
 fn a_busy_neighbour_disturbs_and_a_quiet_machine_does_not() {
+    let _turn = one_at_a_time();
     let quiet = CpuLoad {
         outside_cpus: 0.02,
         steal_cpus: 0.0,
@@ -125,17 +135,18 @@ fn a_busy_neighbour_disturbs_and_a_quiet_machine_does_not() {
     };
     assert!(stolen.disturbed());
     // Our own busy thread is not outside load.
-    let before = Snapshot::take(None).unwrap();
+    let before = Snapshot::take(&[]).unwrap();
     let t = std::thread::spawn(|| spin(Duration::from_millis(300)));
     t.join().unwrap();
-    let load = before.until(&Snapshot::take(None).unwrap()).unwrap();
+    let load = before.until(&Snapshot::take(&[]).unwrap()).unwrap();
     assert!(load.outside_cpus < 0.9, "{load:?}");
 }
 
 #[test]
 fn threads_started_after_opening_count_while_they_still_run() {
+    let _turn = one_at_a_time();
     std::thread::spawn(|| {
-        let mut meter = Meter::counters(None);
+        let mut meter = Meter::counters(&[]);
         let worker = std::thread::spawn(|| spin(Duration::from_millis(600)));
         std::thread::sleep(Duration::from_millis(100));
         meter.start();
@@ -153,4 +164,82 @@ fn threads_started_after_opening_count_while_they_still_run() {
     })
     .join()
     .unwrap();
+}
+
+/// A shell that keeps a CPU busy for a few seconds at most; killed by the guard.
+struct Busy(std::process::Child);
+
+impl Busy {
+    /// `sh` burning CPU itself, or (`below`) through a child of its own.
+    fn start(below: bool) -> Busy {
+        let burn = "i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done";
+        let script = if below {
+            format!("sh -c '{burn}'; :")
+        } else {
+            burn.to_string()
+        };
+        let child = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .spawn()
+            .expect("sh starts");
+        Busy(child)
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        // The process group is the test's own: kill the tree through /proc.
+        for pid in proc::descendants(self.0.id()) {
+            // SAFETY: a plain signal to a process this test started.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn each_role_is_counted_with_the_processes_below_it() {
+    let _turn = one_at_a_time();
+    let (tree, alone) = (Busy::start(true), Busy::start(false));
+    // Until the tree's child has started.
+    let end = Instant::now() + Duration::from_secs(5);
+    while proc::descendants(tree.pid()).is_empty() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let roles = [
+        ServerRole::started("proxy", tree.pid()),
+        ServerRole::started("app", alone.pid()),
+    ];
+    let mut meter = Meter::times(&roles);
+    meter.start();
+    std::thread::sleep(Duration::from_millis(400));
+    meter.stop(1);
+    let cost = meter.take().expect("a cost");
+    let names: Vec<&str> = cost.roles.keys().map(String::as_str).collect();
+    assert_eq!(names, ["app", "proxy"]);
+    // Both shells burn about a CPU each for 0.4 s; the proxy's only below it.
+    for (name, counts) in &cost.roles {
+        assert!(counts.cpu_ns > 50e6, "{name}: {counts:?}");
+    }
+    let sum: f64 = cost.roles.values().map(|c| c.cpu_ns).sum();
+    let server = cost.server.expect("the server side").cpu_ns;
+    assert!((server - sum).abs() < 1.0, "{server} against {sum}");
+}
+
+#[test]
+fn one_role_keeps_the_server_side_as_it_was() {
+    let _turn = one_at_a_time();
+    let alone = Busy::start(false);
+    let mut meter = Meter::times(&[ServerRole::server(alone.pid())]);
+    meter.start();
+    std::thread::sleep(Duration::from_millis(200));
+    meter.stop(1);
+    let cost = meter.take().expect("a cost");
+    assert!(cost.roles.is_empty(), "{:?}", cost.roles);
+    assert!(cost.server.expect("the server side").cpu_ns > 20e6);
 }

@@ -6,7 +6,8 @@
 //! transport (`vs_reference`, unit `ratio`: 1.28 is 28% more time per operation;
 //! for TLS, to tcp when measured), the extra CPU per operation of that comparison
 //! (`extra_cpu_ns`, client and server together, with its interval), and its CPU per
-//! operation, client and server apart, and by layer (`why.client.layer.tcp`: the
+//! operation, client and server apart (and the server's role by role where it has
+//! several: `cpu.roles.app.cpu_ns`), and by layer (`why.client.layer.tcp`: the
 //! mean over the counting trials with its 95% interval; no interval from one
 //! trial). Numbers are written in full,
 //! never formatted for people; an empty cell is a figure or parameter the record
@@ -207,6 +208,14 @@ pub fn figures(experiment: &Description, r: &ResultRecord) -> Vec<FigureRow> {
             let Some(c) = counts else { continue };
             out.extend(plain(format!("cpu.{side}.cpu_ns"), "ns", Some(c.cpu_ns)));
             out.extend(plain(format!("cpu.{side}.sys_ns"), "ns", c.sys_ns));
+        }
+        for (role, c) in &cpu.roles {
+            out.extend(plain(
+                format!("cpu.roles.{role}.cpu_ns"),
+                "ns",
+                Some(c.cpu_ns),
+            ));
+            out.extend(plain(format!("cpu.roles.{role}.sys_ns"), "ns", c.sys_ns));
         }
     }
     if let Some(counted) = &r.counters {

@@ -22,7 +22,7 @@ pub(crate) mod threads;
 
 use crate::cpu::affinity::{self, Placement};
 use crate::cpu::load::{Snapshot, RETRIES};
-use crate::cpu::Meter;
+use crate::cpu::{Meter, ServerRole};
 use crate::results::metric::Metric;
 use crate::results::params::PLACEMENT;
 use crate::results::{Params, ResultRecord, Trial};
@@ -211,18 +211,20 @@ impl<'a> Schedule<'a> {
 pub trait Runner {
     /// How progress and errors name a target (`tcp`, or a URL's name).
     fn target_label(&self, target: usize) -> String;
-    /// The server process sockbench started, if any: its CPU is counted (with the
-    /// threads and processes it starts) and it is placed as `--placement` says.
-    fn server_pid(&self) -> Option<u32> {
-        None
+    /// The server's side: each process sockbench started (or the user's found on
+    /// this machine), named by its role: its CPU is counted (with the threads and
+    /// processes it starts) and it is placed as `--placement` says. Empty when
+    /// there is none to count.
+    fn server_roles(&self) -> Vec<ServerRole> {
+        Vec::new()
     }
-    /// False when the server runs on this machine but is not `server_pid`: its CPU
+    /// False when the server runs on this machine but not in `server_roles`: its CPU
     /// cannot be told apart from outside load, so no trial's load is recorded and none
     /// is run again for it.
     fn outside_load_known(&self) -> bool {
         true
     }
-    /// False when `server_pid` is a user's server counted but not to be placed:
+    /// False when `server_roles` is a user's server counted but not to be placed:
     /// one that serves others, under free placement.
     fn places_server(&self) -> bool {
         true
@@ -396,10 +398,10 @@ fn counting_round(
                     .trim()
                     .to_string(),
             );
-            let server = runner.server_pid();
-            let placed = server.filter(|_| runner.places_server());
+            let server = runner.server_roles();
+            let placed = placed_roles(&server, &*runner);
             let server_cpus = place(case.placement, placed, 0)?;
-            let mut meter = Meter::counters(server).with_server_at(server_cpus);
+            let mut meter = Meter::counters(&server).with_server_at(server_cpus);
             let mut trial = runner.trial(c, target, &mut meter).with_context(|| {
                 format!(
                     "{} over {label} failed in its counting trial",
@@ -428,21 +430,21 @@ fn measured_trial(
     round: u32,
 ) -> Result<Trial> {
     let runner = &mut *trials.runner;
-    let server = runner.server_pid();
-    let placed = server.filter(|_| runner.places_server());
+    let server = runner.server_roles();
+    let placed = placed_roles(&server, &*runner);
     let server_cpus = place(schedule.cases[case].placement, placed, round)?;
     let mut reruns = 0;
     loop {
         let started = Instant::now();
-        let before = Snapshot::take(server);
-        let mut meter = Meter::times(server).with_server_at(server_cpus.clone());
+        let before = Snapshot::take(&server);
+        let mut meter = Meter::times(&server).with_server_at(server_cpus.clone());
         let mut trial = layout::shifted(round, || runner.trial(case, target, &mut meter))?;
         trial.metrics.cpu = meter.take();
         let adopted = meter.adopted_cpu_ns();
         trial.load = match schedule.watch {
             Watch::Machine => before
                 .filter(|_| runner.outside_load_known())
-                .and_then(|b| b.until_besides(&Snapshot::take(server)?, adopted)),
+                .and_then(|b| b.until_besides(&Snapshot::take(&server)?, adopted)),
             #[cfg(test)]
             Watch::Fixed(load) => Some(load),
         };
@@ -476,7 +478,17 @@ fn measured_trial(
 /// CPU and what else runs there, which otherwise differs from one run to the next.
 /// Returns the server's CPUs under a pinned placement, for the processes of a
 /// user's server a trial finds once connected ([`crate::cpu::ServerSide::adopt`]).
-fn place(placement: Placement, server: Option<u32>, round: u32) -> Result<Option<Vec<usize>>> {
+/// The roles the harness places: all of them, or none when the runner's server is
+/// a user's not to be placed.
+fn placed_roles<'a>(server: &'a [ServerRole], runner: &dyn Runner) -> &'a [ServerRole] {
+    if runner.places_server() {
+        server
+    } else {
+        &[]
+    }
+}
+
+fn place(placement: Placement, server: &[ServerRole], round: u32) -> Result<Option<Vec<usize>>> {
     let allowed = affinity::rotated(affinity::allowed(), round as usize);
     let allowed = &allowed[..];
     let (client, server_cpus, pinned) = match affinity::cpus_for(placement, allowed) {
@@ -485,8 +497,9 @@ fn place(placement: Placement, server: Option<u32>, round: u32) -> Result<Option
         Err(e) => anyhow::bail!(e),
     };
     affinity::pin(0, &client).context("cannot place the client")?;
-    if let Some(pid) = server {
-        affinity::pin_process(pid, &server_cpus).context("cannot place the server")?;
+    for role in server {
+        role.pin(&server_cpus)
+            .with_context(|| format!("cannot place the {} (process {})", role.name, role.pid))?;
     }
     Ok(pinned.then_some(server_cpus))
 }

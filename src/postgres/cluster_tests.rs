@@ -232,7 +232,7 @@ fn connect_per_transaction_opens_one_connection_per_transaction() {
     let mut before = sessions_reaching(&cluster, 0, 1);
     for per_transaction in [false, true] {
         load.connect_per_transaction = per_transaction;
-        let result = trial(&targets[0], &load, &mut crate::cpu::Meter::times(None)).unwrap();
+        let result = trial(&targets[0], &load, &mut crate::cpu::Meter::times(&[])).unwrap();
         let opened = result.metrics.get(CONNECTIONS).unwrap();
         let seen = sessions_reaching(&cluster, before, opened);
         // A client may be inside a handshake when the window ends: the server may

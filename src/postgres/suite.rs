@@ -12,7 +12,7 @@ use super::hba::{AuthMethod, STANDING};
 use super::libpq::Protocol;
 use super::plan::ConcurrentPlan;
 use crate::cpu::affinity::Placement;
-use crate::cpu::Meter;
+use crate::cpu::{Meter, ServerRole};
 use crate::harness::estimate::Timing;
 use crate::harness::{self, Progress, Runner};
 use crate::plan::run_cases;
@@ -73,8 +73,9 @@ impl Runner for PostgresRunner<'_> {
         Ok(())
     }
 
-    fn server_pid(&self) -> Option<u32> {
-        self.cluster.as_ref().and_then(|c| c.pid())
+    fn server_roles(&self) -> Vec<ServerRole> {
+        let postmaster = self.cluster.as_ref().and_then(|c| c.pid());
+        postmaster.map(ServerRole::server).into_iter().collect()
     }
 
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {

@@ -10,8 +10,8 @@ use super::roundtrip::{self, Exchange};
 use super::suite::reported_version;
 use super::target::Target;
 use super::url;
-use super::wait::SLICE;
 use crate::cpu::Meter;
+use crate::wait::SLICE;
 use std::io::{self, Read, Write};
 use std::net::TcpListener;
 use std::os::unix::net::UnixListener;
@@ -286,7 +286,7 @@ fn ping(target: &Target) -> anyhow::Result<crate::results::Trial> {
         &Exchange::ping(),
         None,
         second,
-        &mut Meter::times(None),
+        &mut Meter::times(&[]),
     )
 }
 
@@ -319,7 +319,7 @@ fn a_reply_dripped_ends_the_connect_loop_within_the_limit() {
     let server = Hostile::tcp(Manner::DripsAfter(Duration::from_millis(300)), "redis");
     let target = server.target();
     let said =
-        fails_in_time(|| connect::trial(&target, Duration::from_secs(1), &mut Meter::times(None)));
+        fails_in_time(|| connect::trial(&target, Duration::from_secs(1), &mut Meter::times(&[])));
     assert!(said.contains("sent its reply too slowly"), "{said}");
 }
 
@@ -328,7 +328,7 @@ fn a_reply_dripped_ends_the_fifty_client_loop_within_the_limit() {
     let server = Hostile::tcp(Manner::DripsAfter(Duration::from_millis(500)), "redis");
     let target = server.target();
     let said = fails_in_time(|| {
-        concurrent::trial(&target, 5, Duration::from_secs(1), &mut Meter::times(None))
+        concurrent::trial(&target, 5, Duration::from_secs(1), &mut Meter::times(&[]))
     });
     assert!(said.contains("sent its reply too slowly"), "{said}");
 }

@@ -3,7 +3,7 @@
 //! `listeners.rs`, finding the program in `program.rs`) or the user's (`url.rs`),
 //! reached over unix, tcp and tls (`target.rs`) by a minimal RESP client for the
 //! timed loops (`resp.rs`) whose every wait is bounded and interruptible
-//! (`wait.rs`), and its experiments: round trips of PING, GET and
+//! (`crate::wait`), and its experiments: round trips of PING, GET and
 //! pipelined GETs (`roundtrip.rs`), a connection per command (`connect.rs`) and
 //! many clients at once (`concurrent.rs`). `describe.rs` says how each is reported,
 //! `suite.rs` runs them through the harness, `family.rs` is what the registry
@@ -27,7 +27,6 @@ pub(crate) mod server;
 pub(crate) mod suite;
 pub(crate) mod target;
 pub(crate) mod url;
-pub(crate) mod wait;
 
 pub use program::{find_program, version};
 pub use server::RedisServer;

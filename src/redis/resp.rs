@@ -19,8 +19,8 @@
 //! (`wait.rs`): reads and writes block a slice at a time, and the clock is read only
 //! when a slice ends empty or a reply needs a further read.
 
-use super::wait::{self, Patience};
 use crate::transport::{Conn, Endpoint};
+use crate::wait::{self, Patience};
 use std::io::{self, Read, Write};
 use std::time::Duration;
 

@@ -7,7 +7,7 @@ use super::resp::{Encoded, Reply};
 use super::target::Target;
 use super::{Experiment, RedisServer};
 use crate::cpu::affinity::Placement;
-use crate::cpu::Meter;
+use crate::cpu::{Meter, ServerRole};
 use crate::error::usage;
 use crate::harness::estimate::Estimate;
 use crate::harness::{self, Progress, Runner, Sink};
@@ -285,8 +285,12 @@ impl Runner for RedisRunner<'_> {
         self.targets[target].label.clone()
     }
 
-    fn server_pid(&self) -> Option<u32> {
-        self.server
+    fn server_roles(&self) -> Vec<ServerRole> {
+        let role = |pid| match self.throwaway {
+            true => ServerRole::server(pid),
+            false => ServerRole::found(pid),
+        };
+        self.server.map(role).into_iter().collect()
     }
 
     fn outside_load_known(&self) -> bool {

@@ -4,9 +4,9 @@
 
 use super::resp::{Encoded, Expect, RedisConn};
 use super::url::UserUrl;
-use super::wait::{Patience, LIMIT, SLICE};
 use crate::system::peers;
 use crate::transport::{Conn, Connector, Endpoint, TlsInfo, TlsVersion, Transport};
+use crate::wait::{Patience, LIMIT, SLICE};
 use anyhow::Result;
 use std::io;
 use std::time::Duration;

@@ -256,10 +256,24 @@ fn median_cost(trials: &[Metrics]) -> Option<Cost> {
     let first = all.first()?;
     let clients: Vec<Counts> = all.iter().map(|c| c.client).collect();
     let servers: Vec<Counts> = all.iter().filter_map(|c| c.server).collect();
+    let names: std::collections::BTreeSet<&String> =
+        all.iter().flat_map(|c| c.roles.keys()).collect();
+    let roles = names
+        .into_iter()
+        .map(|name| {
+            let each: Vec<Counts> = all
+                .iter()
+                .filter_map(|c| c.roles.get(name))
+                .copied()
+                .collect();
+            (name.clone(), Counts::median_of(&each))
+        })
+        .collect();
     Some(Cost {
         source: first.source,
         client: Counts::median_of(&clients),
         server: (!servers.is_empty()).then(|| Counts::median_of(&servers)),
+        roles,
         client_cpu: None,
         server_cpus: Vec::new(),
         why: None,

@@ -8,7 +8,7 @@ use super::server::child::ServerProcess;
 use super::server::owner;
 use super::{first_contact, watchdog, Experiment, Target};
 use crate::cpu::affinity::{self, Placement};
-use crate::cpu::Meter;
+use crate::cpu::{Meter, ServerRole};
 use crate::error::usage;
 use crate::harness::estimate::Estimate;
 use crate::harness::{self, Progress, Runner, Sink};
@@ -166,8 +166,13 @@ impl Runner for SocketsRunner<'_> {
         self.targets[target].transport.to_string()
     }
 
-    fn server_pid(&self) -> Option<u32> {
-        self.server
+    fn server_roles(&self) -> Vec<ServerRole> {
+        // The child is sockbench's own; any other process is a user's server.
+        let role = |pid| match self.child {
+            Some(_) => ServerRole::server(pid),
+            None => ServerRole::found(pid),
+        };
+        self.server.map(role).into_iter().collect()
     }
 
     fn outside_load_known(&self) -> bool {

@@ -35,7 +35,7 @@ impl Collector {
     /// threads. One line on stderr, once per run, when a part of the account is
     /// missing (no tracepoints, or no sampling) and what would give it; `None`
     /// when both are (the rest of the run goes on).
-    pub fn open(server: Option<u32>) -> Option<Collector> {
+    pub fn open(server: &[crate::cpu::ServerRole]) -> Option<Collector> {
         let chosen = tracepoints::chosen();
         let kallsyms = Kallsyms::get();
         let me = std::process::id();
@@ -65,9 +65,14 @@ impl Collector {
         if client.events.is_empty() && client.sampler.is_none() {
             return None;
         }
-        let server = server.and_then(|pid| {
-            let tasks: Vec<Task> = proc::threads(pid).into_iter().map(Task::Id).collect();
-            open_side(&tasks, pid, chosen, kallsyms.is_ok()).ok()
+        // Every role's threads together: the kernel's account of the server's side.
+        let server = server.first().and_then(|first| {
+            let tasks: Vec<Task> = server
+                .iter()
+                .flat_map(|role| proc::tree_threads(role.pid))
+                .map(Task::Id)
+                .collect();
+            open_side(&tasks, first.pid, chosen, kallsyms.is_ok()).ok()
         });
         Some(Collector {
             chosen,

@@ -91,12 +91,8 @@ mod tests {
             ..Counts::default()
         };
         Cost {
-            source: crate::cpu::counters::CountedBy::PerfEvent,
-            client: counts(client),
             server: server.map(counts),
-            client_cpu: None,
-            server_cpus: Vec::new(),
-            why: None,
+            ..Cost::of_client(client)
         }
     }
 

@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 /// The account of `ops` operations of `work`, or `None` (with the reason printed)
 /// where it cannot be collected.
 fn account(ops: u64, work: impl FnOnce()) -> Option<Why> {
-    let Some(mut collector) = Collector::open(None) else {
+    let Some(mut collector) = Collector::open(&[]) else {
         // As root, tracepoints and sampling are permitted: not opening is a failure.
         // SAFETY: geteuid has no preconditions.
         let euid = unsafe { libc::geteuid() };

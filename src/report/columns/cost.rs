@@ -25,17 +25,10 @@ impl Columns {
             };
             let times = of(|r| r.metrics.cpu.as_ref());
             let counted = of(|r| r.counters.as_ref());
-            self.counts_row(format!("  CPU/op, {side} (kernel %)"), &times, |c| {
-                let kernel = c.sys_ns.map_or(String::new(), |s| {
-                    format!(" ({:.0}%)", 100.0 * s / c.cpu_ns.max(f64::MIN_POSITIVE))
-                });
-                let text = format!("{}{kernel}", duration_ns(c.cpu_ns));
-                let value = Number::Figure {
-                    value: c.cpu_ns,
-                    unit: Unit::Time,
-                };
-                Some(Cell::with(text, value))
-            });
+            self.counts_row(format!("  CPU/op, {side} (kernel %)"), &times, cpu_cell);
+            if side == "server" {
+                self.roles(cells);
+            }
             self.counts_row(
                 format!("  instructions/op, {side} (kernel %)"),
                 &counted,
@@ -65,6 +58,24 @@ impl Columns {
         }
     }
 
+    /// The server's CPU per operation role by role, where it has more than one
+    /// (a proxy's `proxy` and `app`), each role's row under the server's.
+    fn roles(&mut self, cells: &[Option<&ResultRecord>]) {
+        let names: std::collections::BTreeSet<&String> = cells
+            .iter()
+            .flatten()
+            .filter_map(|r| r.metrics.cpu.as_ref())
+            .flat_map(|c| c.roles.keys())
+            .collect();
+        for name in names {
+            let times: Vec<Option<Counts>> = cells
+                .iter()
+                .map(|c| (*c)?.metrics.cpu.as_ref()?.roles.get(name).copied())
+                .collect();
+            self.counts_row(format!("    of which {name}"), &times, cpu_cell);
+        }
+    }
+
     /// A row of CPU figures, left out when no column has one.
     fn counts_row(
         &mut self,
@@ -80,4 +91,17 @@ impl Columns {
             .map(|c| c.as_ref().and_then(&show).unwrap_or_else(Cell::missing));
         self.rows.push(Row::new(&label, row.collect()));
     }
+}
+
+/// CPU time per operation with the kernel's share.
+fn cpu_cell(c: &Counts) -> Option<Cell> {
+    let kernel = c.sys_ns.map_or(String::new(), |s| {
+        format!(" ({:.0}%)", 100.0 * s / c.cpu_ns.max(f64::MIN_POSITIVE))
+    });
+    let text = format!("{}{kernel}", duration_ns(c.cpu_ns));
+    let value = Number::Figure {
+        value: c.cpu_ns,
+        unit: Unit::Time,
+    };
+    Some(Cell::with(text, value))
 }

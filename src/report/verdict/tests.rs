@@ -50,14 +50,7 @@ fn trials(values: &[f64], cpu: f64) -> Vec<Trial> {
                 let mut m = Metrics::default().with(PER_QUERY, v);
                 m.cpu = Some(Cost {
                     source: crate::cpu::counters::CountedBy::Proc,
-                    client: Counts {
-                        cpu_ns: cpu,
-                        ..Counts::default()
-                    },
-                    server: None,
-                    client_cpu: None,
-                    server_cpus: Vec::new(),
-                    why: None,
+                    ..Cost::of_client(cpu)
                 });
                 m
             },

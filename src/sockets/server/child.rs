@@ -9,10 +9,8 @@
 
 use crate::transport::{Endpoint, Transport, MAX_UNIX_PATH};
 use anyhow::{anyhow, bail, Context, Result};
-use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long the child may take to bind and report ready (TLS key generation included).
 const READY_TIMEOUT: Duration = Duration::from_secs(15);
@@ -69,14 +67,22 @@ impl ServerProcess {
         let mut child = command
             .spawn()
             .with_context(|| format!("cannot start the sockbench server ({})", exe.display()))?;
-        let stderr_tail = forward_stderr(child.stderr.take().expect("stderr is piped"));
-        let lines = read_lines(child.stdout.take().expect("stdout is piped"));
+        let stderr_tail =
+            crate::subprocess::forward_stderr(child.stderr.take().expect("stderr is piped"));
+        let lines = crate::subprocess::read_lines(child.stdout.take().expect("stdout is piped"));
         let mut server = ServerProcess {
             child,
             endpoints: Vec::new(),
             _dir: dir,
         };
-        match wait_ready(&lines) {
+        let ready = crate::subprocess::wait_ready(&lines, "the sockbench server", READY_TIMEOUT);
+        let parsed = ready.and_then(|addrs| {
+            addrs
+                .iter()
+                .map(|a| a.parse().map_err(|e: String| anyhow!(e)))
+                .collect::<Result<Vec<Endpoint>>>()
+        });
+        match parsed {
             Ok(endpoints) => {
                 // Once, before measuring: every address is the child's own.
                 let own = Some(server.pid());
@@ -133,61 +139,6 @@ fn random_name() -> String {
     let mut bytes = [0u8; 16];
     openssl::rand::rand_bytes(&mut bytes).expect("OpenSSL's random generator works");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Reads the child's stdout line by line on a thread, so waiting can time out.
-fn read_lines(stdout: impl Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-/// Collects what the child says on stderr (only errors) and hands it back once the
-/// child closes it, for the error message.
-fn forward_stderr(stderr: impl Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut said = String::new();
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            let line = line.strip_prefix("error: ").unwrap_or(&line).to_string();
-            said.push_str(&line);
-            said.push('\n');
-        }
-        let _ = tx.send(said);
-    });
-    rx
-}
-
-/// Collects `listening ADDR` lines until `ready`.
-fn wait_ready(lines: &mpsc::Receiver<String>) -> Result<Vec<Endpoint>> {
-    let deadline = Instant::now() + READY_TIMEOUT;
-    let mut endpoints = Vec::new();
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = match lines.recv_timeout(left) {
-            Ok(line) => line,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                bail!("the sockbench server did not report ready within {READY_TIMEOUT:?}")
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                bail!("the sockbench server exited before it was ready")
-            }
-        };
-        if line == "ready" {
-            return Ok(endpoints);
-        }
-        if let Some(addr) = line.strip_prefix("listening ") {
-            endpoints.push(addr.parse().map_err(|e: String| anyhow!(e))?);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! Every wait on a Redis server, bounded as a whole and interruptible.
+//! Every wait on a server sockbench talks to (Redis, nginx, an app server), bounded
+//! as a whole and interruptible.
 //!
 //! A per-read timeout alone does not bound a request: a server that sends a byte of
 //! its reply every few seconds resets it on every byte and holds the run for ever.
