@@ -172,12 +172,21 @@ impl CompareArgs {
     tcp:[::1]:PORT, tls:127.0.0.1:PORT (port 0 picks a free one).\n\
     The server prints 'listening ADDR' for each address, then 'ready', and serves until \
     interrupted.\n\n\
-    Example:\n  sockbench serve --listen unix:/tmp/sb.sock --listen tls:127.0.0.1:7443"
+    Examples:\n  sockbench serve --listen unix:/tmp/sb.sock --listen tls:127.0.0.1:7443\n  \
+    sockbench serve --http --listen unix:/tmp/app.sock --listen tcp:127.0.0.1:0"
 )]
 pub struct ServeArgs {
     /// Address to listen on (repeatable).
     #[arg(long = "listen", value_name = "ADDR", required = true)]
     pub listen: Vec<Endpoint>,
+    /// Serve HTTP instead: sockbench's own app server, which answers GET /?size=N
+    /// with N bytes (0 to 1 MiB), on unix and tcp addresses.
+    #[arg(long)]
+    pub http: bool,
+    /// As root, with --http: hand the Unix sockets to this account (mode 0600) and
+    /// run the server as it.
+    #[arg(long, value_name = "NAME", requires = "http")]
+    pub account: Option<String>,
 }
 
 #[derive(Debug, Args)]

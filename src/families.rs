@@ -17,6 +17,7 @@ pub static FAMILIES: &[&Family] = &[
     &crate::sockets::FAMILY,
     &crate::postgres::FAMILY,
     &crate::redis::FAMILY,
+    &crate::proxy::FAMILY,
 ];
 
 /// Every experiment of every family, and the servers they measure.

@@ -17,6 +17,7 @@ pub(crate) mod leftovers;
 pub mod names;
 pub(crate) mod plan;
 pub mod postgres;
+pub(crate) mod proxy;
 pub(crate) mod redis;
 pub mod report;
 pub mod results;

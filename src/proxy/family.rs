@@ -1,0 +1,33 @@
+//! What the registry composes from the proxy family: its part of the default
+//! `sockbench run` and the temporary directories it leaves for the sweep.
+
+use super::args::ProxyArgs;
+use super::plan::ProxyPlan;
+use crate::leftovers::DirKind;
+use crate::plan::Measuring;
+use crate::report::family::Plan;
+use anyhow::Result;
+
+/// The quick proxy suite (sockbench's own app server behind nginx, the small
+/// sizes), or `None` (and one line) when nginx is not installed.
+pub fn quick(_run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
+    if super::nginx::find_program().is_none() {
+        eprintln!(
+            "proxy: skipped, nginx was not found; install it (Debian/Ubuntu: apt-get install \
+             nginx) to measure a proxy in front of an app server too"
+        );
+        return Ok(None);
+    }
+    let plan = ProxyPlan::from_args(&ProxyArgs {
+        measuring: Measuring::quick(),
+        sizes: Some(vec!["0".into(), "4KiB".into()]),
+        ..ProxyArgs::default()
+    })?;
+    Ok(Some(Box::new(plan)))
+}
+
+/// The private directories of nginx and of the app server; each records its
+/// server's process in its owner file, so the sweep keeps it while that runs.
+pub const SERVERS: DirKind = DirKind {
+    prefix: super::DIR_PREFIX,
+};

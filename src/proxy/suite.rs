@@ -1,0 +1,249 @@
+//! The proxy suite: starts sockbench's app server and a throwaway nginx in front
+//! of it, then runs each experiment through the harness, every case on every
+//! transport of the hop to the app server once per round, the transport that goes
+//! first rotating from round to round.
+
+use super::app_process::AppProcess;
+use super::nginx::{self, Nginx, NginxConfig, Site, Upstream};
+use super::plan::ProxyPlan;
+use super::Experiment;
+use crate::cpu::{Meter, ServerRole};
+use crate::error::usage;
+use crate::harness::estimate::Estimate;
+use crate::harness::{self, Progress, Runner, Sink};
+use crate::plan::measure_experiment;
+use crate::report::family::Plan;
+use crate::results::{Params, Server as ServerFacts, Trial};
+use crate::transport::{Address, Endpoint, Transport};
+use anyhow::{bail, Result};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+/// How long a server whose connection broke may take to be seen gone.
+const DYING: Duration = Duration::from_millis(500);
+/// Starting the app server and nginx and waiting until both answer.
+const SERVERS_START: Duration = Duration::from_millis(400);
+
+impl Plan for ProxyPlan {
+    fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
+        measure(self, progress, sink)
+    }
+
+    fn experiments(&self) -> usize {
+        self.experiments.len()
+    }
+
+    fn estimate(&self) -> Estimate {
+        let placed = self.placements.len() * self.transports.len();
+        Estimate {
+            setup: SERVERS_START,
+            works: self
+                .experiments
+                .iter()
+                .map(|&e| self.timing(e).work((self.cases(e).len() * placed) as u64))
+                .collect(),
+        }
+    }
+}
+
+/// One transport of the hop from nginx to the app server, and where the client
+/// goes for each experiment.
+pub struct Target {
+    pub transport: Transport,
+    /// nginx's port whose upstream connections are kept (`keepalive`).
+    pub kept: Endpoint,
+    /// nginx's port that opens a new upstream connection per request.
+    pub renewed: Endpoint,
+    /// The app server itself over this transport.
+    pub app: Endpoint,
+}
+
+/// The servers of one run: nginx stops first, then the app server.
+struct Servers {
+    nginx: Nginx,
+    app: AppProcess,
+    version: String,
+}
+
+/// Runs every experiment of the plan, handing each to `sink` as it finishes; nginx
+/// and the app server stop and their directories go whichever way it ends.
+pub fn measure(plan: &ProxyPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
+    let (mut servers, targets) = start(plan, progress)?;
+    let labels: Vec<&str> = targets.iter().map(|t| t.transport.name()).collect();
+    let tls = vec![None; targets.len()];
+    for &experiment in &plan.experiments {
+        let mut runner = ProxyRunner {
+            plan,
+            experiment,
+            cases: harness::placed(plan.cases(experiment), &plan.placements, |p| p),
+            targets: &targets,
+            servers: &mut servers,
+        };
+        let cases = runner.cases.clone();
+        let records = measure_experiment(
+            experiment.describe(),
+            &cases,
+            &labels,
+            &tls,
+            plan.timing(experiment),
+            &mut runner,
+            progress,
+        );
+        let facts = facts(plan, &servers.version);
+        let records = records.map(|mut records| {
+            for r in &mut records {
+                r.server = Some(facts.clone());
+            }
+            records
+        });
+        sink.keep(records)?;
+    }
+    Ok(())
+}
+
+/// Starts the app server and nginx in front of it, two sites per transport (the
+/// upstream kept and renewed), and the targets.
+fn start(plan: &ProxyPlan, progress: &dyn Progress) -> Result<(Servers, Vec<Target>)> {
+    let program = nginx::find_program().ok_or_else(|| {
+        usage(
+            "nginx was not found; install it (Debian/Ubuntu: apt-get install nginx) to measure \
+             a proxy in front of an app server",
+        )
+    })?;
+    let version = nginx::version(&program)?.unwrap_or_else(|| "unknown".into());
+    let account = nginx::server_account()?;
+    progress.note("proxy: starting sockbench's app server and a throwaway nginx");
+    let app = AppProcess::start(&plan.transports, account.as_ref())?;
+    let mut sites = Vec::new();
+    for &t in &plan.transports {
+        let Some(endpoint) = app.endpoint(t) else {
+            bail!("the sockbench app server does not listen over {t}");
+        };
+        let upstream = match &endpoint.address {
+            Address::Path(path) => Upstream::Unix(path.clone()),
+            Address::Ip(addr) => Upstream::Tcp(*addr),
+            Address::Abstract(_) => bail!("nginx cannot reach an abstract Unix socket"),
+        };
+        for keepalive in [true, false] {
+            sites.push(Site {
+                upstream: upstream.clone(),
+                keepalive,
+            });
+        }
+    }
+    let config = NginxConfig {
+        workers: plan.workers,
+        ..NginxConfig::new(&program, sites)
+    };
+    let nginx = Nginx::start(&config)?;
+    let at = |port: u16| Endpoint {
+        transport: Transport::Tcp,
+        address: Address::Ip(SocketAddr::from((Ipv4Addr::LOCALHOST, port))),
+    };
+    let targets = plan
+        .transports
+        .iter()
+        .enumerate()
+        .map(|(i, &transport)| Target {
+            transport,
+            kept: at(nginx.site_port(2 * i)),
+            renewed: at(nginx.site_port(2 * i + 1)),
+            app: app.endpoint(transport).cloned().expect("checked above"),
+        })
+        .collect();
+    Ok((
+        Servers {
+            nginx,
+            app,
+            version,
+        },
+        targets,
+    ))
+}
+
+/// What every record says of the servers behind it.
+fn facts(plan: &ProxyPlan, version: &str) -> ServerFacts {
+    let mut details = serde_json::Map::new();
+    details.insert("app".into(), "sockbench".into());
+    details.insert("proxy_workers".into(), plan.workers.into());
+    ServerFacts {
+        kind: "nginx".into(),
+        version: version.to_string(),
+        throwaway: true,
+        details,
+    }
+}
+
+/// One experiment's trials, as the harness runs them.
+struct ProxyRunner<'a> {
+    plan: &'a ProxyPlan,
+    experiment: Experiment,
+    cases: Vec<Params>,
+    targets: &'a [Target],
+    servers: &'a mut Servers,
+}
+
+impl Runner for ProxyRunner<'_> {
+    fn target_label(&self, target: usize) -> String {
+        self.targets[target].transport.name().to_string()
+    }
+
+    fn server_roles(&self) -> Vec<ServerRole> {
+        let app = ServerRole::started("app", self.servers.app.pid());
+        if self.experiment.through_nginx() {
+            vec![ServerRole::started("proxy", self.servers.nginx.pid()), app]
+        } else {
+            vec![app]
+        }
+    }
+
+    fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
+        // A port of a server that is gone may be someone else's by now: nothing
+        // goes there.
+        self.servers.check_running()?;
+        let (target, params) = (&self.targets[target], &self.cases[case]);
+        let trial = self.experiment.run(target, params, self.plan, meter);
+        // A trial cut short by a server that died says which died, and how: a
+        // connection is reset while the dying process is still being torn down,
+        // so it is given a moment to be seen gone.
+        if trial.is_err() {
+            let end = Instant::now() + DYING;
+            while Instant::now() < end {
+                self.servers.check_running()?;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        trial
+    }
+}
+
+impl Servers {
+    /// An error naming the server that is no longer running, if one is not.
+    fn check_running(&mut self) -> Result<()> {
+        self.nginx.check_running()?;
+        // The master dies first; the process that keeps it follows a moment later.
+        let master = self.nginx.master_pid();
+        if !running(master) {
+            bail!(
+                "nginx's master process ({master}) is no longer running (it exited or was \
+                 killed, and its workers with it); nothing more was sent to its ports"
+            );
+        }
+        if !self.app.running() {
+            bail!(
+                "the sockbench app server (process {}) is no longer running (it exited or was \
+                 killed); nothing more was sent to its addresses",
+                self.app.pid()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// True while process `pid` runs (it exists and is not a zombie).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with(['Z', 'X']))
+    })
+}
