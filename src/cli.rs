@@ -6,6 +6,7 @@
 use crate::export::Format;
 use crate::families::FAMILIES;
 use crate::report::experiment::Family;
+use crate::report::family::RunPart;
 use crate::transport::Endpoint;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
@@ -25,12 +26,7 @@ pub const VERSION: &str = concat!(
     name = "sockbench",
     version = VERSION,
     about,
-    long_about = "Measures how much a Unix domain socket saves over loopback TCP and TLS \
-                  on this machine: for opening connections, for small round trips, for \
-                  bulk transfer and under many clients.\n\n\
-                  With no command, runs `sockbench run`: the quick sockets suite, then the \
-                  quick PostgreSQL and Redis suites where their servers are installed, a \
-                  verdict, and a result file under sockbench-results/.",
+    // The long help and `run`'s help name the families' suites: `command()`.
     after_help = "Examples:\n  \
                   sockbench\n  \
                   sockbench report sockbench-results/*.json --format html --output report.html\n  \
@@ -48,8 +44,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Everything in about 2½ minutes: the quick sockets, PostgreSQL and Redis suites,
-    /// a verdict, and a result file (the default command).
+    /// Everything in about 2½ minutes: the quick suites of every family, a verdict,
+    /// and a result file (the default command).
     ///
     /// Client and server are pinned to one CPU, a different one each round (the
     /// result's `placement` is `same`): placed freely, a round trip on a small
@@ -73,28 +69,56 @@ pub enum Command {
     Man(ManArgs),
 }
 
+/// `run`'s own arguments; each family adds its own ([`RunPart::options`]).
 #[derive(Debug, Default, Args)]
-#[command(after_help = "Examples:\n  \
-    sockbench run\n  \
-    sockbench run --json laptop.json --quiet\n\n\
-    Runs `sockets --quick` (connect, pingpong, stream over unix, tcp and tls); when \
-    PostgreSQL's binaries are found, `postgres --quick` on a throwaway cluster (query, \
-    connect, auth, rows, concurrent); and when redis-server is found, `redis --quick` on \
-    a throwaway server (ping, get, pipeline, connect, concurrent). It takes about 2½ \
-    minutes on a quiet 2-core machine (153 s measured, four counting trials for the \
-    kernel's account included) and longer when other work shares the cores. One line per case prints as \
-    each experiment finishes (the full tables with --tables, or later with `sockbench \
-    report FILE`), the verdict at the end. The result file is rewritten after every \
-    experiment, so an interrupted run keeps what finished, and prints the verdict of \
-    what finished.")]
 pub struct RunArgs {
     #[command(flatten)]
     pub output: crate::plan::Output,
+}
 
-    /// Directory holding PostgreSQL's initdb and postgres [default: from pg_config, then
-    /// the newest /usr/lib/postgresql/*/bin, then PATH].
-    #[arg(long, value_name = "DIR")]
-    pub pg_bindir: Option<PathBuf>,
+/// The top-level long help: what sockbench measures, and what `run` runs.
+fn long_about() -> String {
+    format!(
+        "Measures how much a Unix domain socket saves over loopback TCP and TLS on this \
+         machine: for opening connections, for small round trips, for bulk transfer and \
+         under many clients.\n\n\
+         With no command, runs `sockbench run`: the quick suites of {} (each where its \
+         server is installed), a verdict, and a result file under sockbench-results/.",
+        list(&run_parts().map(|r| r.suite).collect::<Vec<_>>(), ", ")
+    )
+}
+
+/// `run`'s help after its options: what it runs, family by family, and how long.
+fn run_after_help() -> String {
+    format!(
+        "Examples:\n  \
+         sockbench run\n  \
+         sockbench run --json laptop.json --quiet\n\n\
+         Runs {}. It takes about 2½ minutes on a quiet 2-core machine (153 s measured, \
+         four counting trials for the kernel's account included) and longer when other \
+         work shares the cores. One line per case prints as each experiment finishes (the \
+         full tables with --tables, or later with `sockbench report FILE`), the verdict at \
+         the end. The result file is rewritten after every experiment, so an interrupted \
+         run keeps what finished, and prints the verdict of what finished.",
+        list(&run_parts().map(|r| r.says).collect::<Vec<_>>(), "; ")
+    )
+}
+
+/// The families' parts of `run`, in their order.
+fn run_parts() -> impl Iterator<Item = &'static RunPart> {
+    FAMILIES.iter().filter_map(|f| f.run.as_ref())
+}
+
+/// `a`, `a and b`, `a, b and c` (with `between` `, `; `; ` when the items hold
+/// commas themselves: `a; b; and c`).
+fn list(items: &[&str], between: &str) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [a, b] => format!("{a} and {b}"),
+        [rest @ .., last] if between == ", " => format!("{} and {last}", rest.join(between)),
+        [rest @ .., last] => format!("{}{between}and {last}", rest.join(between)),
+    }
 }
 
 /// How `report` and `compare` render, and where to.
@@ -187,6 +211,11 @@ pub struct ServeArgs {
     /// run the server as it.
     #[arg(long, value_name = "NAME", requires = "http")]
     pub account: Option<String>,
+    /// With --http: let at most N connections wait to be accepted on each address
+    /// (the listen backlog; the kernel lets one more wait, and caps N at
+    /// net.core.somaxconn) [default: as many as the kernel allows].
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=65_535))]
+    pub backlog: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -220,7 +249,12 @@ pub enum Invocation {
 /// The whole command line: sockbench's own commands, and one per server family
 /// listed right after `run`.
 pub fn command() -> clap::Command {
-    let mut command = Cli::command();
+    let mut command = Cli::command().long_about(long_about());
+    command = command.mut_subcommand("run", |run| {
+        run_parts().fold(run.after_help(run_after_help()), |run, part| {
+            (part.options)(run)
+        })
+    });
     for (i, family) in FAMILIES.iter().enumerate() {
         command = command.subcommand((family.command)().display_order(i + 1));
     }
@@ -270,4 +304,38 @@ pub fn parse_from(
         }
     }
     Cli::from_arg_matches(&matches).map(Invocation::Builtin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_names_every_family_that_has_a_part_in_it() {
+        // As one line: the help is wrapped to the terminal's width.
+        let flat = |text: String| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let help = flat(command().render_long_help().to_string());
+        let run = flat(
+            command()
+                .find_subcommand_mut("run")
+                .expect("run")
+                .render_long_help()
+                .to_string(),
+        );
+        for part in run_parts() {
+            assert!(help.contains(part.suite), "{} not in:\n{help}", part.suite);
+            let start: String = part.says.chars().take(20).collect();
+            assert!(run.contains(&start), "{start} not in:\n{run}");
+        }
+        // A family's own option of `run` is `run`'s.
+        assert!(run.contains("--pg-bindir"), "{run}");
+    }
+
+    #[test]
+    fn lists_read_as_sentences() {
+        assert_eq!(list(&["a"], ", "), "a");
+        assert_eq!(list(&["a", "b"], "; "), "a and b");
+        assert_eq!(list(&["a", "b", "c"], ", "), "a, b and c");
+        assert_eq!(list(&["a, x", "b", "c"], "; "), "a, x; b; and c");
+    }
 }

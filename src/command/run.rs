@@ -25,7 +25,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
     let matches = run_matches(&argv)?;
     // Every plan is checked before anything is measured or the result file claimed.
     let mut plans: Vec<Box<dyn Plan>> = Vec::new();
-    for quick in FAMILIES.iter().filter_map(|f| f.quick) {
+    for quick in FAMILIES.iter().filter_map(|f| f.run).map(|r| r.plan) {
         plans.extend(quick(&matches)?);
     }
     let command = ResultFile::new(families::redact_arguments(argv));
@@ -127,7 +127,7 @@ mod tests {
         let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
         let matches = run_matches(&argv)?;
         let mut plans = Vec::new();
-        for quick in FAMILIES.iter().filter_map(|f| f.quick) {
+        for quick in FAMILIES.iter().filter_map(|f| f.run).map(|r| r.plan) {
             plans.extend(quick(&matches)?);
         }
         Ok(plans)

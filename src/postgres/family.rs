@@ -11,12 +11,28 @@ use crate::report::family::{Plan, Redaction};
 use anyhow::Result;
 use std::path::PathBuf;
 
+/// `run`'s `--pg-bindir`, which [`quick`] reads.
+pub fn run_options(run: clap::Command) -> clap::Command {
+    run.arg(
+        clap::Arg::new(PG_BINDIR)
+            .long("pg-bindir")
+            .value_name("DIR")
+            .value_parser(clap::value_parser!(PathBuf))
+            .help(
+                "Directory holding PostgreSQL's initdb and postgres [default: from pg_config, \
+                 then the newest /usr/lib/postgresql/*/bin, then PATH]",
+            ),
+    )
+}
+
+/// The id of `run`'s `--pg-bindir`.
+const PG_BINDIR: &str = "pg_bindir";
+
 /// `postgres --quick` on a throwaway cluster, with `run`'s `--pg-bindir`. An
 /// explicit `--pg-bindir` that is wrong is an error; PostgreSQL simply not being
 /// installed only leaves the family out, in one line.
 pub fn quick(run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
-    // Declared in cli.rs's `RunArgs`, for this family only.
-    let pg_bindir = run.get_one::<PathBuf>("pg_bindir").cloned();
+    let pg_bindir = run.get_one::<PathBuf>(PG_BINDIR).cloned();
     let plan = PostgresPlan::from_args(&PostgresArgs {
         measuring: Measuring::quick(),
         pg_bindir: pg_bindir.clone(),

@@ -29,6 +29,7 @@ mod tamper;
 pub(crate) mod targets;
 
 use crate::report::experiment::Family;
+use crate::report::family::RunPart;
 use crate::transport::Transport;
 use clap::{Args, FromArgMatches};
 
@@ -63,7 +64,13 @@ pub static FAMILY: Family = Family {
         let args = args::PostgresArgs::from_arg_matches(matches)?;
         Ok(Box::new(plan::PostgresPlan::from_args(&args)?))
     },
-    quick: Some(family::quick),
+    run: Some(RunPart {
+        suite: "PostgreSQL",
+        says: "when PostgreSQL's binaries are found, `postgres --quick` on a throwaway cluster \
+               (query, connect, auth, rows, concurrent)",
+        options: family::run_options,
+        plan: family::quick,
+    }),
     leftovers: &[family::CLUSTER],
     redaction: Some(family::REDACTION),
 };

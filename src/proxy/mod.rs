@@ -22,7 +22,7 @@ pub(crate) mod suite;
 
 use crate::cpu::Meter;
 use crate::report::experiment::Description;
-use crate::report::family::Family;
+use crate::report::family::{Family, RunPart};
 use crate::results::{Params, Trial};
 use crate::transport::Transport;
 use anyhow::{Context, Result};
@@ -46,7 +46,13 @@ pub static FAMILY: Family = Family {
         let args = args::ProxyArgs::from_arg_matches(matches)?;
         Ok(Box::new(ProxyPlan::from_args(&args)?))
     },
-    quick: Some(family::quick),
+    run: Some(RunPart {
+        suite: "nginx in front of an app server",
+        says: "when nginx is found, `proxy --quick`: a throwaway nginx in front of sockbench's \
+               own app server, over unix and tcp (request, keepalive, direct)",
+        options: |run| run,
+        plan: family::quick,
+    }),
     leftovers: &[family::SERVERS],
     redaction: None,
 };

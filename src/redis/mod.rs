@@ -33,7 +33,7 @@ pub use server::RedisServer;
 
 use crate::cpu::Meter;
 use crate::report::experiment::Description;
-use crate::report::family::Family;
+use crate::report::family::{Family, RunPart};
 use crate::results::{Params, Trial};
 use crate::transport::Transport;
 use anyhow::{Context, Result};
@@ -65,7 +65,13 @@ pub static FAMILY: Family = Family {
         let args = args::RedisArgs::from_arg_matches(matches)?;
         Ok(Box::new(RedisPlan::from_args(&args)?))
     },
-    quick: Some(family::quick),
+    run: Some(RunPart {
+        suite: "Redis",
+        says: "when redis-server is found, `redis --quick` on a throwaway server (ping, get, \
+               pipeline, connect, concurrent)",
+        options: |run| run,
+        plan: family::quick,
+    }),
     leftovers: &[family::SERVER],
     redaction: Some(family::REDACTION),
 };

@@ -29,8 +29,8 @@ pub struct Family {
     pub command: fn() -> clap::Command,
     /// Validates its command's arguments into a plan, before anything starts.
     pub plan: fn(&clap::ArgMatches) -> anyhow::Result<Box<dyn Plan>>,
-    /// Its part of the default `sockbench run`, if it has one ([`Quick`]).
-    pub quick: Option<Quick>,
+    /// Its part of the default `sockbench run`, if it has one.
+    pub run: Option<RunPart>,
     /// The kinds of private temporary directory it makes, for the sweep of the ones
     /// a killed run left (`leftovers`).
     pub leftovers: &'static [DirKind],
@@ -39,9 +39,28 @@ pub struct Family {
     pub redaction: Option<Redaction>,
 }
 
+/// A family's part of the default `sockbench run`: its words in `run`'s help and
+/// in the top-level help, its own options of `run`, and its quick plan. `cli.rs`
+/// composes them, so a new family edits no `cli.rs`.
+#[derive(Clone, Copy)]
+pub struct RunPart {
+    /// What it is called in a list of the suites `run` measures (`PostgreSQL`,
+    /// `nginx in front of an app server`).
+    pub suite: &'static str,
+    /// Its sentence in `run`'s help: what it measures in the default run, and when
+    /// (e.g. only where its server is installed).
+    pub says: &'static str,
+    /// Adds its own options to `run` (PostgreSQL's `--pg-bindir`), which only its
+    /// [`Quick`] reads.
+    pub options: fn(clap::Command) -> clap::Command,
+    /// Its quick plan.
+    pub plan: Quick,
+}
+
 /// A family's quick plan for `sockbench run`, from the arguments of `run` (its
 /// `ArgMatches`: an option of `run` that belongs to one family, such as
-/// `--pg-bindir`, is declared in `cli.rs` and read only by that family). `Ok(None)`
+/// `--pg-bindir`, is declared by that family's [`RunPart::options`] and read only
+/// by it). `Ok(None)`
 /// means the family is skipped because its server is not installed; the family has
 /// then printed one line on stderr saying so and how to install it. An error (e.g.
 /// an option of `run` pointing where there is no server) ends the run before
@@ -122,7 +141,7 @@ mod tests {
         experiments: &[],
         command: || clap::Command::new("unixonly"),
         plan: |_| anyhow::bail!("not measured in this test"),
-        quick: None,
+        run: None,
         leftovers: &[],
         redaction: None,
     };

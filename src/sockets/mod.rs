@@ -21,6 +21,7 @@ mod watchdog;
 
 use crate::cpu::Meter;
 use crate::report::experiment::{Description, Family};
+use crate::report::family::RunPart;
 use crate::results::{Params, Trial};
 use crate::sockets::keys::*;
 use crate::transport::{Conn, Connector, Endpoint, TlsInfo, TlsVersion, Transport};
@@ -50,7 +51,12 @@ pub static FAMILY: Family = Family {
         let args = args::SocketsArgs::from_arg_matches(matches)?;
         Ok(Box::new(plan::SocketsPlan::from_args(&args)?))
     },
-    quick: Some(family::quick),
+    run: Some(RunPart {
+        suite: "sockets",
+        says: "`sockets --quick` (connect, pingpong, stream over unix, tcp and tls)",
+        options: |run| run,
+        plan: family::quick,
+    }),
     leftovers: &[family::SERVER],
     // Its arguments are addresses and sizes: nothing secret.
     redaction: None,
