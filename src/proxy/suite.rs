@@ -13,7 +13,7 @@ use crate::harness::estimate::Estimate;
 use crate::harness::{self, Progress, Runner, Sink};
 use crate::plan::measure_experiment;
 use crate::report::family::Plan;
-use crate::results::{Params, Server as ServerFacts, Trial};
+use crate::results::{Params, Product, Server as ServerFacts, Trial};
 use crate::transport::{Address, Endpoint, Transport};
 use anyhow::{bail, Result};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -164,12 +164,16 @@ fn start(plan: &ProxyPlan, progress: &dyn Progress) -> Result<(Servers, Vec<Targ
 /// What every record says of the servers behind it.
 fn facts(plan: &ProxyPlan, version: &str) -> ServerFacts {
     let mut details = serde_json::Map::new();
-    details.insert("app".into(), "sockbench".into());
     details.insert("proxy_workers".into(), plan.workers.into());
     ServerFacts {
         kind: "nginx".into(),
         version: version.to_string(),
         throwaway: true,
+        behind: vec![Product {
+            role: "app".into(),
+            name: "sockbench".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }],
         details,
     }
 }

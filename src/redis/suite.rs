@@ -220,6 +220,7 @@ fn facts(target: &Target, throwaway_version: Option<&str>) -> Result<ServerFacts
         kind: "redis".into(),
         version,
         throwaway: target.throwaway,
+        behind: Vec::new(),
         details: serde_json::Map::new(),
     })
 }

@@ -200,13 +200,38 @@ fn wakeup(file: &ResultFile) -> String {
     )
 }
 
-/// The version of each kind of server a family measures, as its records say.
+/// The version of each kind of server a family measures, as its records say, with
+/// every product behind it (`1.22.1; app: sockbench 0.1.0, gunicorn 20.1.0`).
 fn server_versions(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, String)> {
     let version = |family: &str| {
-        (file.results.iter())
+        let servers: Vec<&crate::results::Server> = (file.results.iter())
             .filter(|r| catalog.family_of(r) == Some(family))
-            .find_map(|r| r.server.as_ref())
-            .map_or_else(|| "not measured".into(), |s| short_version(&s.version))
+            .filter_map(|r| r.server.as_ref())
+            .collect();
+        let Some(first) = servers.first() else {
+            return "not measured".into();
+        };
+        let mut behind: Vec<(&str, String)> = Vec::new();
+        for p in servers.iter().flat_map(|s| &s.behind) {
+            let product = (
+                p.role.as_str(),
+                format!("{} {}", p.name, short_version(&p.version)),
+            );
+            if !behind.contains(&product) {
+                behind.push(product);
+            }
+        }
+        let mut said = short_version(&first.version);
+        let mut roles: Vec<&str> = behind.iter().map(|(role, _)| *role).collect();
+        roles.dedup();
+        for role in roles {
+            let products: Vec<&str> = (behind.iter())
+                .filter(|(r, _)| *r == role)
+                .map(|(_, p)| p.as_str())
+                .collect();
+            said.push_str(&format!("; {role}: {}", products.join(", ")));
+        }
+        said
     };
     (catalog.servers().iter())
         .map(|s| (s.product, version(s.family)))

@@ -84,9 +84,23 @@ pub struct Server {
     pub version: String,
     /// True for a throwaway server sockbench started itself.
     pub throwaway: bool,
+    /// Every other product the target's requests go through, by role: the app
+    /// server behind a proxy. Empty where the server is the only one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub behind: Vec<Product>,
     /// The family's own fields.
     #[serde(flatten)]
     pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A product behind a target's server, named by the role it has there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Product {
+    /// What it does for the target (`app`).
+    pub role: String,
+    /// What it is (`sockbench`, `gunicorn`).
+    pub name: String,
+    pub version: String,
 }
 
 /// The headline metric of a result and its spread over trials.
