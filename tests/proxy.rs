@@ -1,6 +1,10 @@
 //! `sockbench proxy` against a real nginx: the quick suite gives every experiment
-//! on unix and tcp, the server side's CPU role by role (nginx as `proxy`, the app
-//! server as `app`) in the file and the CSV, and leaves no process or directory;
+//! on unix and tcp, with figures that hold together (a connection costs more than
+//! a request on a kept one, many connections keep as many requests out, every
+//! rate is its trial's responses over its time), the server side's CPU role by
+//! role (nginx as `proxy`, the app server as `app`) in the file and the CSV, and
+//! leaves no process or directory; an app server overrun through a Unix socket
+//! makes failed requests, counted and kept out of the 2xx rate;
 //! Ctrl-C keeps what finished; a killed nginx ends the run in one line; a
 //! sockbench killed outright takes nginx (workers included) and the app server
 //! with it, and the next run sweeps the directories it left. Without nginx
@@ -18,7 +22,14 @@ use std::process::Stdio;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-const EXPERIMENTS: [&str; 3] = ["proxy.request", "proxy.keepalive", "proxy.direct"];
+const EXPERIMENTS: [&str; 6] = [
+    "proxy.request",
+    "proxy.keepalive",
+    "proxy.direct",
+    "proxy.connect",
+    "proxy.concurrent",
+    "proxy.overload",
+];
 /// The shortest run that has every experiment: two rounds, one size.
 const SHORT: [&str; 6] = ["proxy", "--quick", "--trials", "2", "--sizes", "0"];
 
@@ -168,8 +179,7 @@ fn the_quick_suite_measures_each_hop_with_cpu_by_role_and_leaves_nothing() {
         for r in records {
             assert_eq!(r["server"]["kind"], "nginx", "{r}");
             assert_eq!(r["server"]["throwaway"], true, "{r}");
-            assert_eq!(r["metrics"]["failed"], 0, "{r}");
-            assert!(r["metrics"]["rtt_ns"]["p50"].as_f64().unwrap() > 0.0, "{r}");
+            figures_are_plausible(&file, id, r);
             let roles = &r["metrics"]["cpu"]["roles"];
             if id == "proxy.direct" {
                 // The app server alone: no nginx in the path, no roles apart.
@@ -201,6 +211,165 @@ fn the_quick_suite_measures_each_hop_with_cpu_by_role_and_leaves_nothing() {
         assert!(csv.contains(&figure), "no {figure} in the CSV:\n{csv}");
     }
     assert_nothing_left(&scratch, &seen);
+}
+
+/// A figure of a record, which must be there.
+fn figure(r: &Value, path: &[&str]) -> f64 {
+    let mut v = &r["metrics"];
+    for p in path {
+        v = &v[p];
+    }
+    v.as_f64()
+        .unwrap_or_else(|| panic!("no {} in {r}", path.join(".")))
+}
+
+/// Each trial of a record of many connections says its requests and their rates
+/// alike: `requests_per_s` is every response over the trial's time, `ok_per_s`
+/// (where there is one) the 2xx ones, so the failed ones are in neither silently.
+fn rates_match_counts(r: &Value) {
+    for t in r["trials"].as_array().unwrap() {
+        let seconds = t["elapsed_ns"].as_f64().unwrap() / 1e9;
+        let count = t["count"].as_f64().unwrap();
+        let failed = t["failed"].as_f64().unwrap();
+        assert!(count > 0.0 && failed <= count, "{t}");
+        let all = t["requests_per_s"].as_f64().unwrap() * seconds;
+        assert!((all - count).abs() < 1.0, "{all} for {count}: {t}");
+        if let Some(ok) = t["ok_per_s"].as_f64() {
+            let ok = ok * seconds;
+            assert!((ok - (count - failed)).abs() < 1.0, "{ok} 2xx: {t}");
+        }
+    }
+}
+
+/// What every experiment's record must hold, and how its figures must relate.
+fn figures_are_plausible(file: &Value, id: &str, r: &Value) {
+    let transport = r["transport"].as_str().unwrap();
+    let over = |id: &str, path: &[&str]| -> f64 {
+        let same = results(file, id)
+            .into_iter()
+            .find(|o| o["transport"] == transport)
+            .unwrap_or_else(|| panic!("no {id} over {transport}"));
+        figure(same, path)
+    };
+    match id {
+        "proxy.connect" => {
+            assert_eq!(r["metrics"]["failed"], 0, "{r}");
+            let connection = figure(r, &["connection_ns", "p50"]);
+            let rate = figure(r, &["requests_per_s"]);
+            // One connection at a time: its rate is about one over its time…
+            let busy = rate * connection / 1e9;
+            assert!((0.3..=3.0).contains(&busy), "{busy}: {r}");
+            // …which is more than a request on a kept connection.
+            let request = over("proxy.request", &["rtt_ns", "p50"]);
+            assert!(connection > request, "{connection} ≤ {request}: {r}");
+            rates_match_counts(r);
+        }
+        "proxy.concurrent" => {
+            assert_eq!(r["metrics"]["failed"], 0, "{r}");
+            let connections = r["params"]["connections"].as_f64().unwrap();
+            assert_eq!(connections, 50.0, "{r}");
+            // Little's law: as many requests out on average as connections.
+            let rate = figure(r, &["requests_per_s"]);
+            let out = rate * figure(r, &["rtt_ns", "p50"]) / 1e9;
+            assert!(
+                (connections / 4.0..=connections * 4.0).contains(&out),
+                "{out} requests out for {connections} connections: {r}"
+            );
+            rates_match_counts(r);
+        }
+        "proxy.overload" => {
+            // Whether 50 connections overrun a backlog of 8 here is the machine's;
+            // the test of its own below forces it.
+            assert!(figure(r, &["failed"]) >= 0.0, "{r}");
+            assert!(
+                figure(r, &["ok_per_s"]) <= figure(r, &["requests_per_s"]),
+                "{r}"
+            );
+            assert!(figure(r, &["rtt_ns", "p50"]) > 0.0, "{r}");
+            assert_eq!(r["params"]["backlog"], 8, "{r}");
+            rates_match_counts(r);
+        }
+        _ => {
+            assert_eq!(r["metrics"]["failed"], 0, "{r}");
+            assert!(figure(r, &["rtt_ns", "p50"]) > 0.0, "{r}");
+        }
+    }
+}
+
+#[test]
+fn overload_counts_failed_requests_and_keeps_them_out_of_the_rate() {
+    if !nginx_installed("overload_counts_failed_requests") {
+        return;
+    }
+    let _turn = one_at_a_time();
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let json = tmp.path().join("out.json");
+    // Two hundred connections at once through nginx to an app server that lets
+    // two wait: over a Unix socket nginx's connections past them fail at once.
+    let out = run(
+        &scratch,
+        &[
+            "proxy",
+            "--quick",
+            "--trials",
+            "2",
+            "--experiments",
+            "overload",
+            "--sizes",
+            "0",
+            "-c",
+            "200",
+            "--app-backlog",
+            "1",
+            "--tables",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    let file = load(&json);
+    let records = results(&file, "proxy.overload");
+    assert_eq!(records.len(), 2, "{records:?}");
+    for r in &records {
+        assert_eq!(r["params"]["connections"], 200, "{r}");
+        assert_eq!(r["params"]["backlog"], 1, "{r}");
+        rates_match_counts(r);
+        // What TCP does is the machine's: said, not asserted.
+        eprintln!(
+            "{}: {} failed of {} answered, {:.0} 2xx/s of {:.0}/s, p99 {:.0} µs",
+            r["transport"],
+            r["metrics"]["failed"],
+            r["trials"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["count"].as_u64().unwrap())
+                .sum::<u64>(),
+            figure(r, &["ok_per_s"]),
+            figure(r, &["requests_per_s"]),
+            figure(r, &["rtt_ns", "p99"]) / 1e3,
+        );
+    }
+    let unix = records.iter().find(|r| r["transport"] == "unix").unwrap();
+    assert!(figure(unix, &["failed"]) > 0.0, "no failed request: {unix}");
+    assert!(
+        figure(unix, &["ok_per_s"]) < figure(unix, &["requests_per_s"]),
+        "the failed requests are in the 2xx rate: {unix}"
+    );
+    // The table shows them, and its note says whose failed (in Markdown, whose
+    // lines are not wrapped to a terminal's width).
+    assert!(stdout.contains("failed requests"), "{stdout}");
+    let markdown = run(
+        tmp.path(),
+        &["report", json.to_str().unwrap(), "--format", "markdown"],
+    );
+    let markdown = text(&markdown.stdout);
+    for said in ["failed requests: unix", "none of them in the 2xx rate"] {
+        assert!(markdown.contains(said), "{said:?} not in:\n{markdown}");
+    }
+    assert_clean(&scratch);
 }
 
 #[test]

@@ -40,7 +40,7 @@ pub fn run(args: &ServeArgs) -> Result<()> {
 /// announced and served.
 fn http(args: &ServeArgs) -> Result<()> {
     let account = args.account.as_deref().map(app::account).transpose()?;
-    let listening = app::bind(&args.listen)?;
+    let listening = app::bind(&args.listen, args.backlog)?;
     let endpoints: Vec<Endpoint> = listening.iter().map(|l| l.endpoint.clone()).collect();
     let socket_files = socket_files(&endpoints);
     if let Some(account) = &account {
@@ -182,6 +182,7 @@ mod tests {
                 ],
                 http: true,
                 account: Some("nobody".into()),
+                backlog: None,
             };
             run(&args).unwrap();
             return;

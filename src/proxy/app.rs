@@ -51,10 +51,11 @@ enum Socket {
     Tcp(std::net::TcpListener),
 }
 
-/// Binds every endpoint, or fails on the first that cannot be bound. TLS is
-/// refused (the server speaks plain HTTP); an address in use, or a path that is not
-/// a socket, is the user's to change (exit 2).
-pub(crate) fn bind(endpoints: &[Endpoint]) -> Result<Vec<Listening>> {
+/// Binds every endpoint, or fails on the first that cannot be bound, each with
+/// at most `backlog` connections waiting to be accepted (`None`: as many as the
+/// kernel allows). TLS is refused (the server speaks plain HTTP); an address in
+/// use, or a path that is not a socket, is the user's to change (exit 2).
+pub(crate) fn bind(endpoints: &[Endpoint], backlog: Option<u32>) -> Result<Vec<Listening>> {
     if let Some(tls) = endpoints
         .iter()
         .find(|e| e.transport.kind() == SocketKind::Tls)
@@ -67,7 +68,7 @@ pub(crate) fn bind(endpoints: &[Endpoint]) -> Result<Vec<Listening>> {
     endpoints
         .iter()
         .map(|asked| {
-            let listener = Listener::bind(asked).map_err(|e| match e {
+            let listener = Listener::bind_backlog(asked, backlog).map_err(|e| match e {
                 BindError::InUse(_) | BindError::NotSocket(_) => usage(e.to_string()),
                 other => other.into(),
             })?;
@@ -338,7 +339,7 @@ mod tests {
         .iter()
         .map(|a| a.parse().unwrap())
         .collect();
-        let listening = bind(&asked).unwrap();
+        let listening = bind(&asked, None).unwrap();
         let endpoints: Vec<Endpoint> = listening.iter().map(|l| l.endpoint.clone()).collect();
         assert_ne!(endpoints[1].to_string(), "tcp:127.0.0.1:0", "the real port");
         (spawn(listening).unwrap(), endpoints)
@@ -475,6 +476,73 @@ mod tests {
         }
     }
 
+    /// A connection to the Unix socket at `path` that does not wait, as nginx
+    /// makes its connections to an upstream.
+    fn connect_nonblocking(path: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: a plain system call; its result is checked before it is owned.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a new socket nothing else owns.
+        let socket = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        // SAFETY: an all-zero sockaddr_un is valid; the path is copied in below,
+        // shorter than sun_path (a temporary directory's), so it stays
+        // NUL-terminated.
+        let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        let bytes = path.as_os_str().as_bytes();
+        assert!(bytes.len() < addr.sun_path.len(), "{}", path.display());
+        for (to, from) in addr.sun_path.iter_mut().zip(bytes) {
+            *to = *from as libc::c_char;
+        }
+        // SAFETY: `addr` is a sockaddr_un on the stack, its size given.
+        let rc = unsafe {
+            libc::connect(
+                fd,
+                std::ptr::addr_of!(addr).cast(),
+                std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(socket)
+    }
+
+    #[test]
+    fn a_small_backlog_refuses_a_unix_connection_past_it_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let connect_all = |backlog: Option<u32>| -> Vec<std::io::ErrorKind> {
+            let path = dir.path().join("app.sock");
+            let at: Endpoint = format!("unix:{}", path.display()).parse().unwrap();
+            // Bound, never accepting: every connection waits in the backlog.
+            let _listening = bind(&[at], backlog).unwrap();
+            let mut held = Vec::new();
+            let mut refused = Vec::new();
+            for _ in 0..4 {
+                match connect_nonblocking(&path) {
+                    Ok(socket) => held.push(socket),
+                    Err(e) => refused.push(e.kind()),
+                }
+            }
+            std::fs::remove_file(&path).unwrap();
+            refused
+        };
+        // The kernel lets one more than the backlog wait; nginx, connecting
+        // without blocking, gets EAGAIN past that (and answers 502).
+        assert_eq!(connect_all(Some(1)), [std::io::ErrorKind::WouldBlock; 2]);
+        assert_eq!(connect_all(None), []);
+    }
+
     #[test]
     fn sizes_are_whole_numbers_up_to_one_mib() {
         assert_eq!(size(Some("size=0")), Some(0));
@@ -495,7 +563,7 @@ mod tests {
     #[test]
     fn tls_is_refused_in_one_line() {
         let tls: Endpoint = "tls:127.0.0.1:0".parse().unwrap();
-        let Err(e) = bind(&[tls]) else {
+        let Err(e) = bind(&[tls], None) else {
             panic!("TLS bound")
         };
         assert_eq!(crate::error::exit_code(&e), 2);

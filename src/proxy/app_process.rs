@@ -30,8 +30,13 @@ pub struct AppProcess {
 
 impl AppProcess {
     /// Starts an app server listening on each of `transports`, as `account` when
-    /// given (root's runs).
-    pub fn start(transports: &[Transport], account: Option<&Account>) -> Result<AppProcess> {
+    /// given (root's runs), each listener letting at most `backlog` connections
+    /// wait to be accepted (`None`: as many as the kernel allows).
+    pub fn start(
+        transports: &[Transport],
+        account: Option<&Account>,
+        backlog: Option<u32>,
+    ) -> Result<AppProcess> {
         let dir = crate::system::account::server_dir(
             account,
             super::DIR_PREFIX,
@@ -51,6 +56,9 @@ impl AppProcess {
         }
         if let Some(account) = account {
             command.arg("--account").arg(&account.name);
+        }
+        if let Some(backlog) = backlog {
+            command.arg("--backlog").arg(backlog.to_string());
         }
         // Like every server sockbench starts, with an empty environment.
         command

@@ -9,12 +9,18 @@ use crate::report::columns::{distinct, having, Columns, TAILS};
 use crate::report::experiment::{
     CaseParam, Chart, Description, Form, Pick, VerdictLine, Work, WorkKind,
 };
+use crate::report::format;
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
 use crate::units::format_size;
 
 /// The case parameters, as labels show them.
 const BY_SIZE: CaseParam = CaseParam::new(SIZE.name, Form::Size, "{} responses");
+const BY_CONNECTIONS: CaseParam = CaseParam::new(CONNECTIONS.name, Form::Number, "{} connections")
+    .one("1 connection")
+    .short(Some("{} conn."));
+const BY_BACKLOG: CaseParam =
+    CaseParam::new(BACKLOG.name, Form::Number, "app backlog {}").short(Some("backlog {}"));
 const BY_KEEPALIVE: CaseParam =
     CaseParam::new(UPSTREAM_KEEPALIVE.name, Form::Text, "upstream keepalive {}")
         .short(Some("keepalive {}"));
@@ -23,9 +29,13 @@ const BY_KEEPALIVE: CaseParam =
 const RTT: Metric = Metric::new("rtt_ns.p50", Unit::Time, Better::Lower);
 const REQUESTS: Metric = Metric::new("requests_per_s", Unit::Rate, Better::Higher);
 const FAILURES: Metric = Metric::new("failed", Unit::Count, Better::Lower);
+/// A whole connection's time (median).
+const CONNECTION: Metric = Metric::new("connection_ns.p50", Unit::Time, Better::Lower);
+/// Requests that succeeded per second: the failed ones are not in it.
+const SUCCEEDED: Metric = Metric::new("ok_per_s", Unit::Rate, Better::Higher);
 
 /// Every figure the experiments record.
-const FIGURES: &[Metric] = &[RTT, REQUESTS, FAILURES];
+const FIGURES: &[Metric] = &[RTT, REQUESTS, FAILURES, CONNECTION, SUCCEEDED];
 
 /// What a request through nginx is to the verdict.
 const PROXIED: Work = Work {
@@ -120,6 +130,90 @@ pub static DIRECT: Description = Description {
     }),
 };
 
+pub static CONNECT: Description = Description {
+    id: "proxy.connect",
+    title: "a new connection to nginx per request (like ab without -k), upstream keepalive on",
+    chart_title: "Requests per second through nginx, a new client connection for each",
+    headline: REQUESTS,
+    figures: FIGURES,
+    budgets: BUDGETS,
+    cases: &[BY_SIZE],
+    table: connect,
+    charts: &[],
+    verdict: Some(VerdictLine {
+        counted: None,
+        rank: 24,
+        case: Pick::Smallest(BY_SIZE),
+        what: |p| {
+            format!(
+                "a new client connection for each request, {} responses, upstream kept",
+                format_size(p.get(SIZE).unwrap_or(0))
+            )
+        },
+        metric: REQUESTS,
+        work: Work {
+            heading: "New connections to nginx",
+            op: "connection",
+            ops: "connections",
+            kind: WorkKind::Connections,
+            typical: &[100.0, 1_000.0, 10_000.0],
+            pool_against: Some(&REQUEST),
+        },
+    }),
+};
+
+pub static CONCURRENT: Description = Description {
+    id: "proxy.concurrent",
+    title: "keep-alive connections to nginx at once, each sending its next request as soon \
+            as its response is read (like wrk -c), upstream keepalive on",
+    chart_title: "Requests per second through nginx of all connections together",
+    headline: REQUESTS,
+    figures: FIGURES,
+    budgets: BUDGETS,
+    cases: &[BY_CONNECTIONS, BY_SIZE],
+    table: concurrent,
+    charts: &[],
+    verdict: Some(VerdictLine {
+        counted: None,
+        rank: 43,
+        case: Pick::Largest(BY_CONNECTIONS),
+        what: |p| {
+            format!(
+                "{} connections to nginx at once, {} responses, upstream kept",
+                p.get(CONNECTIONS).unwrap_or(0),
+                format_size(p.get(SIZE).unwrap_or(0))
+            )
+        },
+        metric: REQUESTS,
+        work: Work {
+            heading: "Many clients through nginx",
+            kind: WorkKind::Clients,
+            typical: &[],
+            ..PROXIED
+        },
+    }),
+};
+
+/// No verdict line: a line compares one figure that every transport has above
+/// zero, and what this experiment shows is failed requests, which one transport
+/// may not have at all; a line on the 2xx rate alone would call a transport that
+/// drops requests as good as one that does not. Its table's note says which
+/// transport's requests failed, and how many.
+pub static OVERLOAD: Description = Description {
+    id: "proxy.overload",
+    title: "more connections to nginx at once than the app server's listen backlog, a new \
+            upstream connection per request (the php-fpm trap): requests that succeeded, \
+            and the ones that failed",
+    chart_title: "Requests per second through nginx answered 2xx, the app server overrun",
+    headline: SUCCEEDED,
+    figures: FIGURES,
+    budgets: BUDGETS,
+    cases: &[BY_CONNECTIONS, BY_BACKLOG, BY_SIZE],
+    table: overload,
+    charts: &[],
+    verdict: None,
+};
+
 /// Per response size, the round trip with its certainty and tails, the requests
 /// per second and the failed requests.
 fn by_size(experiment: &'static Description, records: &[ResultRecord]) -> Block {
@@ -146,6 +240,133 @@ fn keepalive(records: &[ResultRecord]) -> Block {
     table.into_block(&KEEPALIVE, records)
 }
 
+/// Requests per second, a connection each, with its certainty; the time of a
+/// whole connection (median and tails); the failed requests.
+fn connect(records: &[ResultRecord]) -> Block {
+    let mut table = Columns::of(records);
+    for size in distinct(records, |r| r.params.get(SIZE)) {
+        let cells = table.place(&having(records, |r| r.params.get(SIZE), &size));
+        let label = format!("{}: requests/s", format_size(size.unwrap_or(0)));
+        table.line(&label, &cells, Unit::Rate, |r| r.metrics.get(REQ_PER_S));
+        table.certainty(&cells);
+        table.line("  connection p50", &cells, Unit::Time, |r| {
+            r.metrics.get(CONNECTION_NS).map(|p| p.p50)
+        });
+        for (label, get) in &TAILS[1..] {
+            table.line(label, &cells, Unit::Time, |r| {
+                r.metrics.get(CONNECTION_NS).as_ref().map(get)
+            });
+        }
+        table.line("  failed requests", &cells, Unit::Count, |r| {
+            r.metrics.get(FAILED).map(|n| n as f64)
+        });
+    }
+    table.into_block(&CONNECT, records)
+}
+
+/// Per number of connections: requests per second of all together with its
+/// certainty, each request's round trip (median and tails), the failed requests.
+fn concurrent(records: &[ResultRecord]) -> Block {
+    let mut table = Columns::of(records);
+    for connections in distinct(records, |r| r.params.get(CONNECTIONS)) {
+        let of = having(records, |r| r.params.get(CONNECTIONS), &connections);
+        let cells = table.place(&of);
+        let label = format!("{} connections: requests/s", connections.unwrap_or(0));
+        table.line(&label, &cells, Unit::Rate, |r| r.metrics.get(REQ_PER_S));
+        table.certainty(&cells);
+        table.line("  round trip p50", &cells, Unit::Time, |r| {
+            r.metrics.get(RTT_NS).map(|p| p.p50)
+        });
+        for (label, get) in &TAILS[1..] {
+            table.line(label, &cells, Unit::Time, |r| {
+                r.metrics.get(RTT_NS).as_ref().map(get)
+            });
+        }
+        table.line("  failed requests", &cells, Unit::Count, |r| {
+            r.metrics.get(FAILED).map(|n| n as f64)
+        });
+    }
+    table.into_block(&CONCURRENT, records)
+}
+
+/// Per case: the 2xx requests per second with their certainty, the failed
+/// requests beside all requests answered, the rate of all, the round trips; and a
+/// note that says whose requests failed, and why a full backlog fails them.
+fn overload(records: &[ResultRecord]) -> Block {
+    let mut table = Columns::of(records);
+    let case = |r: &ResultRecord| (r.params.get(CONNECTIONS), r.params.get(BACKLOG));
+    for (connections, backlog) in distinct(records, case) {
+        let cells = table.place(&having(records, case, &(connections, backlog)));
+        let label = format!(
+            "{} connections, app backlog {}: 2xx requests/s",
+            connections.unwrap_or(0),
+            backlog.unwrap_or(0)
+        );
+        table.line(&label, &cells, Unit::Rate, |r| r.metrics.get(OK_PER_S));
+        table.certainty(&cells);
+        table.line("  failed requests", &cells, Unit::Count, |r| {
+            r.metrics.get(FAILED).map(|n| n as f64)
+        });
+        table.line("  requests answered", &cells, Unit::Count, |r| {
+            Some(answered(r) as f64)
+        });
+        table.line("  all requests/s, failed too", &cells, Unit::Rate, |r| {
+            r.metrics.get(REQ_PER_S)
+        });
+        table.line("  round trip p50", &cells, Unit::Time, |r| {
+            r.metrics.get(RTT_NS).map(|p| p.p50)
+        });
+        for (label, get) in &TAILS[1..] {
+            table.line(label, &cells, Unit::Time, |r| {
+                r.metrics.get(RTT_NS).as_ref().map(get)
+            });
+        }
+    }
+    let mut block = table.into_block(&OVERLOAD, records);
+    block.notes.insert(0, failures_note(records));
+    block
+}
+
+/// The requests a record's trials answered, failed or not.
+fn answered(record: &ResultRecord) -> u64 {
+    record.trials.iter().map(|t| t.count).sum()
+}
+
+/// Whose requests failed, how many, and why a full backlog fails them; or that
+/// none did.
+fn failures_note(records: &[ResultRecord]) -> String {
+    let failed: Vec<String> = records
+        .iter()
+        .filter_map(|r| {
+            let failed = r.metrics.get(FAILED).filter(|&n| n > 0)?;
+            let all = answered(r).max(failed);
+            Some(format!(
+                "{} {} of {} ({:.0}%)",
+                r.transport,
+                format::figure(Unit::Count, failed as f64),
+                format::figure(Unit::Count, all as f64),
+                failed as f64 * 100.0 / all as f64
+            ))
+        })
+        .collect();
+    if failed.is_empty() {
+        return "no request failed: the app server's backlog held every connection nginx \
+                opened at once; more connections (-c) or a smaller --app-backlog overrun it"
+            .into();
+    }
+    let waited = records
+        .iter()
+        .find_map(|r| r.params.get(CONNECT_TIMEOUT_MS))
+        .map_or_else(String::new, |ms| format!(" at {ms} ms"));
+    format!(
+        "failed requests: {}, none of them in the 2xx rate. A full backlog fails a request \
+         at once over a Unix socket (the connect fails with EAGAIN, nginx answers 502); over \
+         TCP the kernel drops the SYN and the connect waits for its retransmission a second \
+         later, which nginx cuts{waited} with 504",
+        failed.join(", "),
+    )
+}
+
 /// The rows of one case: round trip, certainty, tails, rate, failures.
 fn rows(table: &mut Columns, label: &str, cells: &[Option<&ResultRecord>]) {
     table.line(label, cells, Unit::Time, |r| {
@@ -163,4 +384,62 @@ fn rows(table: &mut Columns, label: &str, cells: &[Option<&ResultRecord>]) {
     table.line("  failed requests", cells, Unit::Count, |r| {
         r.metrics.get(FAILED).map(|n| n as f64)
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::aggregate::record;
+    use crate::results::{Metrics, Params, Trial};
+
+    /// An overload record over `transport` whose two trials each answered 100
+    /// requests, `failed` of them failed.
+    fn overrun(transport: &str, failed: u64) -> ResultRecord {
+        let params = Params::default()
+            .with(CONNECTIONS, 200)
+            .with(BACKLOG, 1)
+            .with(CONNECT_TIMEOUT_MS, 50);
+        let trial = || Trial {
+            metrics: Metrics::default()
+                .with(OK_PER_S, (100 - failed) as f64 * 10.0)
+                .with(REQ_PER_S, 1_000.0)
+                .with(FAILED, failed),
+            count: 100,
+            elapsed_ns: 100_000_000,
+            ..Trial::default()
+        };
+        let trials = vec![trial(), trial()];
+        record(OVERLOAD.id, &SUCCEEDED, &params, transport, trials, None)
+    }
+
+    #[test]
+    fn the_overload_table_counts_whose_requests_failed_and_says_so() {
+        let block = (OVERLOAD.table)(&[overrun("unix", 30), overrun("tcp", 0)]);
+        let row = |label: &str| {
+            let row = block.rows.iter().find(|r| r.label.trim() == label);
+            let row = row.unwrap_or_else(|| panic!("no {label:?} row"));
+            row.cells.iter().map(|c| c.text.clone()).collect::<Vec<_>>()
+        };
+        // Counts summed over the trials; the rate of 2xx apart from all.
+        assert_eq!(row("failed requests"), ["60", "0"]);
+        assert_eq!(row("requests answered"), ["200", "200"]);
+        assert_eq!(
+            row("200 connections, app backlog 1: 2xx requests/s"),
+            ["700/s", "1.00k/s"]
+        );
+        assert_eq!(row("all requests/s, failed too"), ["1.00k/s", "1.00k/s"]);
+        let note = &block.notes[0];
+        assert!(
+            note.starts_with("failed requests: unix 60 of 200 (30%), none"),
+            "{note}"
+        );
+        assert!(!note.contains("tcp 0"), "{note}");
+        assert!(note.contains("nginx cuts at 50 ms with 504"), "{note}");
+        let none = (OVERLOAD.table)(&[overrun("unix", 0), overrun("tcp", 0)]);
+        assert!(
+            none.notes[0].starts_with("no request failed"),
+            "{:?}",
+            none.notes
+        );
+    }
 }

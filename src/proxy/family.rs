@@ -21,6 +21,7 @@ pub fn quick(_run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
     let plan = ProxyPlan::from_args(&ProxyArgs {
         measuring: Measuring::quick(),
         sizes: Some(vec!["0".into(), "4KiB".into()]),
+        experiments: Some(super::plan::RUN_EXPERIMENTS.to_vec()),
         ..ProxyArgs::default()
     })?;
     Ok(Some(Box::new(plan)))

@@ -149,7 +149,7 @@ impl HttpConn {
     /// timed loop of new connections: no allocation), and returns the old one.
     /// `conn` must block a slice at most in a read or write, as
     /// [`Connector::connect_sliced`] makes it.
-    #[cfg(test)]
+    #[inline]
     pub fn swap(&mut self, conn: Conn) -> Conn {
         self.open = true;
         std::mem::replace(&mut self.conn, conn)
@@ -161,15 +161,20 @@ impl HttpConn {
     #[inline]
     pub fn exchange(&mut self, request: &HttpRequest) -> Result<Status, HttpError> {
         if !self.open {
-            return Err(HttpError::Closed(io::Error::new(
-                io::ErrorKind::NotConnected,
-                format!(
-                    "{} closed the connection after its last response",
-                    self.server
-                ),
-            )));
+            return Err(self.gone());
         }
         let done = self.send(request).and_then(|()| self.receive());
+        self.ended(request, done)
+    }
+
+    /// An exchange that ended with `done`: its status, or why it failed; whether
+    /// the connection stays open.
+    #[inline]
+    fn ended(
+        &mut self,
+        request: &HttpRequest,
+        done: Result<Head, HttpError>,
+    ) -> Result<Status, HttpError> {
         match done {
             Ok(head) if head.status.is_success() && head.body != request.size => {
                 self.open = false;
@@ -187,6 +192,58 @@ impl HttpConn {
                 Err(e)
             }
         }
+    }
+
+    /// After a response that ends the connection (the request asked for
+    /// `Connection: close`, or the response said it): waits until the server
+    /// closes it, as `ab` without `-k` reads until the server's close. A byte
+    /// after the response is an error; the wait is the exchange's, bounded as its
+    /// reads are.
+    #[inline]
+    pub fn until_closed(&mut self) -> Result<(), HttpError> {
+        loop {
+            match self.conn.read(&mut self.buf) {
+                Ok(0) => return Ok(()),
+                Ok(n) => {
+                    return Err(self.failed(format!(
+                        "sent {n} bytes after a response that ended the connection"
+                    )))
+                }
+                Err(e) if wait::slice_ended(&e) => {
+                    let server = &self.server;
+                    self.patience
+                        .check(|| {
+                            format!("{server} did not close the connection after its response")
+                        })
+                        .map_err(HttpError::Failed)?;
+                }
+                Err(e) => return Err(self.closed(e)),
+            }
+        }
+    }
+
+    /// The socket, for a client that waits on many connections at once.
+    pub fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.conn.as_raw_fd()
+    }
+
+    /// Sends `request` without reading its response ([`HttpConn::finish`] reads
+    /// it), for a client that has a request out on many connections at once; as
+    /// [`HttpConn::exchange`] otherwise.
+    #[inline]
+    pub fn start(&mut self, request: &HttpRequest) -> Result<(), HttpError> {
+        if !self.open {
+            return Err(self.gone());
+        }
+        self.send(request).inspect_err(|_| self.open = false)
+    }
+
+    /// Reads the whole response to `request`, sent by [`HttpConn::start`]; its
+    /// status, as [`HttpConn::exchange`] gives it.
+    #[inline]
+    pub fn finish(&mut self, request: &HttpRequest) -> Result<Status, HttpError> {
+        let done = self.receive();
+        self.ended(request, done)
     }
 
     /// Writes the whole request, and starts the exchange's wait for the server.
@@ -250,6 +307,18 @@ impl HttpConn {
                 Err(e) => return Err(self.closed(e)),
             }
         }
+    }
+
+    /// The error of an exchange on a connection the server closed, or said it would.
+    #[cold]
+    fn gone(&self) -> HttpError {
+        HttpError::Closed(io::Error::new(
+            io::ErrorKind::NotConnected,
+            format!(
+                "{} closed the connection after its last response",
+                self.server
+            ),
+        ))
     }
 
     /// Whether the response awaited may still be waited for (Ctrl-C, the limit).
@@ -546,6 +615,52 @@ mod tests {
                 .contains("answered 200 with a body of 3 bytes where 2"),
             "{e}"
         );
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn after_a_closing_response_the_client_waits_for_the_close_bounded() {
+        let once = || HttpRequest::get("localhost", 2, false).unwrap();
+        let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+        // The close comes: the connection is over, and a new one may take its place.
+        let (_dir, at, server) = stub(|s| s.write_all(reply).unwrap());
+        let mut conn = client(&at, LIMIT);
+        assert_eq!(conn.exchange(&once()).unwrap(), Status(200));
+        conn.until_closed().unwrap();
+        server.join().unwrap();
+        // Bytes after the response are not a close (sent apart: bytes that come
+        // with the response are more than its Content-Length, refused already).
+        let (_dir, at, server) = stub(|s| {
+            s.write_all(reply).unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\n");
+        });
+        let mut conn = client(&at, LIMIT);
+        assert_eq!(conn.exchange(&once()).unwrap(), Status(200));
+        let Err(HttpError::Failed(e)) = conn.until_closed() else {
+            panic!("bytes after the response taken for a close")
+        };
+        assert!(e.to_string().contains("bytes after a response"), "{e}");
+        server.join().unwrap();
+        // A server that never closes ends the wait within its bound.
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let (_dir, at, server) = stub(move |s| {
+            s.write_all(reply).unwrap();
+            let _ = wait.recv_timeout(Duration::from_secs(10));
+        });
+        let mut conn = client(&at, Duration::from_millis(500));
+        assert_eq!(conn.exchange(&once()).unwrap(), Status(200));
+        let started = Instant::now();
+        let Err(HttpError::Failed(e)) = conn.until_closed() else {
+            panic!("an open connection taken for a close")
+        };
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+        assert!(
+            e.to_string().contains("did not close the connection"),
+            "{e}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+        drop(done);
         server.join().unwrap();
     }
 

@@ -4,18 +4,25 @@
 //! The client in the timed loops is a minimal HTTP/1.1 client (`http.rs`: the
 //! request encoded once, each response read into one reusable buffer). Its
 //! experiments: requests through nginx by response size, with nginx's upstream
-//! keepalive on and off, and straight to the app server (`request.rs`).
+//! keepalive on and off, and straight to the app server (`request.rs`); a new
+//! connection to nginx per request (`connect.rs`); many connections at once
+//! (`concurrent.rs`, one thread driving them all); and more connections at once
+//! than an app server's listen backlog, the failed requests counted
+//! (`overload.rs`).
 //! `describe.rs` says how each is reported, `suite.rs` runs them through the
 //! harness, `family.rs` is what the registry composes.
 
 pub(crate) mod app;
 mod app_process;
 pub(crate) mod args;
+mod concurrent;
+mod connect;
 pub(crate) mod describe;
 pub(crate) mod family;
 pub(crate) mod http;
 pub(crate) mod keys;
 pub(crate) mod nginx;
+mod overload;
 pub(crate) mod plan;
 mod request;
 pub(crate) mod suite;
@@ -35,10 +42,18 @@ pub static FAMILY: Family = Family {
     name: "proxy",
     transports: &[Transport::Unix, Transport::Tcp],
     server: Some("nginx"),
-    experiments: &[&describe::REQUEST, &describe::KEEPALIVE, &describe::DIRECT],
+    experiments: &[
+        &describe::REQUEST,
+        &describe::KEEPALIVE,
+        &describe::DIRECT,
+        &describe::CONNECT,
+        &describe::CONCURRENT,
+        &describe::OVERLOAD,
+    ],
     command: || {
         let about = "nginx in front of an app server: the hop between them over a Unix \
-                     socket or TCP, with upstream keepalive on and off, and without nginx";
+                     socket or TCP, with upstream keepalive on and off, without nginx, a \
+                     connection per request, many clients, and past the app's backlog";
         let command = args::ProxyArgs::augment_args(clap::Command::new("proxy"));
         crate::plan::Measuring::with_defaults(command).about(about)
     },
@@ -49,7 +64,7 @@ pub static FAMILY: Family = Family {
     run: Some(RunPart {
         suite: "nginx in front of an app server",
         says: "when nginx is found, `proxy --quick`: a throwaway nginx in front of sockbench's \
-               own app server, over unix and tcp (request, keepalive, direct)",
+               own app server, over unix and tcp (request, keepalive, direct, concurrent)",
         options: |run| run,
         plan: family::quick,
     }),
@@ -66,6 +81,13 @@ crate::named! {
         Keepalive = "keepalive",
         /// Requests straight to the app server, no nginx.
         Direct = "direct",
+        /// A new connection to nginx per request, upstream keepalive on.
+        Connect = "connect",
+        /// Many keep-alive connections to nginx at once, upstream keepalive on.
+        Concurrent = "concurrent",
+        /// More connections at once than the app server's listen backlog, upstream
+        /// keepalive off: the failed requests.
+        Overload = "overload",
     }
 }
 
@@ -77,13 +99,20 @@ impl Experiment {
             Experiment::Request => &describe::REQUEST,
             Experiment::Keepalive => &describe::KEEPALIVE,
             Experiment::Direct => &describe::DIRECT,
+            Experiment::Connect => &describe::CONNECT,
+            Experiment::Concurrent => &describe::CONCURRENT,
+            Experiment::Overload => &describe::OVERLOAD,
         }
     }
 
     /// Whether nginx is in the path, so its CPU is the server side's too.
     pub fn through_nginx(self) -> bool {
         match self {
-            Experiment::Request | Experiment::Keepalive => true,
+            Experiment::Request
+            | Experiment::Keepalive
+            | Experiment::Connect
+            | Experiment::Concurrent
+            | Experiment::Overload => true,
             Experiment::Direct => false,
         }
     }
@@ -99,15 +128,36 @@ impl Experiment {
         let size = params
             .get(keys::SIZE)
             .context("experiment parameter missing")?;
-        let endpoint = match self {
-            Experiment::Request => &target.kept,
-            Experiment::Keepalive => match params.get(keys::UPSTREAM_KEEPALIVE).as_deref() {
-                Some("off") => &target.renewed,
-                _ => &target.kept,
-            },
-            Experiment::Direct => &target.app,
+        let budget = &plan.budget;
+        let connections = || -> Result<usize> {
+            let n = params
+                .get(keys::CONNECTIONS)
+                .context("experiment parameter missing")?;
+            Ok(n as usize)
         };
-        request::trial(endpoint, size, plan.budget.requests, meter)
+        match self {
+            Experiment::Request => request::trial(&target.kept, size, budget.requests, meter),
+            Experiment::Keepalive => {
+                let endpoint = match params.get(keys::UPSTREAM_KEEPALIVE).as_deref() {
+                    Some("off") => &target.renewed,
+                    _ => &target.kept,
+                };
+                request::trial(endpoint, size, budget.requests, meter)
+            }
+            Experiment::Direct => request::trial(&target.app, size, budget.requests, meter),
+            Experiment::Connect => connect::trial(&target.kept, size, budget.connect, meter),
+            Experiment::Concurrent => {
+                let n = connections()?;
+                concurrent::trial(&target.kept, n, size, budget.concurrent, meter)
+            }
+            Experiment::Overload => {
+                let endpoint = target
+                    .overrun
+                    .as_ref()
+                    .context("nginx has no site in front of an overrun app server")?;
+                overload::trial(endpoint, connections()?, size, budget.overload, meter)
+            }
+        }
     }
 }
 

@@ -101,8 +101,8 @@ const LISTEN_BACKLOG: u32 = 4096;
 /// at nginx's default of 1000 a long trial would see its connections closed.
 const KEEPALIVE_REQUESTS: u32 = 1_000_000;
 /// Idle upstream connections each worker keeps for reuse, per site that keeps
-/// them.
-const UPSTREAM_IDLE: u32 = 16;
+/// them, at the least ([`Site::kept`]).
+pub const UPSTREAM_IDLE: u32 = 16;
 /// The temporary directories nginx makes when it starts: each directive and the
 /// name in `srv/` it is given.
 const TEMP_PATHS: [(&str, &str); 5] = [
@@ -126,10 +126,51 @@ pub enum Upstream {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Site {
     pub upstream: Upstream,
-    /// Upstream connections kept open for reuse (`keepalive 16`, HTTP/1.1 to the
-    /// upstream); without, nginx's default: a new connection per request,
-    /// HTTP/1.0.
-    pub keepalive: bool,
+    /// Idle upstream connections each worker keeps open for reuse (`keepalive N`,
+    /// HTTP/1.1 to the upstream); `None`: nginx's default, a new connection per
+    /// request, HTTP/1.0.
+    pub keepalive: Option<u32>,
+    /// How long nginx waits for a connection to the upstream before it answers
+    /// 504 (`proxy_connect_timeout`); `None`: nginx's default, 60 s.
+    pub connect_timeout: Option<Duration>,
+    /// Its failures to reach the upstream are not logged (`error_log … crit`
+    /// for the site): a site meant to fail would write a line per failed request,
+    /// megabytes a trial, into the log.
+    pub quiet: bool,
+}
+
+impl Site {
+    /// `upstream`, its connections kept for reuse: `idle` of them per worker, and
+    /// at least [`UPSTREAM_IDLE`].
+    pub fn kept(upstream: Upstream, idle: u32) -> Site {
+        Site {
+            upstream,
+            keepalive: Some(idle.max(UPSTREAM_IDLE)),
+            connect_timeout: None,
+            quiet: false,
+        }
+    }
+
+    /// `upstream` with nginx's defaults: a new connection per request.
+    pub fn renewed(upstream: Upstream) -> Site {
+        Site {
+            upstream,
+            keepalive: None,
+            connect_timeout: None,
+            quiet: false,
+        }
+    }
+
+    /// `upstream` meant to be overrun: a new connection per request, which nginx
+    /// waits for at most `connect_timeout` before it answers 504, its failures
+    /// not logged.
+    pub fn overrun(upstream: Upstream, connect_timeout: Duration) -> Site {
+        Site {
+            connect_timeout: Some(connect_timeout),
+            quiet: true,
+            ..Site::renewed(upstream)
+        }
+    }
 }
 
 /// What nginx is to do.
@@ -623,8 +664,8 @@ fn config_text(config: &NginxConfig, ports: &[u16], srv: &Path) -> Result<String
     for (i, (site, port)) in config.sites.iter().zip(ports).enumerate() {
         writeln!(out, "    upstream site_{i} {{")?;
         writeln!(out, "        server {};", upstream_text(&site.upstream)?)?;
-        if site.keepalive {
-            writeln!(out, "        keepalive {UPSTREAM_IDLE};")?;
+        if let Some(idle) = site.keepalive {
+            writeln!(out, "        keepalive {idle};")?;
             writeln!(out, "        keepalive_requests {KEEPALIVE_REQUESTS};")?;
         }
         writeln!(out, "    }}")?;
@@ -633,9 +674,17 @@ fn config_text(config: &NginxConfig, ports: &[u16], srv: &Path) -> Result<String
             out,
             "        listen 127.0.0.1:{port} backlog={LISTEN_BACKLOG};"
         )?;
+        if site.quiet {
+            writeln!(out, "        error_log stderr crit;")?;
+        }
         writeln!(out, "        location / {{")?;
         writeln!(out, "            proxy_pass http://site_{i};")?;
-        if site.keepalive {
+        if let Some(wait) = site.connect_timeout {
+            // nginx counts its timeouts in milliseconds.
+            let ms = wait.as_millis().max(1);
+            writeln!(out, "            proxy_connect_timeout {ms}ms;")?;
+        }
+        if site.keepalive.is_some() {
             // HTTP/1.0, nginx's default, would close each upstream connection.
             writeln!(out, "            proxy_http_version 1.1;")?;
             writeln!(out, "            proxy_set_header Connection \"\";")?;

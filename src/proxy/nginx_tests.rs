@@ -117,9 +117,10 @@ impl FakeApp {
     }
 
     fn site(&self, keepalive: bool) -> Site {
-        Site {
-            upstream: self.upstream.clone(),
-            keepalive,
+        if keepalive {
+            Site::kept(self.upstream.clone(), 0)
+        } else {
+            Site::renewed(self.upstream.clone())
         }
     }
 
@@ -245,17 +246,19 @@ fn the_configuration_reads_nothing_else_and_says_what_each_site_does() {
         program: "/usr/sbin/nginx".into(),
         workers: 2,
         sites: vec![
+            Site::kept(Upstream::Unix("/t/app.sock".into()), 0),
+            Site::renewed(Upstream::Tcp("127.0.0.1:8080".parse().unwrap())),
             Site {
-                upstream: Upstream::Unix("/t/app.sock".into()),
-                keepalive: true,
+                keepalive: Some(200),
+                ..Site::kept(Upstream::Tcp("127.0.0.1:8081".parse().unwrap()), 0)
             },
-            Site {
-                upstream: Upstream::Tcp("127.0.0.1:8080".parse().unwrap()),
-                keepalive: false,
-            },
+            Site::overrun(
+                Upstream::Unix("/t/small.sock".into()),
+                Duration::from_millis(100),
+            ),
         ],
     };
-    let text = config_text(&config, &[7001, 7002], Path::new("/t/p/srv")).unwrap();
+    let text = config_text(&config, &[7001, 7002, 7003, 7004], Path::new("/t/p/srv")).unwrap();
     for wanted in [
         "daemon off;\n",
         "master_process on;\n",
@@ -293,10 +296,26 @@ fn the_configuration_reads_nothing_else_and_says_what_each_site_does() {
     ] {
         assert!(first.contains(wanted), "{wanted:?} missing from\n{first}");
     }
-    for absent in ["keepalive", "proxy_http_version", "proxy_set_header"] {
+    let (second, rest) = second.split_once("upstream site_2").unwrap();
+    for absent in [
+        "keepalive",
+        "proxy_http_version",
+        "proxy_set_header",
+        "proxy_connect_timeout",
+    ] {
         assert!(!second.contains(absent), "{absent:?} in\n{second}");
     }
     assert!(second.contains("proxy_pass http://site_1;\n"), "{second}");
+    // As many idle upstream connections as asked for, and a short wait for a
+    // connection where one is asked for.
+    let (third, fourth) = rest.split_once("upstream site_3").unwrap();
+    assert!(third.contains("keepalive 200;\n"), "{third}");
+    assert!(!third.contains("proxy_connect_timeout"), "{third}");
+    for wanted in ["proxy_connect_timeout 100ms;\n", "error_log stderr crit;\n"] {
+        assert!(fourth.contains(wanted), "{wanted:?} missing from\n{fourth}");
+    }
+    assert!(!fourth.contains("keepalive "), "{fourth}");
+    assert_eq!(text.matches("error_log").count(), 2, "{text}");
 }
 
 #[test]
@@ -554,7 +573,9 @@ fn a_configuration_nginx_refuses_is_one_line_with_its_words() {
     let Some(program) = program() else { return };
     let site = Site {
         upstream: Upstream::Tcp("127.0.0.1:0".parse().unwrap()),
-        keepalive: false,
+        keepalive: None,
+        connect_timeout: None,
+        quiet: false,
     };
     let e = format!(
         "{:#}",

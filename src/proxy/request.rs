@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 const WARMUP_REQUESTS: usize = 200;
 const WARMUP_TIME: Duration = Duration::from_millis(20);
 /// The Host every request names: nginx and the app server answer any.
-const HOST: &str = "127.0.0.1";
+pub(super) const HOST: &str = "127.0.0.1";
 
 /// One trial on one connection to `endpoint` for `budget`, responses of `size`.
 pub fn trial(endpoint: &Endpoint, size: u64, budget: Duration, meter: &mut Meter) -> Result<Trial> {

@@ -5,7 +5,7 @@
 
 use super::app_process::AppProcess;
 use super::nginx::{self, Nginx, NginxConfig, Site, Upstream};
-use super::plan::ProxyPlan;
+use super::plan::{ProxyPlan, OVERLOAD_CONNECT_TIMEOUT};
 use super::Experiment;
 use crate::cpu::{Meter, ServerRole};
 use crate::error::usage;
@@ -56,12 +56,21 @@ pub struct Target {
     pub renewed: Endpoint,
     /// The app server itself over this transport.
     pub app: Endpoint,
+    /// nginx's port in front of the app server with the small backlog (a new
+    /// upstream connection per request, a short wait for it), when the plan has
+    /// the overload experiment.
+    pub overrun: Option<Endpoint>,
 }
 
-/// The servers of one run: nginx stops first, then the app server.
+/// The servers of one run: nginx stops first, then the app servers.
 struct Servers {
     nginx: Nginx,
     app: AppProcess,
+    /// The app server with the small listen backlog, for the overload experiment.
+    /// A process of its own rather than a second listener per transport in the
+    /// first: the same `serve --http` with one more flag, whose queue of
+    /// connections nothing else shares, and whose CPU is the overload's alone.
+    overrun: Option<AppProcess>,
     version: String,
 }
 
@@ -102,7 +111,10 @@ pub fn measure(plan: &ProxyPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
 }
 
 /// Starts the app server and nginx in front of it, two sites per transport (the
-/// upstream kept and renewed), and the targets.
+/// upstream kept, with as many idle connections as the concurrent experiment has
+/// clients, and renewed), and for the overload experiment a second app server
+/// with a small listen backlog and a site per transport in front of it; and the
+/// targets.
 fn start(plan: &ProxyPlan, progress: &dyn Progress) -> Result<(Servers, Vec<Target>)> {
     let program = nginx::find_program().ok_or_else(|| {
         usage(
@@ -113,24 +125,29 @@ fn start(plan: &ProxyPlan, progress: &dyn Progress) -> Result<(Servers, Vec<Targ
     let version = nginx::version(&program)?.unwrap_or_else(|| "unknown".into());
     let account = nginx::server_account()?;
     progress.note("proxy: starting sockbench's app server and a throwaway nginx");
-    let app = AppProcess::start(&plan.transports, account.as_ref())?;
+    let app = AppProcess::start(&plan.transports, account.as_ref(), None)?;
+    let overrun = if plan.experiments.contains(&Experiment::Overload) {
+        let backlog = Some(plan.app_backlog);
+        Some(AppProcess::start(
+            &plan.transports,
+            account.as_ref(),
+            backlog,
+        )?)
+    } else {
+        None
+    };
+    // Per transport, in this order: kept, renewed, and overrun when planned.
     let mut sites = Vec::new();
     for &t in &plan.transports {
-        let Some(endpoint) = app.endpoint(t) else {
-            bail!("the sockbench app server does not listen over {t}");
-        };
-        let upstream = match &endpoint.address {
-            Address::Path(path) => Upstream::Unix(path.clone()),
-            Address::Ip(addr) => Upstream::Tcp(*addr),
-            Address::Abstract(_) => bail!("nginx cannot reach an abstract Unix socket"),
-        };
-        for keepalive in [true, false] {
-            sites.push(Site {
-                upstream: upstream.clone(),
-                keepalive,
-            });
+        let upstream = upstream_of(&app, t)?;
+        sites.push(Site::kept(upstream.clone(), plan.connections));
+        sites.push(Site::renewed(upstream));
+        if let Some(overrun) = &overrun {
+            let upstream = upstream_of(overrun, t)?;
+            sites.push(Site::overrun(upstream, OVERLOAD_CONNECT_TIMEOUT));
         }
     }
+    let per_transport = if overrun.is_some() { 3 } else { 2 };
     let config = NginxConfig {
         workers: plan.workers,
         ..NginxConfig::new(&program, sites)
@@ -144,21 +161,38 @@ fn start(plan: &ProxyPlan, progress: &dyn Progress) -> Result<(Servers, Vec<Targ
         .transports
         .iter()
         .enumerate()
-        .map(|(i, &transport)| Target {
-            transport,
-            kept: at(nginx.site_port(2 * i)),
-            renewed: at(nginx.site_port(2 * i + 1)),
-            app: app.endpoint(transport).cloned().expect("checked above"),
+        .map(|(i, &transport)| {
+            let first = per_transport * i;
+            Target {
+                transport,
+                kept: at(nginx.site_port(first)),
+                renewed: at(nginx.site_port(first + 1)),
+                app: app.endpoint(transport).cloned().expect("checked above"),
+                overrun: overrun.as_ref().map(|_| at(nginx.site_port(first + 2))),
+            }
         })
         .collect();
     Ok((
         Servers {
             nginx,
             app,
+            overrun,
             version,
         },
         targets,
     ))
+}
+
+/// Where nginx reaches `app` over `transport`.
+fn upstream_of(app: &AppProcess, transport: Transport) -> Result<Upstream> {
+    let Some(endpoint) = app.endpoint(transport) else {
+        bail!("the sockbench app server does not listen over {transport}");
+    };
+    Ok(match &endpoint.address {
+        Address::Path(path) => Upstream::Unix(path.clone()),
+        Address::Ip(addr) => Upstream::Tcp(*addr),
+        Address::Abstract(_) => bail!("nginx cannot reach an abstract Unix socket"),
+    })
 }
 
 /// What every record says of the servers behind it.
@@ -193,7 +227,11 @@ impl Runner for ProxyRunner<'_> {
     }
 
     fn server_roles(&self) -> Vec<ServerRole> {
-        let app = ServerRole::started("app", self.servers.app.pid());
+        let app = match (self.experiment, &self.servers.overrun) {
+            (Experiment::Overload, Some(overrun)) => overrun,
+            _ => &self.servers.app,
+        };
+        let app = ServerRole::started("app", app.pid());
         if self.experiment.through_nginx() {
             vec![ServerRole::started("proxy", self.servers.nginx.pid()), app]
         } else {
@@ -233,12 +271,14 @@ impl Servers {
                  killed, and its workers with it); nothing more was sent to its ports"
             );
         }
-        if !self.app.running() {
-            bail!(
-                "the sockbench app server (process {}) is no longer running (it exited or was \
-                 killed); nothing more was sent to its addresses",
-                self.app.pid()
-            );
+        for app in std::iter::once(&mut self.app).chain(self.overrun.as_mut()) {
+            if !app.running() {
+                bail!(
+                    "the sockbench app server (process {}) is no longer running (it exited \
+                     or was killed); nothing more was sent to its addresses",
+                    app.pid()
+                );
+            }
         }
         Ok(())
     }

@@ -214,9 +214,18 @@ pub enum BindError {
 }
 
 impl Listener {
-    /// Binds and listens. A stale socket file (one nobody listens on) is replaced; a
+    /// Binds and listens, letting as many connections wait to be accepted as the
+    /// kernel allows. A stale socket file (one nobody listens on) is replaced; a
     /// live one is reported as in use.
     pub fn bind(endpoint: &Endpoint) -> Result<Listener, BindError> {
+        Listener::bind_backlog(endpoint, None)
+    }
+
+    /// Binds and listens as [`Listener::bind`] does, with at most `backlog`
+    /// connections waiting to be accepted (`None`: as many as the kernel allows).
+    /// A small backlog is for a server meant to be overrun (the proxy family's
+    /// overload experiment): the kernel lets one more than `backlog` wait.
+    pub fn bind_backlog(endpoint: &Endpoint, backlog: Option<u32>) -> Result<Listener, BindError> {
         let wrap = |e: io::Error| match e.kind() {
             io::ErrorKind::AddrInUse => BindError::InUse(endpoint.clone()),
             _ => BindError::Other(endpoint.clone(), e),
@@ -233,18 +242,22 @@ impl Listener {
                 Listener::Tls(tcp::bind(&ip()?).map_err(wrap)?, Box::new(acceptor))
             }
         };
-        listener.widen_backlog().map_err(wrap)?;
+        listener.set_backlog(backlog).map_err(wrap)?;
         Ok(listener)
     }
 
-    /// Lets as many connections wait to be accepted as the kernel allows
-    /// (`net.core.somaxconn`) instead of the standard library's 128: with a
-    /// thousand clients connecting at once, a full TCP accept queue drops their
-    /// handshakes, and they wait for retransmissions seconds apart.
-    fn widen_backlog(&self) -> io::Result<()> {
+    /// Sets how many connections may wait to be accepted: by default as many as
+    /// the kernel allows (`net.core.somaxconn`) instead of the standard library's
+    /// 128, since with a thousand clients connecting at once a full TCP accept
+    /// queue drops their handshakes, and they wait for retransmissions seconds
+    /// apart.
+    fn set_backlog(&self, backlog: Option<u32>) -> io::Result<()> {
+        let backlog = backlog.map_or(libc::c_int::MAX, |b| {
+            libc::c_int::try_from(b).unwrap_or(libc::c_int::MAX)
+        });
         // SAFETY: listen on a socket this listener owns; calling it again on a
         // listening socket only changes the backlog (capped by somaxconn).
-        if unsafe { libc::listen(self.as_raw_fd(), libc::c_int::MAX) } != 0 {
+        if unsafe { libc::listen(self.as_raw_fd(), backlog) } != 0 {
             return Err(io::Error::last_os_error());
         }
         Ok(())
