@@ -3,7 +3,7 @@
 //!
 //! What sockbench does for every family goes through this list, never through a
 //! family by name: the commands (`cli.rs`), the catalog of experiments, the default
-//! `sockbench run` (each family's [`Family::quick`], in this order), the sweep of
+//! `sockbench run` (each family's [`Family::run`], in this order), the sweep of
 //! abandoned temporary directories, and the hiding of secrets.
 
 use crate::leftovers::DirKind;

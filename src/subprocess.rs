@@ -210,11 +210,14 @@ pub fn wait_ready(
     let deadline = Instant::now() + limit;
     let mut endpoints = Vec::new();
     loop {
+        // In slices, so that a Ctrl-C is seen while the server starts.
+        crate::interrupt::check()?;
         let left = deadline.saturating_duration_since(Instant::now());
-        let line = match lines.recv_timeout(left) {
+        let line = match lines.recv_timeout(left.min(ASK_SLICE)) {
             Ok(line) => line,
+            Err(mpsc::RecvTimeoutError::Timeout) if !left.is_zero() => continue,
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                anyhow::bail!("{who} did not report ready within {limit:?}")
+                anyhow::bail!("{who} did not report ready within {} s", limit.as_secs())
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 anyhow::bail!("{who} exited before it was ready")

@@ -3,7 +3,7 @@
 //! order (the sockets suite, then, when PostgreSQL's programs are found, the
 //! PostgreSQL suite on a throwaway cluster, …), all into one result file, and a
 //! verdict in plain words at the end. This file names no family: what each one adds
-//! is its [`Family::quick`](crate::report::family::Family::quick).
+//! is its [`RunPart`](crate::report::family::RunPart).
 
 use super::{foretell, sweep_leftovers, Printing, Session};
 use crate::cli::{self, RunArgs};
@@ -53,7 +53,7 @@ pub fn run(args: &RunArgs, argv: Vec<String>) -> Result<()> {
 }
 
 /// The arguments of `run` as clap matches them, for the families' quick plans: a
-/// family reads its own option of `run` (declared in `cli.rs`'s `RunArgs`) from
+/// family reads its own option of `run` (declared by its `RunPart::options`) from
 /// these, by its id, as its `plan` reads its own command's. `cli::parse_from` keeps
 /// only the `RunArgs` they became, so `argv` (already accepted) is matched again
 /// here. `sockbench` alone is `run` with no arguments.

@@ -176,7 +176,8 @@ pub struct Cost {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<Counts>,
     /// The server's side role by role, where it has more than one (a proxy's
-    /// `proxy` and `app`); `server` is their sum.
+    /// `proxy` and `app`); `server` is their sum in each trial (a record keeps the
+    /// median of each, so there the roles need not add up to `server` exactly).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub roles: BTreeMap<String, Counts>,
     /// The CPU the client ran on when the loop ended.

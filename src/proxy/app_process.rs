@@ -25,7 +25,7 @@ pub struct AppProcess {
     child: Child,
     endpoints: Vec<Endpoint>,
     // Last, so the directory goes after the server has stopped.
-    _dir: PrivateDir,
+    dir: PrivateDir,
 }
 
 impl AppProcess {
@@ -73,12 +73,13 @@ impl AppProcess {
         let stderr_tail =
             crate::subprocess::forward_stderr(child.stderr.take().expect("stderr is piped"));
         let lines = crate::subprocess::read_lines(child.stdout.take().expect("stdout is piped"));
-        dir.record_server(child.id())?;
+        // Held first, so that a failure from here on stops it.
         let mut server = AppProcess {
             child,
             endpoints: Vec::new(),
-            _dir: dir,
+            dir,
         };
+        server.dir.record_server(server.pid())?;
         let ready = crate::subprocess::wait_ready(&lines, WHO, READY_TIMEOUT).and_then(|addrs| {
             addrs
                 .iter()

@@ -49,6 +49,7 @@ pub fn trial(
     let driven = clients.drive(&mut samples, budget)?;
     let requests = samples.len() as u64;
     meter.stop(requests);
+    super::request::all_answered(driven.failed, requests, endpoint)?;
     let metrics = Metrics::default()
         .with(REQ_PER_S, rate(requests, driven.elapsed_ns))
         .with(RTT_NS, Percentiles::of(&mut samples))

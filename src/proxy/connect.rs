@@ -52,6 +52,7 @@ pub fn trial(endpoint: &Endpoint, size: u64, budget: Duration, meter: &mut Meter
     .with_context(|| format!("a new connection to nginx at {endpoint}"))?;
     let requests = samples.len() as u64;
     meter.stop(requests);
+    super::request::all_answered(failed, requests, endpoint)?;
     let metrics = Metrics::default()
         .with(REQ_PER_S, rate(requests, elapsed_ns))
         .with(CONNECTION_NS, Percentiles::of(&mut samples))

@@ -85,14 +85,14 @@ const LOCK_FILE: &str = "nginx.lock";
 /// Connections one worker may hold. A request being proxied holds two (the
 /// client's and the one to the upstream), and every listening socket and every
 /// idle upstream connection kept for reuse holds one more. The experiments open up
-/// to about 1100 clients at once, and nothing spreads them evenly over the workers,
-/// so one worker may hold about 2200 plus a few per site: 4096 leaves room, where
+/// to 1024 clients at once (`-c`), and nothing spreads them evenly over the workers,
+/// so one worker may hold about 2048 plus a few per site: 4096 leaves room, where
 /// nginx's default, 512, would refuse clients past about 250.
 const WORKER_CONNECTIONS: u32 = 4096;
 /// Files each worker may have open: its connections and a few more (nginx's
 /// `worker_rlimit_nofile`, within the hard limit it inherits).
 const WORKER_OPEN_FILES: u32 = 8192;
-/// Connections queued on a site's port before a worker accepts them: 1100 clients
+/// Connections queued on a site's port before a worker accepts them: 1024 clients
 /// connecting at once overflow nginx's default of 511, and a dropped connection
 /// request costs the client a second before it tries again. The kernel holds it to
 /// `net.core.somaxconn` (4096 by default since Linux 5.4).

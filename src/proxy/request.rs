@@ -45,6 +45,7 @@ pub fn trial(endpoint: &Endpoint, size: u64, budget: Duration, meter: &mut Meter
     })?;
     let requests = samples.len() as u64;
     meter.stop(requests);
+    all_answered(failed, requests, endpoint)?;
     let metrics = Metrics::default()
         .with(RTT_NS, Percentiles::of(&mut samples))
         .with(REQ_PER_S, rate(requests, elapsed_ns))
@@ -55,4 +56,19 @@ pub fn trial(endpoint: &Endpoint, size: u64, budget: Duration, meter: &mut Meter
         elapsed_ns,
         ..Trial::default()
     })
+}
+
+/// Refuses a trial in which any request was answered with an error status: an
+/// error answered fast would pass for a fast hop in its time and rate. (Only
+/// `overload`, whose point is how many fail, keeps such trials, its failures
+/// counted apart from its rate.)
+pub(super) fn all_answered(failed: u64, requests: u64, endpoint: &Endpoint) -> Result<()> {
+    if failed > 0 {
+        anyhow::bail!(
+            "{failed} of {requests} requests to {endpoint} were answered with an error status \
+             (nginx answers 502 or 504 when it cannot reach the app server), so no time is \
+             reported for them"
+        );
+    }
+    Ok(())
 }

@@ -222,8 +222,12 @@ fn server_versions(file: &ResultFile, catalog: &Catalog) -> Vec<(&'static str, S
             }
         }
         let mut said = short_version(&first.version);
-        let mut roles: Vec<&str> = behind.iter().map(|(role, _)| *role).collect();
-        roles.dedup();
+        let mut roles: Vec<&str> = Vec::new();
+        for (role, _) in &behind {
+            if !roles.contains(role) {
+                roles.push(role);
+            }
+        }
         for role in roles {
             let products: Vec<&str> = (behind.iter())
                 .filter(|(r, _)| *r == role)
