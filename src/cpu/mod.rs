@@ -60,8 +60,13 @@ impl ServerRole {
 
     /// A user's server process found on this machine.
     pub const fn found(pid: u32) -> ServerRole {
+        ServerRole::found_as("server", pid)
+    }
+
+    /// A user's server process found on this machine, named `name`.
+    pub const fn found_as(name: &'static str, pid: u32) -> ServerRole {
         ServerRole {
-            name: "server",
+            name,
             pid,
             started: false,
         }

@@ -211,11 +211,12 @@ impl<'a> Schedule<'a> {
 pub trait Runner {
     /// How progress and errors name a target (`tcp`, or a URL's name).
     fn target_label(&self, target: usize) -> String;
-    /// The server's side: each process sockbench started (or the user's found on
-    /// this machine), named by its role: its CPU is counted (with the threads and
-    /// processes it starts) and it is placed as `--placement` says. Empty when
-    /// there is none to count.
-    fn server_roles(&self) -> Vec<ServerRole> {
+    /// The server's side of `target`: each process sockbench started (or the
+    /// user's found on this machine), named by its role: its CPU is counted (with
+    /// the threads and processes it starts) and it is placed as `--placement` says.
+    /// Empty when there is none to count. (A target may have servers of its own: a
+    /// proxy's app server started once per transport.)
+    fn server_roles(&self, _target: usize) -> Vec<ServerRole> {
         Vec::new()
     }
     /// False when the server runs on this machine but not in `server_roles`: its CPU
@@ -398,7 +399,7 @@ fn counting_round(
                     .trim()
                     .to_string(),
             );
-            let server = runner.server_roles();
+            let server = runner.server_roles(target);
             let placed = placed_roles(&server, &*runner);
             let server_cpus = place(case.placement, placed, 0)?;
             let mut meter = Meter::counters(&server).with_server_at(server_cpus);
@@ -430,7 +431,7 @@ fn measured_trial(
     round: u32,
 ) -> Result<Trial> {
     let runner = &mut *trials.runner;
-    let server = runner.server_roles();
+    let server = runner.server_roles(target);
     let placed = placed_roles(&server, &*runner);
     let server_cpus = place(schedule.cases[case].placement, placed, round)?;
     let mut reruns = 0;

@@ -73,7 +73,7 @@ impl Runner for PostgresRunner<'_> {
         Ok(())
     }
 
-    fn server_roles(&self) -> Vec<ServerRole> {
+    fn server_roles(&self, _target: usize) -> Vec<ServerRole> {
         let postmaster = self.cluster.as_ref().and_then(|c| c.pid());
         postmaster.map(ServerRole::server).into_iter().collect()
     }

@@ -1,5 +1,6 @@
 //! The `proxy` command's arguments as clap sees them; `plan.rs` validates them.
 
+use super::plan::AppServerKind;
 use super::Experiment;
 use crate::plan::Measuring;
 use crate::transport::Transport;
@@ -10,7 +11,11 @@ use clap::Args;
     sockbench proxy --quick\n  \
     sockbench proxy --experiments request --sizes 0,4KiB,64KiB,1MiB\n  \
     sockbench proxy --transports unix,tcp --proxy-workers 2\n  \
-    sockbench proxy --experiments concurrent,overload -c 200 --app-backlog 16\n\n\
+    sockbench proxy --experiments concurrent,overload -c 200 --app-backlog 16\n  \
+    sockbench proxy --app-server gunicorn --app-workers 2\n  \
+    sockbench proxy --upstream unix:/run/app/app.sock --upstream 127.0.0.1:8000 --path /health\n  \
+    sockbench proxy --app 'gunicorn -w 2 -b unix:{socket} -b {host}:{port} myapp:app' \
+    --path /items\n\n\
     sockbench starts a throwaway nginx (as www-data, else nobody; listening on 127.0.0.1 \
     only, no access log, its configuration in a private directory) in front of its own \
     small HTTP/1.1 app server (GET /?size=N answers N bytes), which listens on a Unix \
@@ -26,10 +31,17 @@ use clap::Args;
     answers 502 at once over a Unix socket whose backlog is full, and 504 over TCP after \
     waiting 50 ms for a connection; they are counted apart, never in the 2xx rate). The last \
     three take the smallest size. The server side's CPU is shown role by role: proxy \
-    (nginx, master and workers) and app.")]
+    (nginx, master and workers) and app.\n\n\
+    Your own app server: --upstream puts one that runs (on this machine: a Unix socket, or \
+    127.0.0.1) behind the throwaway nginx, a column per --upstream, named by NAME= or by \
+    what it reaches; --app has sockbench start your command once per transport, as nginx's \
+    account, with {socket} (a Unix socket's path in a private directory), {host} and \
+    {port} (a free port on 127.0.0.1) replaced, and stop it by its PID after. Both ask \
+    for --path (default /) and take whatever body it answers; overload needs an app server \
+    sockbench starts with a small backlog, so it is not run on yours.")]
 pub struct ProxyArgs {
     /// Transports of the hop from nginx to the app server, comma-separated (unix,
-    /// tcp) [default: unix,tcp].
+    /// tcp, tls) [default: unix,tcp,tls; with --app: unix,tcp].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub transports: Option<Vec<Transport>>,
 
@@ -61,4 +73,31 @@ pub struct ProxyArgs {
     /// lets one more wait) [default: 8].
     #[arg(long = "app-backlog", value_name = "N")]
     pub app_backlog: Option<u32>,
+
+    /// The app server sockbench starts behind nginx: sockbench (its own, on
+    /// hyper: GET /?size=N) or gunicorn (Debian's, sync workers, running a WSGI
+    /// app of a few lines that answers the same) [default: sockbench].
+    #[arg(long = "app-server", value_name = "KIND")]
+    pub app_server: Option<AppServerKind>,
+
+    /// gunicorn's sync workers, with --app-server gunicorn [default: 1].
+    #[arg(long = "app-workers", value_name = "N")]
+    pub app_workers: Option<u32>,
+
+    /// Your running app server, put behind the throwaway nginx:
+    /// [NAME=]unix:/PATH or [NAME=]127.0.0.1:PORT (this machine only);
+    /// repeatable, a column each.
+    #[arg(long = "upstream", value_name = "[NAME=]ADDRESS")]
+    pub upstreams: Vec<String>,
+
+    /// Your app server's command, which sockbench starts once per transport (as
+    /// nginx's account, in a private directory) and stops after: {socket},
+    /// {host} and {port} are replaced by where it is to listen.
+    #[arg(long = "app", value_name = "CMD")]
+    pub app: Option<String>,
+
+    /// The path asked of your app server (--upstream, --app), a query included
+    /// [default: /].
+    #[arg(long = "path", value_name = "PATH")]
+    pub path: Option<String>,
 }

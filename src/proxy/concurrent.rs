@@ -14,9 +14,8 @@
 //! time and a response is read whole, so nothing is left in the client's buffer
 //! where epoll could not see it. `overload.rs` drives its connections the same way.
 
-use super::http::{self, HttpConn, HttpError, HttpRequest};
+use super::http::{self, Ask, HttpConn, HttpError, HttpRequest};
 use super::keys::*;
-use super::request::HOST;
 use crate::cpu::Meter;
 use crate::harness::measure::{nanos, rate, sample_buffer, sample_capacity};
 use crate::results::{Metrics, Trial};
@@ -35,15 +34,15 @@ const WARMUP_PER_CONNECTION: usize = 10;
 const WARMUP_TIME: Duration = Duration::from_millis(10);
 
 /// One trial of `connections` clients at once on `endpoint` (nginx) for `budget`,
-/// responses of `size`.
+/// each asking `ask`.
 pub fn trial(
     endpoint: &Endpoint,
     connections: usize,
-    size: u64,
+    ask: &Ask,
     budget: Duration,
     meter: &mut Meter,
 ) -> Result<Trial> {
-    let mut clients = Clients::open(endpoint, connections, size)?;
+    let mut clients = Clients::open(endpoint, connections, ask)?;
     let mut samples = sample_buffer(sample_capacity(budget));
     meter.start();
     let driven = clients.drive(&mut samples, budget)?;
@@ -88,16 +87,16 @@ pub(super) struct Clients {
 }
 
 impl Clients {
-    /// `connections` connections to `endpoint`, each asking for responses of
-    /// `size`, warmed up together.
-    pub fn open(endpoint: &Endpoint, connections: usize, size: u64) -> Result<Clients> {
-        let request = HttpRequest::get(HOST, size as usize, true)?;
+    /// `connections` connections to `endpoint`, each asking `ask`, warmed up
+    /// together.
+    pub fn open(endpoint: &Endpoint, connections: usize, ask: &Ask) -> Result<Clients> {
+        let request = ask.request(true)?;
         let poller = Poller::new()?;
         let mut conns = Vec::with_capacity(connections);
         for i in 0..connections {
             let conn = HttpConn::new(
                 http::connect(endpoint)?,
-                size as usize,
+                ask.body_room(),
                 endpoint,
                 http::LIMIT,
             )?;

@@ -10,31 +10,29 @@
 //! (it closes first, so the TIME_WAIT is on its side, and the client's ephemeral
 //! ports are free again at once), and the client likewise reads until the close.
 
-use super::http::{self, HttpConn, HttpError, HttpRequest};
+use super::http::{self, Ask, HttpConn, HttpError, HttpRequest};
 use super::keys::*;
-use super::request::HOST;
 use crate::cpu::Meter;
 use crate::harness::measure::{rate, sample_buffer, sample_capacity, timed};
 use crate::results::{Metrics, Trial};
 use crate::stats::Percentiles;
 use crate::transport::{Connector, Endpoint, TlsVersion};
-use crate::wait::{Patience, SLICE};
 use anyhow::{Context, Result};
 use std::time::Duration;
 
 /// Untimed connections first.
 const WARMUP_CONNECTIONS: usize = 20;
 
-/// One trial of new connections to `endpoint` (nginx) for `budget`, responses of
-/// `size`.
-pub fn trial(endpoint: &Endpoint, size: u64, budget: Duration, meter: &mut Meter) -> Result<Trial> {
-    let request = HttpRequest::get(HOST, size as usize, false)?;
+/// One trial of new connections to `endpoint` (nginx) for `budget`, each asking
+/// `ask`.
+pub fn trial(endpoint: &Endpoint, ask: &Ask, budget: Duration, meter: &mut Meter) -> Result<Trial> {
+    let request = ask.request(false)?;
     let connector = Connector::new(endpoint, TlsVersion::V1_3)?;
     // One client whose buffer every connection reuses; its first connection is
     // closed by the first warm-up one.
     let mut client = HttpConn::new(
         http::connect(endpoint)?,
-        size as usize,
+        ask.body_room(),
         endpoint,
         http::LIMIT,
     )?;
@@ -75,12 +73,7 @@ fn once(
     request: &HttpRequest,
     failed: &mut u64,
 ) -> Result<(), HttpError> {
-    let mut patience = Patience::new(http::LIMIT);
-    let mut waited = || patience.check(|| "the TLS handshake was not complete".into());
-    let conn = connector
-        .connect_sliced(SLICE, Some(http::LIMIT), &mut waited)
-        .map_err(HttpError::Failed)?;
-    drop(client.swap(conn));
+    http::reconnect(connector, client)?;
     let status = client.exchange(request)?;
     *failed += u64::from(!status.is_success());
     client.until_closed()

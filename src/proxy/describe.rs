@@ -11,11 +11,13 @@ use crate::report::experiment::{
 };
 use crate::report::format;
 use crate::results::metric::{Better, Metric, Unit};
-use crate::results::ResultRecord;
+use crate::results::{Params, ResultRecord};
 use crate::units::format_size;
 
 /// The case parameters, as labels show them.
 const BY_SIZE: CaseParam = CaseParam::new(SIZE.name, Form::Size, "{} responses");
+/// What a user's app server is asked for (`--path`), in place of a size.
+const BY_PATH: CaseParam = CaseParam::new(PATH.name, Form::Text, "GET {}");
 const BY_CONNECTIONS: CaseParam = CaseParam::new(CONNECTIONS.name, Form::Number, "{} connections")
     .one("1 connection")
     .short(Some("{} conn."));
@@ -54,7 +56,7 @@ pub static REQUEST: Description = Description {
     headline: RTT,
     figures: FIGURES,
     budgets: BUDGETS,
-    cases: &[BY_SIZE],
+    cases: &[BY_SIZE, BY_PATH],
     table: |records| by_size(&REQUEST, records),
     charts: &[Chart::Lines {
         title: "request through nginx by response size",
@@ -69,8 +71,8 @@ pub static REQUEST: Description = Description {
         case: Pick::Smallest(BY_SIZE),
         what: |p| {
             format!(
-                "nginx to its app server, {} responses, one request at a time",
-                format_size(p.get(SIZE).unwrap_or(0))
+                "nginx to its app server, {}, one request at a time",
+                asked(p)
             )
         },
         metric: RTT,
@@ -109,19 +111,14 @@ pub static DIRECT: Description = Description {
     headline: RTT,
     figures: FIGURES,
     budgets: BUDGETS,
-    cases: &[BY_SIZE],
+    cases: &[BY_SIZE, BY_PATH],
     table: |records| by_size(&DIRECT, records),
     charts: &[],
     verdict: Some(VerdictLine {
         counted: None,
         rank: 15,
         case: Pick::Smallest(BY_SIZE),
-        what: |p| {
-            format!(
-                "a client straight to the app server, {} responses",
-                format_size(p.get(SIZE).unwrap_or(0))
-            )
-        },
+        what: |p| format!("a client straight to the app server, {}", asked(p)),
         metric: RTT,
         work: Work {
             heading: "An app server without nginx",
@@ -137,7 +134,7 @@ pub static CONNECT: Description = Description {
     headline: REQUESTS,
     figures: FIGURES,
     budgets: BUDGETS,
-    cases: &[BY_SIZE],
+    cases: &[BY_SIZE, BY_PATH],
     table: connect,
     charts: &[],
     verdict: Some(VerdictLine {
@@ -146,8 +143,8 @@ pub static CONNECT: Description = Description {
         case: Pick::Smallest(BY_SIZE),
         what: |p| {
             format!(
-                "a new client connection for each request, {} responses, upstream kept",
-                format_size(p.get(SIZE).unwrap_or(0))
+                "a new client connection for each request, {}, upstream kept",
+                asked(p)
             )
         },
         metric: REQUESTS,
@@ -170,7 +167,7 @@ pub static CONCURRENT: Description = Description {
     headline: REQUESTS,
     figures: FIGURES,
     budgets: BUDGETS,
-    cases: &[BY_CONNECTIONS, BY_SIZE],
+    cases: &[BY_CONNECTIONS, BY_SIZE, BY_PATH],
     table: concurrent,
     charts: &[],
     verdict: Some(VerdictLine {
@@ -179,9 +176,9 @@ pub static CONCURRENT: Description = Description {
         case: Pick::Largest(BY_CONNECTIONS),
         what: |p| {
             format!(
-                "{} connections to nginx at once, {} responses, upstream kept",
+                "{} connections to nginx at once, {}, upstream kept",
                 p.get(CONNECTIONS).unwrap_or(0),
-                format_size(p.get(SIZE).unwrap_or(0))
+                asked(p)
             )
         },
         metric: REQUESTS,
@@ -218,9 +215,9 @@ pub static OVERLOAD: Description = Description {
 /// per second and the failed requests.
 fn by_size(experiment: &'static Description, records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for size in distinct(records, |r| r.params.get(SIZE)) {
-        let cells = table.place(&having(records, |r| r.params.get(SIZE), &size));
-        let label = format!("{}: round trip p50", format_size(size.unwrap_or(0)));
+    for asking in distinct(records, |r| case_key(&r.params)) {
+        let cells = table.place(&having(records, |r| case_key(&r.params), &asking));
+        let label = format!("{}: round trip p50", label(&asking));
         rows(&mut table, &label, &cells);
     }
     table.into_block(experiment, records)
@@ -244,9 +241,9 @@ fn keepalive(records: &[ResultRecord]) -> Block {
 /// whole connection (median and tails); the failed requests.
 fn connect(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for size in distinct(records, |r| r.params.get(SIZE)) {
-        let cells = table.place(&having(records, |r| r.params.get(SIZE), &size));
-        let label = format!("{}: requests/s", format_size(size.unwrap_or(0)));
+    for asking in distinct(records, |r| case_key(&r.params)) {
+        let cells = table.place(&having(records, |r| case_key(&r.params), &asking));
+        let label = format!("{}: requests/s", label(&asking));
         table.line(&label, &cells, Unit::Rate, |r| r.metrics.get(REQ_PER_S));
         table.certainty(&cells);
         table.line("  connection p50", &cells, Unit::Time, |r| {
@@ -384,6 +381,28 @@ fn rows(table: &mut Columns, label: &str, cells: &[Option<&ResultRecord>]) {
     table.line("  failed requests", cells, Unit::Count, |r| {
         r.metrics.get(FAILED).map(|n| n as f64)
     });
+}
+
+/// What the case with `params` asks of the app server: `0 B responses`, or a
+/// user's `GET /path`.
+fn asked(params: &Params) -> String {
+    match params.get(PATH) {
+        Some(path) => format!("GET {path}"),
+        None => format!("{} responses", format_size(params.get(SIZE).unwrap_or(0))),
+    }
+}
+
+/// What a record's case asks, as a key to group records by, in order of size.
+fn case_key(params: &Params) -> (Option<u64>, Option<String>) {
+    (params.get(SIZE), params.get(PATH))
+}
+
+/// A section's name: `4 KiB` or `GET /path`.
+fn label(asking: &(Option<u64>, Option<String>)) -> String {
+    match asking {
+        (_, Some(path)) => format!("GET {path}"),
+        (size, None) => format_size(size.unwrap_or(0)),
+    }
 }
 
 #[cfg(test)]

@@ -27,33 +27,89 @@ const MAX_HEADERS: usize = 32;
 /// The largest buffer made for a body: a larger body is read through it in parts.
 const MAX_BUFFER: usize = 4 << 20;
 
-/// One request, encoded once: `GET /?size=N` with its `Host`, and
-/// `Connection: close` when the connection is not to be kept.
+/// What each request asks the app server for: a body of a size from sockbench's
+/// own app server or gunicorn (`GET /?size=N`), or a path of the user's app,
+/// whatever its body (`--path`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Ask {
+    Size(u64),
+    Path(String),
+}
+
+/// The buffer made for a response of the user's app, whose body's size is not
+/// known before: a larger body is read through it in parts.
+const USER_BODY_ROOM: usize = 64 << 10;
+
+impl Ask {
+    /// What the case with `params` asks for: its path when it has one, else its
+    /// size.
+    pub fn of(params: &crate::results::Params) -> Result<Ask> {
+        match params.get(super::keys::PATH) {
+            Some(path) => Ok(Ask::Path(path)),
+            None => params
+                .get(super::keys::SIZE)
+                .map(Ask::Size)
+                .context("experiment parameter missing"),
+        }
+    }
+
+    /// The request that asks it, with `Connection: close` when the connection is
+    /// not to be kept.
+    pub fn request(&self, keep_alive: bool) -> Result<HttpRequest> {
+        match self {
+            Ask::Size(size) => HttpRequest::get(HOST, *size as usize, keep_alive),
+            Ask::Path(path) => HttpRequest::get_path(HOST, path, keep_alive),
+        }
+    }
+
+    /// The body a client's buffer holds in one piece.
+    pub fn body_room(&self) -> usize {
+        match self {
+            Ask::Size(size) => *size as usize,
+            Ask::Path(_) => USER_BODY_ROOM,
+        }
+    }
+}
+
+/// The Host every request names: nginx and the app servers answer any.
+pub(crate) const HOST: &str = "127.0.0.1";
+
+/// One request, encoded once: `GET /?size=N` (or the user's path) with its
+/// `Host`, and `Connection: close` when the connection is not to be kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HttpRequest {
     bytes: Vec<u8>,
     keep_alive: bool,
-    /// The body asked for, which a 2xx response must have.
-    size: usize,
+    /// The body asked for, which a 2xx response must have; `None`: any (a user's
+    /// path).
+    size: Option<usize>,
 }
 
 impl HttpRequest {
     /// `GET /?size=SIZE HTTP/1.1` to `host` (a name or `ADDRESS:PORT`, visible
     /// ASCII only).
     pub fn get(host: &str, size: usize, keep_alive: bool) -> Result<HttpRequest> {
+        let mut request = HttpRequest::get_path(host, &format!("/?size={size}"), keep_alive)?;
+        request.size = Some(size);
+        Ok(request)
+    }
+
+    /// `GET PATH HTTP/1.1` to `host`, whatever the body of its answer. `path`
+    /// starts with `/` and is visible ASCII (a query may follow it).
+    pub fn get_path(host: &str, path: &str, keep_alive: bool) -> Result<HttpRequest> {
         if host.is_empty() || !host.bytes().all(|b| b.is_ascii_graphic()) {
             bail!("the Host of an HTTP request must be visible ASCII, not {host:?}");
         }
+        check_path(path).map_err(|why| anyhow::anyhow!(why))?;
         let close = if keep_alive {
             ""
         } else {
             "Connection: close\r\n"
         };
         Ok(HttpRequest {
-            bytes: format!("GET /?size={size} HTTP/1.1\r\nHost: {host}\r\n{close}\r\n")
-                .into_bytes(),
+            bytes: format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{close}\r\n").into_bytes(),
             keep_alive,
-            size,
+            size: None,
         })
     }
 
@@ -62,6 +118,21 @@ impl HttpRequest {
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
+}
+
+/// Why `path` cannot be a request's target, if it cannot: it must start with `/`
+/// and be 1 to 2048 visible ASCII characters (no space, no control character).
+pub(crate) fn check_path(path: &str) -> Result<(), String> {
+    if !path.starts_with('/') {
+        return Err(format!("the path must start with '/', not {path:?}"));
+    }
+    if path.len() > 2048 || !path.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "the path must be at most 2048 visible ASCII characters (no space; encode one \
+             as %20), not {path:?}"
+        ));
+    }
+    Ok(())
 }
 
 /// The status code of a response.
@@ -140,7 +211,6 @@ impl HttpConn {
     /// False once the server closed the connection or said it would (its last
     /// response had `Connection: close`, or the request asked for it): the next
     /// exchange needs a new connection ([`HttpConn::swap`]).
-    #[cfg(test)]
     pub fn is_open(&self) -> bool {
         self.open
     }
@@ -176,11 +246,15 @@ impl HttpConn {
         done: Result<Head, HttpError>,
     ) -> Result<Status, HttpError> {
         match done {
-            Ok(head) if head.status.is_success() && head.body != request.size => {
+            Ok(head)
+                if head.status.is_success() && request.size.is_some_and(|s| head.body != s) =>
+            {
                 self.open = false;
                 Err(self.failed(format!(
                     "answered {} with a body of {} bytes where {} were asked for",
-                    head.status.0, head.body, request.size
+                    head.status.0,
+                    head.body,
+                    request.size.unwrap_or_default()
                 )))
             }
             Ok(head) => {
@@ -220,6 +294,11 @@ impl HttpConn {
                 Err(e) => return Err(self.closed(e)),
             }
         }
+    }
+
+    /// The connection, for a check of who answers on it.
+    pub fn conn(&self) -> &Conn {
+        &self.conn
     }
 
     /// The socket, for a client that waits on many connections at once.
@@ -363,6 +442,22 @@ impl HttpConn {
             format!("{} {what}", self.server),
         ))
     }
+}
+
+/// Puts a new connection made by `connector` in place of `client`'s, which the
+/// server closed (or said it would): connected as every connection of the
+/// client is, within [`LIMIT`], and for a server that closes every connection
+/// (gunicorn's sync workers) a part of each request's time, as for any client
+/// of such a server. The old connection is closed here.
+#[inline]
+pub(crate) fn reconnect(connector: &Connector, client: &mut HttpConn) -> Result<(), HttpError> {
+    let mut patience = Patience::new(LIMIT);
+    let mut waited = || patience.check(|| "the TLS handshake was not complete".into());
+    let conn = connector
+        .connect_sliced(wait::SLICE, Some(LIMIT), &mut waited)
+        .map_err(HttpError::Failed)?;
+    drop(client.swap(conn));
+    Ok(())
 }
 
 /// Opens a connection to `endpoint` for an [`HttpConn`] (not timed): reads and

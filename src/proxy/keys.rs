@@ -6,6 +6,9 @@ use crate::stats::Percentiles;
 
 /// The response body's size, bytes (`GET /?size=N`).
 pub const SIZE: Key<u64> = Key::new("size");
+/// The path each request asks a user's app server for (`--path`), in place of a
+/// size: its answer's body is whatever the app sends.
+pub const PATH: Key<String> = Key::new("path");
 /// Whether nginx keeps its connections to the app server open between requests
 /// (`on`: `keepalive` in its upstream block, HTTP/1.1; `off`: nginx's default, a
 /// new upstream connection per request).

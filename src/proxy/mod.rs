@@ -14,11 +14,13 @@
 
 pub(crate) mod app;
 mod app_process;
+mod apps;
 pub(crate) mod args;
 mod concurrent;
 mod connect;
 pub(crate) mod describe;
 pub(crate) mod family;
+pub(crate) mod gunicorn;
 pub(crate) mod http;
 pub(crate) mod keys;
 pub(crate) mod nginx;
@@ -26,6 +28,7 @@ mod overload;
 pub(crate) mod plan;
 mod request;
 pub(crate) mod suite;
+mod user_app;
 
 use crate::cpu::Meter;
 use crate::report::experiment::Description;
@@ -117,17 +120,18 @@ impl Experiment {
         }
     }
 
-    /// Runs one trial of this experiment with `params` against `target`.
+    /// Runs one trial of this experiment with `params` against `target`; a
+    /// connection straight to the app server is made only to a peer that passes
+    /// `peer`.
     pub fn run(
         self,
         target: &Target,
         params: &Params,
         plan: &ProxyPlan,
         meter: &mut Meter,
+        peer: request::PeerCheck,
     ) -> Result<Trial> {
-        let size = params
-            .get(keys::SIZE)
-            .context("experiment parameter missing")?;
+        let ask = http::Ask::of(params)?;
         let budget = &plan.budget;
         let connections = || -> Result<usize> {
             let n = params
@@ -135,27 +139,27 @@ impl Experiment {
                 .context("experiment parameter missing")?;
             Ok(n as usize)
         };
+        let through = |endpoint, meter: &mut Meter| {
+            request::trial(endpoint, &ask, budget.requests, meter, &request::anyone)
+        };
         match self {
-            Experiment::Request => request::trial(&target.kept, size, budget.requests, meter),
-            Experiment::Keepalive => {
-                let endpoint = match params.get(keys::UPSTREAM_KEEPALIVE).as_deref() {
-                    Some("off") => &target.renewed,
-                    _ => &target.kept,
-                };
-                request::trial(endpoint, size, budget.requests, meter)
-            }
-            Experiment::Direct => request::trial(&target.app, size, budget.requests, meter),
-            Experiment::Connect => connect::trial(&target.kept, size, budget.connect, meter),
+            Experiment::Request => through(&target.kept, meter),
+            Experiment::Keepalive => match params.get(keys::UPSTREAM_KEEPALIVE).as_deref() {
+                Some("off") => through(&target.renewed, meter),
+                _ => through(&target.kept, meter),
+            },
+            Experiment::Direct => request::trial(&target.app, &ask, budget.requests, meter, peer),
+            Experiment::Connect => connect::trial(&target.kept, &ask, budget.connect, meter),
             Experiment::Concurrent => {
                 let n = connections()?;
-                concurrent::trial(&target.kept, n, size, budget.concurrent, meter)
+                concurrent::trial(&target.kept, n, &ask, budget.concurrent, meter)
             }
             Experiment::Overload => {
                 let endpoint = target
                     .overrun
                     .as_ref()
                     .context("nginx has no site in front of an overrun app server")?;
-                overload::trial(endpoint, connections()?, size, budget.overload, meter)
+                overload::trial(endpoint, connections()?, &ask, budget.overload, meter)
             }
         }
     }

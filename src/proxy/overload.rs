@@ -17,6 +17,7 @@
 //! next request as soon as its response is read, a failed one included.
 
 use super::concurrent::Clients;
+use super::http::Ask;
 use super::keys::*;
 use crate::cpu::Meter;
 use crate::harness::measure::{rate, sample_buffer, sample_capacity};
@@ -27,17 +28,17 @@ use anyhow::Result;
 use std::time::Duration;
 
 /// One trial of `connections` clients at once on `endpoint` (nginx's site in front
-/// of the app server with the small backlog) for `budget`, responses of `size`.
+/// of the app server with the small backlog) for `budget`, each asking `ask`.
 /// The trial's operations, for the CPU per operation, are the requests answered,
 /// failed or not.
 pub fn trial(
     endpoint: &Endpoint,
     connections: usize,
-    size: u64,
+    ask: &Ask,
     budget: Duration,
     meter: &mut Meter,
 ) -> Result<Trial> {
-    let mut clients = Clients::open(endpoint, connections, size)?;
+    let mut clients = Clients::open(endpoint, connections, ask)?;
     let mut samples = sample_buffer(sample_capacity(budget));
     meter.start();
     let driven = clients.drive(&mut samples, budget)?;

@@ -8,9 +8,10 @@ use crate::error::usage;
 use crate::harness::Rounds;
 use crate::plan::distinct;
 use crate::results::Params;
-use crate::transport::Transport;
+use crate::transport::{Address, Endpoint, SocketKind, Transport};
 use crate::units::{format_size, parse_size};
 use anyhow::Result;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 const DEFAULT_SIZES: [u64; 3] = [0, 4 << 10, 64 << 10];
@@ -39,6 +40,20 @@ const MAX_APP_BACKLOG: u32 = 4_096;
 pub const OVERLOAD_CONNECT_TIMEOUT: Duration = Duration::from_millis(50);
 /// The hops measured by default: the ones nginx reaches an app server over.
 pub const DEFAULT_TRANSPORTS: [Transport; 2] = [Transport::Unix, Transport::Tcp];
+/// The hops of an app server that is not sockbench's own: gunicorn's and the
+/// user's command's, which sockbench gives no certificate.
+pub const PLAIN_TRANSPORTS: [Transport; 2] = [Transport::Unix, Transport::Tcp];
+/// What a user's app server is measured by when `--experiments` is not given:
+/// every experiment but overload, which needs a small backlog sockbench sets.
+const YOURS_EXPERIMENTS: [Experiment; 5] = [
+    Experiment::Request,
+    Experiment::Keepalive,
+    Experiment::Direct,
+    Experiment::Connect,
+    Experiment::Concurrent,
+];
+/// gunicorn's sync workers when not given.
+const DEFAULT_APP_WORKERS: u32 = 1;
 /// What `sockbench run` measures of the family (`family.rs`): the hop one request
 /// at a time, kept and renewed, what nginx itself costs, and many clients at
 /// once. Left for `sockbench proxy`: connect, whose connection to nginx costs the
@@ -93,9 +108,44 @@ impl Budget {
     };
 }
 
+crate::named! {
+    /// An app server sockbench starts behind nginx.
+    pub enum AppServerKind as "app server" {
+        /// sockbench's own, on hyper (`app.rs`).
+        Sockbench = "sockbench",
+        /// Debian's gunicorn, sync workers (`gunicorn.rs`).
+        Gunicorn = "gunicorn",
+    }
+}
+
+/// The app server behind nginx.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppSource {
+    /// One sockbench starts, listening on every transport of the plan.
+    Ours(AppServerKind),
+    /// The user's command, started once per transport of the plan.
+    Command(String),
+    /// The user's app servers that run, a column each.
+    Running(Vec<UserUpstream>),
+}
+
+/// One `--upstream`: where a user's app server runs, and its column's name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserUpstream {
+    pub label: String,
+    pub endpoint: Endpoint,
+}
+
 /// A validated `proxy` run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProxyPlan {
+    pub app: AppSource,
+    /// gunicorn's sync workers.
+    pub app_workers: u32,
+    /// The path asked of a user's app server; `None`: sizes are asked of ours.
+    pub path: Option<String>,
+    /// The transports of ours or of the user's command (the user's running app
+    /// servers' are their upstreams').
     pub transports: Vec<Transport>,
     pub experiments: Vec<Experiment>,
     pub rounds: Rounds,
@@ -111,15 +161,94 @@ pub struct ProxyPlan {
 
 impl ProxyPlan {
     pub fn from_args(args: &ProxyArgs) -> Result<ProxyPlan> {
-        let transports = match &args.transports {
-            Some(list) => distinct("--transports", list)?,
-            None => DEFAULT_TRANSPORTS.to_vec(),
-        };
+        let app = app_source(args)?;
+        let yours = !matches!(app, AppSource::Ours(_));
+        let transports =
+            match (&args.transports, &app) {
+                (Some(_), AppSource::Running(_)) => return Err(usage(
+                    "--transports is for an app server sockbench starts; with --upstream, each \
+                     --upstream is a column of its own",
+                )),
+                (Some(list), _) => distinct("--transports", list)?,
+                (None, AppSource::Running(ups)) => {
+                    let mut reached: Vec<Transport> = Vec::new();
+                    for u in ups {
+                        if !reached.contains(&u.endpoint.transport) {
+                            reached.push(u.endpoint.transport);
+                        }
+                    }
+                    reached
+                }
+                (None, AppSource::Ours(AppServerKind::Sockbench)) => DEFAULT_TRANSPORTS.to_vec(),
+                (None, _) => PLAIN_TRANSPORTS.to_vec(),
+            };
         super::FAMILY.check_transports(&transports).map_err(usage)?;
-        let experiments = args.experiments.as_deref().unwrap_or(&Experiment::ALL);
+        if let Some(t) = transports.iter().find(|t| t.kind() == SocketKind::Tls) {
+            match &app {
+                AppSource::Ours(AppServerKind::Gunicorn) => {
+                    return Err(usage(format!(
+                        "--transports {t}: gunicorn is measured over unix and tcp here; drop {t}"
+                    )))
+                }
+                AppSource::Command(_) => {
+                    return Err(usage(format!(
+                        "--transports {t}: sockbench starts your --app over unix and tcp; put \
+                         a TLS app server that runs behind nginx with --upstream instead"
+                    )))
+                }
+                _ => {}
+            }
+        }
+        if let AppSource::Command(command) = &app {
+            check_command(command, &transports)?;
+        }
+        let default_experiments: &[Experiment] = if yours {
+            &YOURS_EXPERIMENTS
+        } else {
+            &Experiment::ALL
+        };
+        let experiments = args.experiments.as_deref().unwrap_or(default_experiments);
         if experiments.is_empty() {
             return Err(usage(
                 "--experiments is empty; name at least one experiment",
+            ));
+        }
+        if yours && experiments.contains(&Experiment::Overload) {
+            return Err(usage(
+                "--experiments overload needs an app server that sockbench starts with a small \
+                 listen backlog (--app-server sockbench or gunicorn), not yours; drop overload",
+            ));
+        }
+        let path = match (&args.path, yours) {
+            (Some(_), false) => {
+                return Err(usage(
+                    "--path is for your app server (--upstream, --app); sockbench's own and \
+                     gunicorn are asked for --sizes",
+                ))
+            }
+            (Some(path), true) => {
+                super::http::check_path(path).map_err(|why| usage(format!("--path: {why}")))?;
+                Some(path.clone())
+            }
+            (None, true) => Some("/".to_string()),
+            (None, false) => None,
+        };
+        if yours && args.sizes.is_some() {
+            return Err(usage(
+                "--sizes is for sockbench's own app server and gunicorn; your app server \
+                 answers what --path asks",
+            ));
+        }
+        let app_workers = args.app_workers.unwrap_or(DEFAULT_APP_WORKERS);
+        if !(1..=MAX_WORKERS).contains(&app_workers) {
+            return Err(usage(format!(
+                "--app-workers must be between 1 and {MAX_WORKERS}, not {app_workers}"
+            )));
+        }
+        if args.app_workers.is_some() && app != AppSource::Ours(AppServerKind::Gunicorn) {
+            return Err(usage(
+                "--app-workers sets gunicorn's workers; add --app-server gunicorn, or set your \
+                 app server's workers in its own command",
             ));
         }
         let workers = args.workers.unwrap_or(DEFAULT_WORKERS);
@@ -145,11 +274,28 @@ impl ProxyPlan {
                 "--app-backlog must be between 1 and {MAX_APP_BACKLOG}, not {app_backlog}"
             )));
         }
+        // The user's app server that runs serves others: it is not sockbench's to
+        // pin, and a placement that pins nginx and the client alone would be
+        // named for what it does not do.
+        let running = matches!(app, AppSource::Running(_));
+        let placements = match running {
+            true => crate::plan::placements(&args.measuring.placement, Placement::Free)?,
+            false => crate::plan::placements(&args.measuring.placement, Placement::Same)?,
+        };
+        if running && placements.iter().any(|&p| p != Placement::Free) {
+            return Err(usage(
+                "--placement same or split pins the servers, and your app server at --upstream \
+                 serves others; use --placement free, or --app to have sockbench start it",
+            ));
+        }
         Ok(ProxyPlan {
+            app,
+            app_workers,
+            path,
             transports,
             experiments: distinct("--experiments", experiments)?,
             rounds: crate::plan::rounds(args.measuring.trials, args.measuring.quick)?,
-            placements: crate::plan::placements(&args.measuring.placement, Placement::Same)?,
+            placements,
             sizes: match &args.sizes {
                 Some(texts) => sizes(texts)?,
                 None if args.measuring.quick => QUICK_SIZES.to_vec(),
@@ -195,29 +341,37 @@ impl ProxyPlan {
         let ms = |d: Duration| d.as_millis() as u64;
         let base = Params::default().with(DURATION_MS, ms(self.budget.requests));
         let smallest = self.sizes.iter().copied().min().unwrap_or(0);
-        let by_size = || {
-            self.sizes
+        // What each request asks for: a size of ours, or the user's path.
+        let asking = |params: Params, size: u64| match &self.path {
+            Some(path) => params.with(PATH, path.clone()),
+            None => params.with(SIZE, size),
+        };
+        let by_size = || match &self.path {
+            Some(_) => vec![asking(base.clone(), 0)],
+            None => self
+                .sizes
                 .iter()
                 .map(|&size| base.clone().with(SIZE, size))
-                .collect()
+                .collect(),
         };
         match experiment {
             Experiment::Request | Experiment::Direct => by_size(),
             Experiment::Keepalive => ["on", "off"]
                 .into_iter()
                 .map(|on| {
-                    base.clone()
-                        .with(SIZE, KEEPALIVE_SIZE)
-                        .with(UPSTREAM_KEEPALIVE, on.to_string())
+                    asking(base.clone(), KEEPALIVE_SIZE).with(UPSTREAM_KEEPALIVE, on.to_string())
                 })
                 .collect(),
-            Experiment::Connect => vec![Params::default()
-                .with(DURATION_MS, ms(self.budget.connect))
-                .with(SIZE, smallest)],
-            Experiment::Concurrent => vec![Params::default()
-                .with(DURATION_MS, ms(self.budget.concurrent))
-                .with(CONNECTIONS, u64::from(self.connections))
-                .with(SIZE, smallest)],
+            Experiment::Connect => vec![asking(
+                Params::default().with(DURATION_MS, ms(self.budget.connect)),
+                smallest,
+            )],
+            Experiment::Concurrent => vec![asking(
+                Params::default()
+                    .with(DURATION_MS, ms(self.budget.concurrent))
+                    .with(CONNECTIONS, u64::from(self.connections)),
+                smallest,
+            )],
             Experiment::Overload => vec![Params::default()
                 .with(DURATION_MS, ms(self.budget.overload))
                 .with(CONNECTIONS, u64::from(self.connections))
@@ -226,6 +380,137 @@ impl ProxyPlan {
                 .with(SIZE, smallest)],
         }
     }
+}
+
+/// The app server of `args`: ours of `--app-server`, the user's `--app` command,
+/// or the user's `--upstream`s; at most one of the three.
+fn app_source(args: &ProxyArgs) -> Result<AppSource> {
+    let given = [
+        args.app_server.is_some(),
+        args.app.is_some(),
+        !args.upstreams.is_empty(),
+    ];
+    if given.iter().filter(|&&g| g).count() > 1 {
+        return Err(usage(
+            "--app-server, --app and --upstream each name the app server behind nginx; give \
+             one of them",
+        ));
+    }
+    if let Some(command) = &args.app {
+        return Ok(AppSource::Command(command.clone()));
+    }
+    if args.upstreams.is_empty() {
+        return Ok(AppSource::Ours(
+            args.app_server.unwrap_or(AppServerKind::Sockbench),
+        ));
+    }
+    let mut ups: Vec<UserUpstream> = Vec::new();
+    for text in &args.upstreams {
+        let up = upstream(text)?;
+        if ups.iter().any(|u| u.label == up.label) {
+            return Err(usage(format!(
+                "two --upstream are named {}; name them apart with NAME=ADDRESS",
+                up.label
+            )));
+        }
+        ups.push(up);
+    }
+    Ok(AppSource::Running(ups))
+}
+
+/// One `--upstream [NAME=]ADDRESS`: `unix:/PATH` or `127.0.0.1:PORT` (any
+/// address of 127.0.0.0/8); without a NAME, the column is named by what it
+/// reaches (`unix`, `tcp`).
+fn upstream(text: &str) -> Result<UserUpstream> {
+    let refuse = |why: String| {
+        usage(format!(
+            "--upstream {text}: {why}; write [NAME=]unix:/path/to/app.sock or \
+             [NAME=]127.0.0.1:PORT"
+        ))
+    };
+    let (name, address) = match text.split_once('=') {
+        Some((name, rest)) => (Some(name), rest),
+        None => (None, text),
+    };
+    if let Some(name) = name {
+        crate::plan::url_name(name).map_err(refuse)?;
+    }
+    let endpoint = if let Some(path) = address.strip_prefix("unix:") {
+        if !path.starts_with('/') {
+            return Err(refuse("the socket's path must be absolute".into()));
+        }
+        if path.len() >= crate::transport::MAX_UNIX_PATH {
+            return Err(refuse(format!(
+                "the socket's path is {} bytes long; a Unix socket's path holds at most {}",
+                path.len(),
+                crate::transport::MAX_UNIX_PATH - 1
+            )));
+        }
+        Endpoint {
+            transport: Transport::Unix,
+            address: Address::Path(path.into()),
+        }
+    } else {
+        let addr: SocketAddr = address
+            .parse()
+            .map_err(|_| refuse("not a Unix socket's path nor an address with a port".into()))?;
+        match addr {
+            SocketAddr::V4(v4) if v4.ip().is_loopback() && v4.port() != 0 => Endpoint {
+                transport: Transport::Tcp,
+                address: Address::Ip(addr),
+            },
+            SocketAddr::V4(v4) if v4.ip().is_loopback() => {
+                return Err(refuse("port 0 is no server's port".into()))
+            }
+            _ => {
+                return Err(refuse(format!(
+                    "{} is not on this machine's loopback (127.0.0.0/8); sockbench measures \
+                     this machine only",
+                    addr.ip()
+                )))
+            }
+        }
+    };
+    let reached = endpoint.transport;
+    let label = match name {
+        Some(name) => {
+            if let Ok(named) = name.parse::<Transport>() {
+                if named != reached {
+                    return Err(refuse(format!(
+                        "{named} names a transport, and this address is reached over \
+                         {reached}; name it otherwise"
+                    )));
+                }
+            }
+            name.to_string()
+        }
+        None => reached.name().to_string(),
+    };
+    Ok(UserUpstream { label, endpoint })
+}
+
+/// Checks that `--app`'s command says where to listen on each of `transports`.
+fn check_command(command: &str, transports: &[Transport]) -> Result<()> {
+    if command.trim().is_empty() {
+        return Err(usage(
+            "--app is empty; give your app server's command, e.g. --app 'gunicorn -b \
+             unix:{socket} -b {host}:{port} myapp:app'",
+        ));
+    }
+    for &t in transports {
+        let needs = match t {
+            Transport::Unix => "{socket}",
+            _ => "{port}",
+        };
+        if !command.contains(needs) {
+            return Err(usage(format!(
+                "--app: the command has no {needs}, so it cannot be told where to listen over \
+                 {t}; add it (e.g. -b unix:{{socket}} or -b {{host}}:{{port}}), or leave {t} \
+                 out with --transports"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn sizes(texts: &[String]) -> Result<Vec<u64>> {
@@ -307,6 +592,46 @@ mod tests {
     }
 
     #[test]
+    fn a_users_upstreams_are_columns_asked_for_a_path_without_overload() {
+        let p = plan(&[
+            "--upstream",
+            "web=unix:/run/app.sock",
+            "--upstream",
+            "127.0.0.2:8000",
+            "--path",
+            "/health?x=1",
+        ])
+        .unwrap();
+        let AppSource::Running(ups) = &p.app else {
+            panic!("{:?}", p.app)
+        };
+        let labels: Vec<&str> = ups.iter().map(|u| u.label.as_str()).collect();
+        assert_eq!(labels, ["web", "tcp"]);
+        assert_eq!(ups[1].endpoint.to_string(), "tcp:127.0.0.2:8000");
+        assert_eq!(p.transports, [Transport::Unix, Transport::Tcp]);
+        assert!(!p.experiments.contains(&Experiment::Overload));
+        assert_eq!(p.placements, [Placement::Free]);
+        for e in &p.experiments {
+            for case in p.cases(*e) {
+                assert_eq!(case.get(PATH).as_deref(), Some("/health?x=1"), "{e}");
+                assert_eq!(case.get(SIZE), None, "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_app_command_runs_on_the_transports_it_names_a_place_for() {
+        let p = plan(&["--app", "srv --bind {host}:{port}", "--transports", "tcp"]).unwrap();
+        assert_eq!(p.app, AppSource::Command("srv --bind {host}:{port}".into()));
+        assert_eq!(p.path.as_deref(), Some("/"));
+        assert_eq!(p.transports, [Transport::Tcp]);
+        let g = plan(&["--app-server", "gunicorn", "--app-workers", "3"]).unwrap();
+        assert_eq!(g.app, AppSource::Ours(AppServerKind::Gunicorn));
+        assert_eq!((g.app_workers, g.path.clone()), (3, None));
+        assert!(g.experiments.contains(&Experiment::Overload));
+    }
+
+    #[test]
     fn bad_input_is_refused_in_one_line() {
         for bad in [
             &["--proxy-workers", "0"][..],
@@ -318,6 +643,22 @@ mod tests {
             &["-c", "5000"],
             &["--app-backlog", "0"],
             &["--app-backlog", "100000"],
+            &["--upstream", "10.0.0.1:80"],
+            &["--upstream", "unix:relative.sock"],
+            &["--upstream", "127.0.0.1"],
+            &["--upstream", "tcp=unix:/run/a.sock"],
+            &["--upstream", "a=127.0.0.1:1", "--upstream", "a=127.0.0.1:2"],
+            &["--upstream", "127.0.0.1:1", "--transports", "tcp"],
+            &["--upstream", "127.0.0.1:1", "--placement", "same"],
+            &["--upstream", "127.0.0.1:1", "--experiments", "overload"],
+            &["--upstream", "127.0.0.1:1", "--sizes", "0"],
+            &["--upstream", "127.0.0.1:1", "--app", "x {port}"],
+            &["--app", "srv --bind {host}:{port}"],
+            &["--app", " "],
+            &["--app", "srv {socket} {port}", "--path", "no-slash"],
+            &["--path", "/x"],
+            &["--app-workers", "2"],
+            &["--app-server", "gunicorn", "--app-workers", "0"],
         ] {
             let e = plan(bad).expect_err(&format!("{bad:?} should be refused"));
             assert_eq!(e.to_string().lines().count(), 1, "{bad:?}: {e}");

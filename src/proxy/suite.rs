@@ -1,11 +1,12 @@
-//! The proxy suite: starts sockbench's app server and a throwaway nginx in front
-//! of it, then runs each experiment through the harness, every case on every
-//! transport of the hop to the app server once per round, the transport that goes
+//! The proxy suite: starts the app server (`apps.rs`: sockbench's, gunicorn, or
+//! the user's) and a throwaway nginx in front of it, then runs each experiment
+//! through the harness, every case on every column (a transport of the hop to the
+//! app server, or a user's `--upstream`) once per round, the column that goes
 //! first rotating from round to round.
 
-use super::app_process::AppProcess;
+use super::apps::AppServer;
 use super::nginx::{self, Nginx, NginxConfig, Site, Upstream};
-use super::plan::{ProxyPlan, OVERLOAD_CONNECT_TIMEOUT};
+use super::plan::{AppServerKind, AppSource, ProxyPlan, OVERLOAD_CONNECT_TIMEOUT};
 use super::Experiment;
 use crate::cpu::{Meter, ServerRole};
 use crate::error::usage;
@@ -13,7 +14,7 @@ use crate::harness::estimate::Estimate;
 use crate::harness::{self, Progress, Runner, Sink};
 use crate::plan::measure_experiment;
 use crate::report::family::Plan;
-use crate::results::{Params, Product, Server as ServerFacts, Trial};
+use crate::results::{Params, Server as ServerFacts, Trial};
 use crate::transport::{Address, Endpoint, Transport};
 use anyhow::{bail, Result};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -46,10 +47,11 @@ impl Plan for ProxyPlan {
     }
 }
 
-/// One transport of the hop from nginx to the app server, and where the client
-/// goes for each experiment.
+/// One column: a transport of the hop from nginx to the app server (or a user's
+/// `--upstream`), and where the client goes for each experiment.
 pub struct Target {
-    pub transport: Transport,
+    /// The column's name: the transport's, or the `--upstream`'s.
+    pub label: String,
     /// nginx's port whose upstream connections are kept (`keepalive`).
     pub kept: Endpoint,
     /// nginx's port that opens a new upstream connection per request.
@@ -65,12 +67,12 @@ pub struct Target {
 /// The servers of one run: nginx stops first, then the app servers.
 struct Servers {
     nginx: Nginx,
-    app: AppProcess,
+    app: AppServer,
     /// The app server with the small listen backlog, for the overload experiment.
     /// A process of its own rather than a second listener per transport in the
     /// first: the same `serve --http` with one more flag, whose queue of
     /// connections nothing else shares, and whose CPU is the overload's alone.
-    overrun: Option<AppProcess>,
+    overrun: Option<AppServer>,
     version: String,
 }
 
@@ -78,7 +80,7 @@ struct Servers {
 /// and the app server stop and their directories go whichever way it ends.
 pub fn measure(plan: &ProxyPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
     let (mut servers, targets) = start(plan, progress)?;
-    let labels: Vec<&str> = targets.iter().map(|t| t.transport.name()).collect();
+    let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
     let tls = vec![None; targets.len()];
     for &experiment in &plan.experiments {
         let mut runner = ProxyRunner {
@@ -98,7 +100,7 @@ pub fn measure(plan: &ProxyPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
             &mut runner,
             progress,
         );
-        let facts = facts(plan, &servers.version);
+        let facts = facts(plan, &servers);
         let records = records.map(|mut records| {
             for r in &mut records {
                 r.server = Some(facts.clone());
@@ -124,30 +126,44 @@ fn start(plan: &ProxyPlan, progress: &dyn Progress) -> Result<(Servers, Vec<Targ
     })?;
     let version = nginx::version(&program)?.unwrap_or_else(|| "unknown".into());
     let account = nginx::server_account()?;
-    progress.note("proxy: starting sockbench's app server and a throwaway nginx");
-    let app = AppProcess::start(&plan.transports, account.as_ref(), None)?;
+    progress.note(&match &plan.app {
+        AppSource::Ours(AppServerKind::Sockbench) => {
+            "proxy: starting sockbench's app server and a throwaway nginx".to_string()
+        }
+        AppSource::Ours(AppServerKind::Gunicorn) => {
+            "proxy: starting gunicorn and a throwaway nginx".to_string()
+        }
+        AppSource::Command(_) => {
+            "proxy: starting your app server and a throwaway nginx".to_string()
+        }
+        AppSource::Running(_) => {
+            "proxy: starting a throwaway nginx in front of your app server".to_string()
+        }
+    });
+    let app = AppServer::start(plan, account.as_ref(), None, progress)?;
     let overrun = if plan.experiments.contains(&Experiment::Overload) {
         let backlog = Some(plan.app_backlog);
-        Some(AppProcess::start(
-            &plan.transports,
-            account.as_ref(),
-            backlog,
-        )?)
+        Some(AppServer::start(plan, account.as_ref(), backlog, progress)?)
     } else {
         None
     };
-    // Per transport, in this order: kept, renewed, and overrun when planned.
+    let columns = app.columns(&plan.transports)?;
+    let overrun_columns = match &overrun {
+        Some(o) => Some(o.columns(&plan.transports)?),
+        None => None,
+    };
+    // Per column, in this order: kept, renewed, and overrun when planned.
     let mut sites = Vec::new();
-    for &t in &plan.transports {
-        let upstream = upstream_of(&app, t)?;
+    for (i, column) in columns.iter().enumerate() {
+        let upstream = upstream_of(&column.endpoint)?;
         sites.push(Site::kept(upstream.clone(), plan.connections));
         sites.push(Site::renewed(upstream));
-        if let Some(overrun) = &overrun {
-            let upstream = upstream_of(overrun, t)?;
+        if let Some(overrun) = &overrun_columns {
+            let upstream = upstream_of(&overrun[i].endpoint)?;
             sites.push(Site::overrun(upstream, OVERLOAD_CONNECT_TIMEOUT));
         }
     }
-    let per_transport = if overrun.is_some() { 3 } else { 2 };
+    let per_column = if overrun.is_some() { 3 } else { 2 };
     let config = NginxConfig {
         workers: plan.workers,
         ..NginxConfig::new(&program, sites)
@@ -157,17 +173,16 @@ fn start(plan: &ProxyPlan, progress: &dyn Progress) -> Result<(Servers, Vec<Targ
         transport: Transport::Tcp,
         address: Address::Ip(SocketAddr::from((Ipv4Addr::LOCALHOST, port))),
     };
-    let targets = plan
-        .transports
-        .iter()
+    let targets = columns
+        .into_iter()
         .enumerate()
-        .map(|(i, &transport)| {
-            let first = per_transport * i;
+        .map(|(i, column)| {
+            let first = per_column * i;
             Target {
-                transport,
+                label: column.label,
                 kept: at(nginx.site_port(first)),
                 renewed: at(nginx.site_port(first + 1)),
-                app: app.endpoint(transport).cloned().expect("checked above"),
+                app: column.endpoint,
                 overrun: overrun.as_ref().map(|_| at(nginx.site_port(first + 2))),
             }
         })
@@ -183,11 +198,8 @@ fn start(plan: &ProxyPlan, progress: &dyn Progress) -> Result<(Servers, Vec<Targ
     ))
 }
 
-/// Where nginx reaches `app` over `transport`.
-fn upstream_of(app: &AppProcess, transport: Transport) -> Result<Upstream> {
-    let Some(endpoint) = app.endpoint(transport) else {
-        bail!("the sockbench app server does not listen over {transport}");
-    };
+/// Where nginx reaches an app server at `endpoint`.
+fn upstream_of(endpoint: &Endpoint) -> Result<Upstream> {
     Ok(match &endpoint.address {
         Address::Path(path) => Upstream::Unix(path.clone()),
         Address::Ip(addr) => Upstream::Tcp(*addr),
@@ -196,18 +208,20 @@ fn upstream_of(app: &AppProcess, transport: Transport) -> Result<Upstream> {
 }
 
 /// What every record says of the servers behind it.
-fn facts(plan: &ProxyPlan, version: &str) -> ServerFacts {
+fn facts(plan: &ProxyPlan, servers: &Servers) -> ServerFacts {
     let mut details = serde_json::Map::new();
     details.insert("proxy_workers".into(), plan.workers.into());
+    if plan.app == AppSource::Ours(AppServerKind::Gunicorn) {
+        details.insert("app_workers".into(), plan.app_workers.into());
+    }
+    if let Some(path) = &plan.path {
+        details.insert("path".into(), path.clone().into());
+    }
     ServerFacts {
         kind: "nginx".into(),
-        version: version.to_string(),
+        version: servers.version.clone(),
         throwaway: true,
-        behind: vec![Product {
-            role: "app".into(),
-            name: "sockbench".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        }],
+        behind: vec![servers.app.product()],
         details,
     }
 }
@@ -221,30 +235,43 @@ struct ProxyRunner<'a> {
     servers: &'a mut Servers,
 }
 
-impl Runner for ProxyRunner<'_> {
-    fn target_label(&self, target: usize) -> String {
-        self.targets[target].transport.name().to_string()
-    }
-
-    fn server_roles(&self) -> Vec<ServerRole> {
-        let app = match (self.experiment, &self.servers.overrun) {
+impl ProxyRunner<'_> {
+    /// The app server behind this experiment's sites.
+    fn app(&self) -> &AppServer {
+        match (self.experiment, &self.servers.overrun) {
             (Experiment::Overload, Some(overrun)) => overrun,
             _ => &self.servers.app,
-        };
-        let app = ServerRole::started("app", app.pid());
-        if self.experiment.through_nginx() {
-            vec![ServerRole::started("proxy", self.servers.nginx.pid()), app]
-        } else {
-            vec![app]
         }
+    }
+}
+
+impl Runner for ProxyRunner<'_> {
+    fn target_label(&self, target: usize) -> String {
+        self.targets[target].label.clone()
+    }
+
+    fn server_roles(&self, target: usize) -> Vec<ServerRole> {
+        let app = self.app().role(target);
+        let proxy = ServerRole::started("proxy", self.servers.nginx.pid());
+        match self.experiment.through_nginx() {
+            true => std::iter::once(proxy).chain(app).collect(),
+            false => app.into_iter().collect(),
+        }
+    }
+
+    fn places_server(&self) -> bool {
+        self.servers.app.placeable()
     }
 
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
         // A port of a server that is gone may be someone else's by now: nothing
         // goes there.
         self.servers.check_running()?;
-        let (target, params) = (&self.targets[target], &self.cases[case]);
-        let trial = self.experiment.run(target, params, self.plan, meter);
+        let (column, params) = (target, &self.cases[case]);
+        let target = &self.targets[column];
+        let app = self.app();
+        let peer = |conn: &crate::transport::Conn| app.check_peer(column, conn);
+        let trial = self.experiment.run(target, params, self.plan, meter, &peer);
         // A trial cut short by a server that died says which died, and how: a
         // connection is reset while the dying process is still being torn down,
         // so it is given a moment to be seen gone.
@@ -272,13 +299,7 @@ impl Servers {
             );
         }
         for app in std::iter::once(&mut self.app).chain(self.overrun.as_mut()) {
-            if !app.running() {
-                bail!(
-                    "the sockbench app server (process {}) is no longer running (it exited \
-                     or was killed); nothing more was sent to its addresses",
-                    app.pid()
-                );
-            }
+            app.check_running()?;
         }
         Ok(())
     }

@@ -286,7 +286,7 @@ impl Runner for RedisRunner<'_> {
         self.targets[target].label.clone()
     }
 
-    fn server_roles(&self) -> Vec<ServerRole> {
+    fn server_roles(&self, _target: usize) -> Vec<ServerRole> {
         let role = |pid| match self.throwaway {
             true => ServerRole::server(pid),
             false => ServerRole::found(pid),

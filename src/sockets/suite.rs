@@ -166,7 +166,7 @@ impl Runner for SocketsRunner<'_> {
         self.targets[target].transport.to_string()
     }
 
-    fn server_roles(&self) -> Vec<ServerRole> {
+    fn server_roles(&self, _target: usize) -> Vec<ServerRole> {
         // The child is sockbench's own; any other process is a user's server.
         let role = |pid| match self.child {
             Some(_) => ServerRole::server(pid),

@@ -116,6 +116,13 @@ fn picked_line(
     let rs: Vec<&ResultRecord> = match v.case {
         Pick::Cases(param) => return cases_line(experiment, of, v, param),
         Pick::Only => of,
+        // Cases without the parameter at all (a proxy's user app, asked for a
+        // path rather than sizes) are one case: every record.
+        Pick::Smallest(param) | Pick::Largest(param)
+            if of.iter().all(|r| param.number(&r.params).is_none()) =>
+        {
+            of
+        }
         Pick::Smallest(param) | Pick::Largest(param) => {
             let values = of.iter().filter_map(|r| param.number(&r.params));
             let case = match v.case {
