@@ -7,8 +7,13 @@
 //! makes failed requests, counted and kept out of the 2xx rate;
 //! Ctrl-C keeps what finished; a killed nginx ends the run in one line; a
 //! sockbench killed outright takes nginx (workers included) and the app server
-//! with it, and the next run sweeps the directories it left. Without nginx
-//! installed the tests say so and return (CI installs it).
+//! with it, and the next run sweeps the directories it left. A stopped app
+//! server or nginx worker ends the run within the client's wait for a response,
+//! in one line, leaving nothing. Another local account, during a run, can change
+//! nothing in its private directories, reach no socket there and signal none of
+//! its processes, and everything nginx and the app server listen on is on
+//! 127.0.0.1 or in those directories. Without nginx installed the tests say so
+//! and return (CI installs it); the other account's test also needs root.
 //!
 //! The runs take turns ([`one_at_a_time`]): each starts its own nginx and app
 //! server on a 2-core machine.
@@ -17,7 +22,7 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -51,13 +56,15 @@ fn nginx_installed(test: &str) -> bool {
     found
 }
 
+/// The parent of process `pid`, while it runs.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// Every process below `pid` now (children, their children, …).
 fn below(pid: u32) -> Vec<u32> {
-    let parent_of = |p: u32| -> Option<u32> {
-        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
-        let rest = &stat[stat.rfind(')')? + 2..];
-        rest.split_whitespace().nth(1)?.parse().ok()
-    };
     let all: Vec<u32> = std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -468,4 +475,520 @@ fn after_sigkill_nginx_and_the_app_die_and_the_next_run_sweeps() {
     );
     assert!(next.status.success(), "{}", text(&next.stderr));
     assert_clean(&scratch);
+}
+
+/// The command line of process `pid`, its arguments joined by spaces.
+fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// The real user ID process `pid` runs as.
+fn uid_of(pid: u32) -> u32 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"));
+    line.and_then(|ids| ids.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no Uid in /proc/{pid}/status"))
+}
+
+/// Bytes process `pid` has written so far (an app server's or nginx worker's
+/// responses among them).
+fn written(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    io.lines()
+        .find_map(|l| l.strip_prefix("wchar: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The servers of one run as the host sees them (`nginx.rs` and
+/// `app_process.rs` draw the tree): the app servers are sockbench's children
+/// running `serve --http`; nginx's keeper is sockbench's child whose child is
+/// nginx's master, and the workers are the master's children.
+struct Servers {
+    keeper: u32,
+    master: u32,
+    workers: Vec<u32>,
+    apps: Vec<u32>,
+}
+
+impl Servers {
+    /// The servers below the run `run` (sockbench's PID), once nginx's master is up.
+    fn of(run: u32) -> Option<Servers> {
+        let all = below(run);
+        let master = all
+            .iter()
+            .copied()
+            .find(|&p| cmdline(p).starts_with("nginx: master process"))?;
+        let keeper = parent_of(master).filter(|&k| parent_of(k) == Some(run))?;
+        let workers = all
+            .iter()
+            .copied()
+            .filter(|&p| parent_of(p) == Some(master))
+            .filter(|&p| cmdline(p).starts_with("nginx: worker process"))
+            .collect();
+        let apps = all
+            .iter()
+            .copied()
+            .filter(|&p| parent_of(p) == Some(run) && cmdline(p).contains(" serve --http "))
+            .collect();
+        Some(Servers {
+            keeper,
+            master,
+            workers,
+            apps,
+        })
+    }
+}
+
+/// A run long enough to act on while it goes: `experiments` with 0 B responses
+/// over unix and tcp, 30 rounds of 0.5 s request trials (about 40 s before
+/// anything else planned); stderr kept for its last line.
+fn long_run(scratch: &Path, experiments: &str) -> KillOnDrop {
+    let args = ["proxy", "--experiments", experiments, "--sizes", "0"];
+    let child = sockbench(scratch)
+        .args(args)
+        .args(["--trials", "30"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    KillOnDrop(child)
+}
+
+/// Waits until the run's trials are under way (an app server has written about
+/// 100 kB of responses through nginx) and returns its servers.
+fn serving(child: &mut KillOnDrop) -> Servers {
+    let run = child.0.id();
+    until(child, "the trials started", || {
+        Servers::of(run)
+            .is_some_and(|s| !s.workers.is_empty() && s.apps.iter().any(|&a| written(a) > 100_000))
+    });
+    Servers::of(run).unwrap()
+}
+
+/// A process of the run stopped with SIGSTOP through a descriptor of the process
+/// (so no signal can reach a process that took its PID later), continued and
+/// killed when dropped: a failing test leaves nothing stopped.
+struct Stopped(std::os::fd::OwnedFd);
+
+impl Stopped {
+    fn new(pid: u32, what: &str) -> Stopped {
+        use rustix::process::{pidfd_open, pidfd_send_signal, Pid, PidfdFlags, Signal};
+        let held = Pid::from_raw(pid as i32).and_then(|p| pidfd_open(p, PidfdFlags::empty()).ok());
+        let fd = held.unwrap_or_else(|| panic!("{what} ({pid}) is gone"));
+        // Checked once held: still the process that was found.
+        let now = cmdline(pid);
+        assert!(
+            now.contains("serve --http") || now.starts_with("nginx: worker"),
+            "{now}"
+        );
+        pidfd_send_signal(&fd, Signal::STOP).unwrap();
+        Stopped(fd)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        use rustix::process::{pidfd_send_signal, Signal};
+        let _ = pidfd_send_signal(&self.0, Signal::CONT);
+        let _ = pidfd_send_signal(&self.0, Signal::KILL);
+    }
+}
+
+/// How long a run may take to end once a server stops answering mid-trial. The
+/// client waits `wait::LIMIT` for a whole response (10 s; `proxy/http.rs` uses it
+/// as its `LIMIT`), which ends at most one `wait::SLICE` (0.25 s) late; the trial
+/// then gives the servers `suite.rs`'s `DYING` (0.5 s) to be seen gone; then the
+/// servers stop: nginx within `nginx.rs`'s `STOP_TIMEOUT` (5 s; its master kills
+/// a stopped worker about a second after its SIGTERM), each app server within
+/// `app_process.rs`'s (2 s; a stopped one holds SIGTERM pending until it is
+/// killed). That is 17.75 s at most; 5 s more for a busy machine. nginx's own
+/// wait for the app (`proxy_read_timeout`, not set in `nginx.rs`: nginx's default
+/// of 60 s) never comes into it: the client gives up first.
+const STALL_ENDS: Duration = Duration::from_millis(22_750);
+
+/// Stops `victim` (one of the run's servers, SIGSTOP) while the run's trials go
+/// on: the run ends within [`STALL_ENDS`], exit 1, with one line naming the
+/// trial and the wait that ran out, and leaves no process and no directory.
+/// Returns how long it took to end.
+fn a_stall_ends_the_run(what: &str, victim: fn(&Servers) -> u32) -> Duration {
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let mut child = long_run(&scratch, "request");
+    let servers = serving(&mut child);
+    let seen = below(child.0.id());
+    let pid = victim(&servers);
+    // After the run's guard, so dropped first: continued before the run is killed.
+    let stopped = Stopped::new(pid, what);
+    let (status, took) = exit_within(&mut child, STALL_ENDS);
+    let stderr = stderr_of(&mut child);
+    eprintln!("{what} stopped: the run ended {took:.2?} later");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("backtrace"),
+        "{stderr}"
+    );
+    let said = after_estimate(&stderr);
+    assert_eq!(said.trim_end().lines().count(), 1, "one line: {stderr}");
+    for words in [
+        "error: proxy.request",
+        "failed in trial",
+        "did not answer within 10 s",
+    ] {
+        assert!(said.contains(words), "{words:?} not in: {stderr}");
+    }
+    assert!(seen.contains(&pid), "{pid} not in {seen:?}");
+    assert_nothing_left(&scratch, &seen);
+    drop(stopped);
+    took
+}
+
+#[test]
+fn a_stalled_app_server_ends_the_run_within_the_clients_limit() {
+    if !nginx_installed("a_stalled_app_server_ends_the_run") {
+        return;
+    }
+    let _turn = one_at_a_time();
+    a_stall_ends_the_run("the app server", |s| {
+        assert_eq!(s.apps.len(), 1, "one app server for request");
+        s.apps[0]
+    });
+}
+
+#[test]
+fn a_stalled_nginx_worker_ends_the_run_within_the_clients_limit() {
+    if !nginx_installed("a_stalled_nginx_worker_ends_the_run") {
+        return;
+    }
+    let _turn = one_at_a_time();
+    a_stall_ends_the_run("nginx's worker", |s| {
+        // One worker by default: stopped, nothing else answers nginx's ports.
+        assert_eq!(s.workers.len(), 1, "{:?}", s.workers);
+        s.workers[0]
+    });
+}
+
+/// What another account tries, one attempt a line (`OP\tPATH[\tPATH]`, or a PID
+/// for `kill`), each answered `OP\tPATH\tERRNO` (0: it worked). Perl, which every
+/// Debian system has, makes each system call alone and tells its errno, where a
+/// shell command's message would not tell a refusal from a typo'd path.
+const TRIES: &str = r#"
+use strict; use warnings; use Fcntl; use Socket;
+$| = 1;
+print "id\t$<\t$>\n";
+my @held;
+while (my $line = <STDIN>) {
+    chomp $line;
+    my ($op, $x, $y) = split /\t/, $line;
+    my $ok;
+    if ($op eq 'create') { $ok = sysopen(my $f, $x, O_WRONLY | O_CREAT | O_EXCL, 0600) }
+    elsif ($op eq 'write') { $ok = sysopen(my $f, $x, O_WRONLY | O_APPEND | O_NOFOLLOW) }
+    elsif ($op eq 'mkdir') { $ok = mkdir $x }
+    elsif ($op eq 'rmdir') { $ok = rmdir $x }
+    elsif ($op eq 'symlink') { $ok = symlink '/etc/passwd', $x }
+    elsif ($op eq 'rename') { $ok = rename $x, $y }
+    elsif ($op eq 'unlink') { $ok = unlink $x }
+    elsif ($op eq 'listen') {
+        socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die "socket: $!";
+        $ok = bind($s, pack_sockaddr_un($x)) && listen($s, 1);
+        push @held, $s;
+    }
+    elsif ($op eq 'connect') {
+        socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die "socket: $!";
+        $ok = connect($s, pack_sockaddr_un($x));
+    }
+    elsif ($op eq 'kill') { $ok = kill 0, ($x eq 'self' ? $$ : $x) }
+    else { die "unknown attempt $op" }
+    print "$op\t$x\t", ($ok ? 0 : $! + 0), "\n";
+}
+"#;
+
+/// Attempts of another account, each with the errors it must end with (none:
+/// it must work).
+#[derive(Default)]
+struct Attempts(Vec<(String, &'static [i32])>);
+
+/// The errors of a refused change: EACCES (no write or search permission), or
+/// EPERM.
+const REFUSED: &[i32] = &[libc::EACCES, libc::EPERM];
+
+impl Attempts {
+    /// `op` on `args`, to end with one of `errors`.
+    fn add(&mut self, op: &str, args: &[&Path], errors: &'static [i32]) {
+        let args: Vec<String> = args.iter().map(|p| p.display().to_string()).collect();
+        self.0.push((format!("{op}\t{}", args.join("\t")), errors));
+    }
+
+    /// Every change another account could make in `dir`, each to end with one of
+    /// `errors`: a file, a directory or a link planted in it; each of its entries
+    /// moved away, removed, replaced by `own` (a file of the account's own on the
+    /// same file system), written when a file, connected to when a socket; and
+    /// the same in each directory below. Returns the entries, found as root sees
+    /// them.
+    fn every_change(&mut self, dir: &Path, own: &Path, errors: &'static [i32]) -> Vec<PathBuf> {
+        self.add("create", &[&dir.join("planted")], errors);
+        self.add("mkdir", &[&dir.join("planted.d")], errors);
+        self.add("symlink", &[&dir.join("planted.link")], errors);
+        let mut entries = Vec::new();
+        let mut list: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+        list.sort_by_key(|e| e.file_name());
+        for entry in list {
+            let (path, kind) = (entry.path(), entry.file_type().unwrap());
+            self.add("rename", &[&path, &dir.join("moved")], errors);
+            if kind.is_dir() {
+                self.add("rmdir", &[&path], errors);
+                entries.extend(self.every_change(&path, own, errors));
+            } else {
+                self.add("unlink", &[&path], errors);
+                self.add("rename", &[own, &path], errors);
+            }
+            if kind.is_file() {
+                self.add("write", &[&path], errors);
+            }
+            if std::os::unix::fs::FileTypeExt::is_socket(&kind) {
+                self.add("connect", &[&path], errors);
+            }
+            entries.push(path);
+        }
+        entries
+    }
+
+    /// Runs every attempt as `account` (`runuser`, bounded) and checks each ended
+    /// as it must, after checking that they ran as that account (`uid`).
+    fn run_as(&self, account: &str, uid: u32) {
+        let input: String = self.0.iter().map(|(a, _)| format!("{a}\n")).collect();
+        let out = assert_cmd::Command::new("runuser")
+            .args(["-u", account, "--", "perl", "-e", TRIES])
+            .current_dir("/")
+            .write_stdin(input)
+            .timeout(Duration::from_secs(30))
+            .output()
+            .expect("runuser runs");
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{stderr}");
+        let mut lines = stdout.lines();
+        assert_eq!(lines.next(), Some(format!("id\t{uid}\t{uid}").as_str()));
+        let answers: Vec<&str> = lines.collect();
+        assert_eq!(answers.len(), self.0.len(), "{stdout}{stderr}");
+        for ((attempt, errors), answer) in self.0.iter().zip(answers) {
+            let (done, errno) = answer.rsplit_once('\t').unwrap();
+            assert!(attempt.starts_with(done), "{attempt:?} answered {answer:?}");
+            let errno: i32 = errno.parse().unwrap();
+            let as_said = std::io::Error::from_raw_os_error(errno);
+            if errors.is_empty() {
+                assert_eq!(errno, 0, "{account} could not {attempt:?}: {as_said}");
+            } else {
+                assert!(
+                    errors.contains(&errno),
+                    "{account} tried {attempt:?}: {}",
+                    if errno == 0 {
+                        "it worked".into()
+                    } else {
+                        as_said.to_string()
+                    }
+                );
+            }
+        }
+    }
+}
+
+/// An account (name, user ID, group ID) from /etc/passwd.
+fn account(name: &str) -> Option<(String, u32, u32)> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    let line = passwd.lines().find(|l| l.split(':').next() == Some(name))?;
+    let f: Vec<&str> = line.split(':').collect();
+    Some((
+        name.to_string(),
+        f.get(2)?.parse().ok()?,
+        f.get(3)?.parse().ok()?,
+    ))
+}
+
+/// Everything process `pid` listens on or has bound, as its network namespace
+/// lists it (`/proc/PID/net`): `tcp 127.0.0.1:PORT`, `unix PATH` (`@NAME` when
+/// abstract); any IPv6 or UDP socket as `tcp6 …`, `udp …`, `udp6 …`.
+fn listening(pid: u32) -> Vec<String> {
+    let sockets: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter_map(|l| {
+            Some(
+                l.to_str()?
+                    .strip_prefix("socket:[")?
+                    .strip_suffix(']')?
+                    .to_string(),
+            )
+        })
+        .collect();
+    let table = |name: &str| std::fs::read_to_string(format!("/proc/{pid}/net/{name}")).unwrap();
+    let mut found = Vec::new();
+    for name in ["tcp", "tcp6", "udp", "udp6"] {
+        for line in table(name).lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+            if !sockets.iter().any(|s| s == f[9]) || (name.starts_with("tcp") && f[3] != "0A") {
+                continue;
+            }
+            let shown = match (name, f[1].split_once(':')) {
+                ("tcp", Some((addr, port))) => {
+                    let addr = u32::from_str_radix(addr, 16).unwrap();
+                    let ip = std::net::Ipv4Addr::from(addr.to_ne_bytes());
+                    format!("{ip}:{}", u16::from_str_radix(port, 16).unwrap())
+                }
+                _ => f[1].to_string(),
+            };
+            found.push(format!("{name} {shown}"));
+        }
+    }
+    for line in table("unix").lines().skip(1) {
+        // Num RefCount Protocol Flags Type St Inode [Path]; flag 0x10000: listens.
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if sockets.iter().any(|s| s == f[6]) && f[3] == "00010000" {
+            found.push(format!("unix {}", f.get(7).unwrap_or(&"(unnamed)")));
+        }
+    }
+    found
+}
+
+#[test]
+fn another_account_changes_nothing_of_a_run_and_it_listens_on_loopback_only() {
+    if !nginx_installed("another_account_changes_nothing_of_a_run") {
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED another_account_changes_nothing_of_a_run: needs root (runuser)");
+        return;
+    }
+    let _turn = one_at_a_time();
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    // The overload experiment's app server too: three private directories.
+    let mut child = long_run(&scratch, "request,overload");
+    let servers = serving(&mut child);
+    let run = child.0.id();
+    let seen = below(run);
+    assert_eq!(servers.apps.len(), 2, "{seen:?}");
+    let server_uid = uid_of(servers.master);
+    assert_ne!(server_uid, 0, "nginx runs as root");
+    for &p in servers.apps.iter().chain(&servers.workers) {
+        assert_eq!(uid_of(p), server_uid, "{}", cmdline(p));
+    }
+    // Another account: not root, not the servers'.
+    let (name, uid, gid) = ["nobody", "daemon", "bin"]
+        .iter()
+        .filter_map(|n| account(n))
+        .find(|&(_, uid, _)| uid != 0 && uid != server_uid)
+        .expect("an unprivileged account besides the servers'");
+
+    let mut attempts = Attempts::default();
+    // First, in a directory of its own beside the run's (on the same file
+    // system, so a rename below is refused for its permissions, not as EXDEV):
+    // every kind of attempt works there, so a refusal below is the run's doing.
+    let own_dir = tmp.path().join("other");
+    std::fs::create_dir(&own_dir).unwrap();
+    std::os::unix::fs::chown(&own_dir, Some(uid), Some(gid)).unwrap();
+    let at = |name: &str| own_dir.join(name);
+    let own = at("own");
+    attempts.add("create", &[&own], &[]);
+    attempts.add("write", &[&own], &[]);
+    attempts.add("create", &[&at("planted")], &[]);
+    attempts.add("mkdir", &[&at("planted.d")], &[]);
+    attempts.add("rmdir", &[&at("planted.d")], &[]);
+    attempts.add("symlink", &[&at("planted.link")], &[]);
+    attempts.add("create", &[&at("spare")], &[]);
+    attempts.add("rename", &[&at("spare"), &at("planted")], &[]);
+    attempts.add("rename", &[&at("planted"), &at("moved")], &[]);
+    attempts.add("unlink", &[&at("moved")], &[]);
+    attempts.add("listen", &[&at("sock")], &[]);
+    attempts.add("connect", &[&at("sock")], &[]);
+    attempts.add("kill", &[Path::new("self")], &[]);
+    // Then each private directory of the run, and everything in it.
+    let private: Vec<PathBuf> = leftovers(&scratch)
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("sockbench-proxy-")
+        })
+        .collect();
+    assert_eq!(
+        private.len(),
+        3,
+        "nginx's and two app servers': {private:?}"
+    );
+    let mut entries = Vec::new();
+    for dir in &private {
+        entries.extend(attempts.every_change(dir, &own, REFUSED));
+    }
+    let named = |n: &str| {
+        entries
+            .iter()
+            .filter(|p| p.file_name().unwrap() == n)
+            .count()
+    };
+    // What must have been tried (the lock file exists only with accept_mutex on).
+    for (file, count) in [
+        ("nginx.conf", 1),
+        ("nginx.pid", 1),
+        ("nginx.log", 1),
+        ("srv", 1),
+        ("proxy", 1),
+        ("sockbench.sock", 2),
+        ("sockbench.owner", 3),
+    ] {
+        assert_eq!(named(file), count, "{file} in {entries:#?}");
+    }
+    // Signals to every process of the run's.
+    let processes: Vec<u32> = [run, servers.keeper, servers.master]
+        .into_iter()
+        .chain(servers.workers.iter().copied())
+        .chain(servers.apps.iter().copied())
+        .collect();
+    for pid in &processes {
+        attempts.add("kill", &[Path::new(&pid.to_string())], &[libc::EPERM]);
+    }
+    attempts.run_as(&name, uid);
+    assert!(
+        child.0.try_wait().unwrap().is_none(),
+        "the run ended meanwhile"
+    );
+
+    // What nginx and the app servers listen on: 127.0.0.1, and the app servers'
+    // sockets in their private directories.
+    let in_private = |path: &str| private.iter().any(|d| Path::new(path).parent() == Some(d));
+    let nginx_ports = listening(servers.master);
+    assert_eq!(
+        nginx_ports.len(),
+        6,
+        "3 sites over 2 transports: {nginx_ports:?}"
+    );
+    for pid in [servers.master, servers.keeper]
+        .into_iter()
+        .chain(servers.workers.iter().copied())
+        .chain(servers.apps.iter().copied())
+    {
+        let on = listening(pid);
+        let loopback = |s: &String| s.starts_with("tcp 127.0.0.1:");
+        if pid == servers.keeper {
+            assert_eq!(on, Vec::<String>::new(), "the keeper");
+        } else if servers.apps.contains(&pid) {
+            assert_eq!(on.len(), 2, "a port and a socket: {on:?}");
+            assert_eq!(on.iter().filter(|s| loopback(s)).count(), 1, "{on:?}");
+            let socket = on.iter().find_map(|s| s.strip_prefix("unix "));
+            assert!(socket.is_some_and(in_private), "{on:?} not in {private:?}");
+        } else {
+            assert!(on.iter().all(loopback), "{}: {on:?}", cmdline(pid));
+        }
+    }
+
+    signal(&child.0, libc::SIGINT);
+    let status = wait_for_exit(&mut child, "sockbench did not stop after Ctrl-C");
+    let stderr = stderr_of(&mut child);
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert_nothing_left(&scratch, &seen);
 }
