@@ -992,3 +992,295 @@ fn another_account_changes_nothing_of_a_run_and_it_listens_on_loopback_only() {
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert_nothing_left(&scratch, &seen);
 }
+
+/// Whether gunicorn is installed where sockbench looks; otherwise says why the
+/// test is skipped.
+fn gunicorn_installed(test: &str) -> bool {
+    let found = ["/usr/bin/gunicorn", "/usr/local/bin/gunicorn"]
+        .iter()
+        .any(|p| Path::new(p).is_file());
+    if !found {
+        eprintln!("SKIPPED {test}: gunicorn is not installed (apt-get install gunicorn)");
+    }
+    found
+}
+
+/// A process seen below a run: its PID, command line and user ID, read while it
+/// ran.
+struct Seen {
+    pid: u32,
+    cmdline: String,
+    uid: u32,
+}
+
+/// One `sockbench` run of `args` in `dir` (its working directory), to its end:
+/// its result file, its stdout, and every process seen below it meanwhile.
+fn measured(scratch: &Path, dir: &Path, args: &[&str]) -> (Value, String, Vec<Seen>) {
+    let json = dir.join("out.json");
+    let child = sockbench(scratch)
+        .current_dir(dir)
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = KillOnDrop(child);
+    let pid = child.0.id();
+    let mut out = child.0.stdout.take().unwrap();
+    let stdout = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut out, &mut text).unwrap();
+        text
+    });
+    let mut seen: Vec<Seen> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while child.0.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "sockbench did not end");
+        for p in below(pid) {
+            let status = std::fs::read_to_string(format!("/proc/{p}/status"));
+            let uid = status.ok().and_then(|s| {
+                let ids = s.lines().find_map(|l| l.strip_prefix("Uid:"))?;
+                ids.split_whitespace().next()?.parse().ok()
+            });
+            match (seen.iter_mut().find(|s| s.pid == p), uid) {
+                // A change of account and an exec after the fork: what it ends
+                // with is what ran.
+                (Some(s), Some(uid)) => {
+                    s.cmdline = cmdline(p);
+                    s.uid = uid;
+                }
+                (Some(_), None) => {}
+                (None, _) => seen.extend(uid.map(|uid| Seen {
+                    pid: p,
+                    cmdline: cmdline(p),
+                    uid,
+                })),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stderr = stderr_of(&mut child);
+    assert!(
+        child.0.wait().unwrap().success(),
+        "sockbench {args:?} failed: {stderr}"
+    );
+    (load(&json), stdout.join().unwrap(), seen)
+}
+
+/// The PIDs of `seen`.
+fn pids(seen: &[Seen]) -> Vec<u32> {
+    seen.iter().map(|s| s.pid).collect()
+}
+
+/// The names of the columns of experiment `id`, in the file's order.
+fn columns(file: &Value, id: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for r in results(file, id) {
+        let name = r["transport"].as_str().unwrap().to_string();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+#[test]
+fn gunicorn_behind_nginx_is_measured_and_overrun_and_leaves_nothing() {
+    if !nginx_installed("gunicorn_behind_nginx") || !gunicorn_installed("gunicorn_behind_nginx") {
+        return;
+    }
+    let _turn = one_at_a_time();
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let args = [
+        "proxy",
+        "--quick",
+        "--trials",
+        "2",
+        "--sizes",
+        "0",
+        "--app-server",
+        "gunicorn",
+        "--experiments",
+        "request,direct,overload",
+    ];
+    let (file, _, seen) = measured(&scratch, tmp.path(), &args);
+    // gunicorn's master and its sync worker ran below sockbench, as the account
+    // nginx runs as, never as root.
+    let gunicorn: Vec<&Seen> = seen
+        .iter()
+        .filter(|s| s.cmdline.contains("--worker-class sync"))
+        .collect();
+    assert!(!gunicorn.is_empty(), "no gunicorn seen");
+    for g in gunicorn {
+        assert_ne!(g.uid, 0, "gunicorn ran as root: {}", g.cmdline);
+    }
+    for id in ["proxy.request", "proxy.direct", "proxy.overload"] {
+        assert_eq!(columns(&file, id), ["unix", "tcp"], "{id}");
+        for r in results(&file, id) {
+            let behind = &r["server"]["behind"][0];
+            assert_eq!(behind["name"], "gunicorn", "{r}");
+            assert!(behind["version"]
+                .as_str()
+                .unwrap()
+                .starts_with(char::is_numeric));
+            assert_eq!(r["server"]["app_workers"], 1, "{r}");
+            figures_are_plausible(&file, id, r);
+        }
+    }
+    for r in results(&file, "proxy.request") {
+        assert!(
+            r["metrics"]["cpu"]["roles"]["app"]["cpu_ns"]
+                .as_f64()
+                .unwrap()
+                > 0.0,
+            "gunicorn's CPU is counted as the app: {r}"
+        );
+    }
+    assert_nothing_left(&scratch, &pids(&seen));
+}
+
+#[test]
+fn a_users_running_app_servers_are_columns_of_their_own_asked_for_a_path() {
+    if !nginx_installed("a_users_running_app_servers") {
+        return;
+    }
+    let _turn = one_at_a_time();
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    // The user's app server: sockbench's own, started here as nginx's account,
+    // its socket in a directory that account can reach.
+    let sockets = tmp.path().join("app");
+    std::fs::create_dir(&sockets).unwrap();
+    for dir in [tmp.path(), sockets.as_path()] {
+        std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    let socket = sockets.join("app.sock");
+    let mut app = KillOnDrop(
+        sockbench(tmp.path())
+            .args(["serve", "--http", "--account", "www-data", "--listen"])
+            .arg(format!("unix:{}", socket.display()))
+            .args(["--listen", "tcp:127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let lines = std::io::BufRead::lines(std::io::BufReader::new(app.0.stdout.take().unwrap()));
+    let port = lines
+        .map(Result::unwrap)
+        .take_while(|l| l != "ready")
+        .find_map(|l| {
+            l.strip_prefix("listening tcp:127.0.0.1:")
+                .map(str::to_string)
+        })
+        .expect("the app server reported its port");
+    let web = format!("web=unix:{}", socket.display());
+    let api = format!("api=127.0.0.1:{port}");
+    let args = [
+        "proxy",
+        "--quick",
+        "--trials",
+        "2",
+        "--upstream",
+        &web,
+        "--upstream",
+        &api,
+        "--path",
+        "/?size=3",
+        "--experiments",
+        "request,keepalive,direct",
+    ];
+    let (file, stdout, _) = measured(&scratch, tmp.path(), &args);
+    assert!(
+        stdout.contains("GET /?size=3"),
+        "the tables name the path asked:\n{stdout}"
+    );
+    for id in ["proxy.request", "proxy.keepalive", "proxy.direct"] {
+        assert_eq!(columns(&file, id), ["web", "api"], "{id}");
+        for r in results(&file, id) {
+            assert_eq!(r["params"]["path"], "/?size=3", "{r}");
+            assert!(r["params"]["size"].is_null(), "{r}");
+            assert_eq!(r["server"]["behind"][0]["name"], "yours", "{r}");
+            figures_are_plausible(&file, id, r);
+        }
+    }
+    // Its process was found, so its CPU is the app's; it was only read: it still
+    // runs, and serves.
+    for r in results(&file, "proxy.request") {
+        assert!(r["metrics"]["cpu"]["roles"]["app"].is_object(), "{r}");
+    }
+    assert!(
+        app.0.try_wait().unwrap().is_none(),
+        "the user's server was stopped"
+    );
+    assert_clean(&scratch);
+    stop_child(&mut app.0, &[(libc::SIGTERM, Duration::from_secs(2))]);
+}
+
+#[test]
+fn an_app_command_is_started_per_transport_as_nginx_account_and_stopped() {
+    if !nginx_installed("an_app_command") || !gunicorn_installed("an_app_command") {
+        return;
+    }
+    let _turn = one_at_a_time();
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    // The user's project: a WSGI app nginx's account can read.
+    let project = tmp.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(
+        project.join("hello.py"),
+        "def app(environ, start_response):\n    body = b'hello'\n    \
+         start_response('200 OK', [('Content-Length', '5')])\n    return [body]\n",
+    )
+    .unwrap();
+    for (path, mode) in [(tmp.path(), 0o755), (project.as_path(), 0o755)] {
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+    }
+    let args = [
+        "proxy",
+        "--quick",
+        "--trials",
+        "2",
+        "--app",
+        "gunicorn -b unix:{socket} -b {host}:{port} hello:app",
+        "--path",
+        "/hi",
+        "--experiments",
+        "request,direct,connect",
+    ];
+    let (file, _, seen) = measured(&scratch, &project, &args);
+    let started: Vec<&Seen> = seen
+        .iter()
+        // The command filled in (sockbench's own forks still show its arguments).
+        .filter(|s| s.cmdline.contains("hello:app") && !s.cmdline.contains("{socket}"))
+        .collect();
+    assert!(!started.is_empty(), "the command never ran");
+    for s in &started {
+        assert_ne!(s.uid, 0, "ran as root: {}", s.cmdline);
+    }
+    // One start per transport: each listening on one of them only.
+    let binds: Vec<&str> = started.iter().map(|s| s.cmdline.as_str()).collect();
+    assert!(
+        binds
+            .iter()
+            .any(|c| c.contains("unix:") && !c.contains("127.0.0.1")),
+        "{binds:?}"
+    );
+    assert!(
+        binds
+            .iter()
+            .any(|c| c.contains("127.0.0.1") && !c.contains("unix:")),
+        "{binds:?}"
+    );
+    for id in ["proxy.request", "proxy.direct", "proxy.connect"] {
+        assert_eq!(columns(&file, id), ["unix", "tcp"], "{id}");
+        for r in results(&file, id) {
+            assert_eq!(r["params"]["path"], "/hi", "{r}");
+            figures_are_plausible(&file, id, r);
+        }
+    }
+    assert_nothing_left(&scratch, &pids(&seen));
+}

@@ -1,0 +1,61 @@
+//! `bench/compare-wrk.sh` runs end to end against a real nginx, wrk and
+//! sockbench, one short round: a pair through nginx and one straight to the app
+//! server, each with both tools' rates and their ratio, and nothing left running.
+//! Without nginx or wrk installed the test says so and returns (CI installs both).
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[test]
+fn compare_wrk_prints_both_rates_and_their_ratio() {
+    for program in ["/usr/sbin/nginx", "/usr/bin/wrk"] {
+        if !Path::new(program).is_file() {
+            eprintln!(
+                "SKIPPED compare_wrk: {program} is not installed (apt-get install nginx wrk)"
+            );
+            return;
+        }
+    }
+    let tmp = tempdir();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/compare-wrk.sh");
+    let mut child = KillOnDrop(
+        Command::new("bash")
+            .arg(&script)
+            .env("SOCKBENCH", env!("CARGO_BIN_EXE_sockbench"))
+            .env("TMPDIR", tmp.path())
+            .env("ROUNDS", "1")
+            .env("DURATION", "1")
+            .env("PLACEMENTS", "pinned")
+            .env("TRANSPORTS", "unix")
+            .env("CONNECTIONS", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let (status, _) = exit_within(&mut child, Duration::from_secs(120));
+    let mut out = String::new();
+    std::io::Read::read_to_string(child.0.stdout.as_mut().unwrap(), &mut out).unwrap();
+    let err = stderr_of(&mut child);
+    assert!(status.success(), "{out}\n{err}");
+    for target in ["nginx  unix", "direct tcp"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("1 ") && l.contains(target))
+            .unwrap_or_else(|| panic!("no {target} pair in:\n{out}"));
+        let rates: Vec<f64> = line
+            .split_whitespace()
+            .filter_map(|w| w.strip_suffix("/s")?.parse().ok())
+            .collect();
+        assert_eq!(rates.len(), 2, "{line}");
+        assert!(rates.iter().all(|&r| r > 100.0), "{line}");
+        let ratio: f64 = line.split_whitespace().nth(7).unwrap().parse().unwrap();
+        assert!((ratio - rates[1] / rates[0]).abs() < 0.01, "{line}");
+    }
+    assert_eq!(leftovers(tmp.path()), Vec::<std::path::PathBuf>::new());
+}
