@@ -9,12 +9,20 @@ use crate::report::family::Plan;
 use anyhow::Result;
 
 /// The quick proxy suite (sockbench's own app server behind nginx, the small
-/// sizes), or `None` (and one line) when nginx is not installed.
+/// sizes), or `None` (and one line) when nginx is not installed or cannot be run
+/// as sockbench runs it (no PID namespace may be made here).
 pub fn quick(_run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
     if super::nginx::find_program().is_none() {
         eprintln!(
             "proxy: skipped, nginx was not found; install it (Debian/Ubuntu: apt-get install \
              nginx) to measure a proxy in front of an app server too"
+        );
+        return Ok(None);
+    }
+    if let Some(why) = super::nginx::pid_namespace_refused() {
+        eprintln!(
+            "proxy: skipped, nginx runs in a PID namespace of its own (so no worker outlives \
+             its master), and {why}"
         );
         return Ok(None);
     }

@@ -749,6 +749,40 @@ fn plain(path: &Path) -> Result<&str> {
     Ok(text)
 }
 
+/// Why nginx cannot be started in a PID namespace of its own here, if it cannot
+/// (a container that forbids making one): a child asks for one as nginx's start
+/// does, then runs `sockbench --version`; the answer is whether it could start.
+pub fn pid_namespace_refused() -> Option<String> {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return Some(format!("cannot find the sockbench binary ({e})")),
+    };
+    let mut probe = Command::new(exe);
+    probe
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let root = crate::dir::euid() == 0;
+    // SAFETY: unshare is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        probe.pre_exec(move || {
+            if libc::unshare(libc::CLONE_NEWPID) == 0
+                || (!root && libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID) == 0)
+            {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        });
+    }
+    // Started is granted: what the program then does is not the question.
+    match probe.status() {
+        Ok(_) => None,
+        Err(e) => Some(format!("a PID namespace cannot be made here ({e})")),
+    }
+}
+
 /// Runs in the child std forks to start nginx, after `tie_to_parent`'s step and
 /// before the exec: makes a PID namespace, forks the process that becomes nginx's
 /// master into it (as its PID 1), and stays behind as the keeper, which never
