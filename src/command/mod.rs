@@ -221,7 +221,11 @@ impl Session {
             ));
         }
         let lines = verdict::lines(&self.records, &self.system, &families::catalog());
-        text.push_str(&self.screen.paragraphs(&verdict::text(&lines)));
+        text.push_str(&self.screen.paragraphs(&verdict::text(
+            &lines,
+            &self.records,
+            &families::catalog(),
+        )));
         text
     }
 

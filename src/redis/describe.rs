@@ -57,6 +57,7 @@ pub static PING: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 pub static GET: Description = Description {
@@ -95,6 +96,7 @@ pub static GET: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 pub static PIPELINE: Description = Description {
@@ -122,6 +124,7 @@ pub static PIPELINE: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 pub static CONNECT: Description = Description {
@@ -149,6 +152,7 @@ pub static CONNECT: Description = Description {
             pool_against: Some(&GET),
         },
     }),
+    own_line: None,
 };
 
 pub static CONCURRENT: Description = Description {
@@ -181,6 +185,7 @@ pub static CONCURRENT: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 /// PING and GET: per case, the round trip with its certainty and tails, and the

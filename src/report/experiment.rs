@@ -5,6 +5,7 @@
 //! them instead of knowing any experiment by name.
 
 use super::block::Block;
+pub use super::verdict::own::{Placed, Said};
 use crate::cpu::affinity::Placement;
 use crate::results::metric::Declared;
 use crate::results::metric::Metric;
@@ -43,6 +44,9 @@ pub struct Description {
     pub charts: &'static [Chart],
     /// Its line in the verdict, if it has one.
     pub verdict: Option<VerdictLine>,
+    /// A line it makes itself, for what one figure compared between transports
+    /// cannot say, if it has one.
+    pub own_line: Option<OwnLine>,
 }
 
 impl Description {
@@ -233,6 +237,25 @@ impl VerdictLine {
     }
 }
 
+/// A verdict line an experiment makes itself, from the run's records, where the
+/// generic line (one figure, one case, each transport against the reference) would
+/// say something false or nothing: the share of requests that failed (one transport
+/// may fail none, so no ratio), what a layer costs over the same work without it
+/// (two experiments, not paired round by round). `verdict::own` gives it the
+/// records, names the placement, and offers the statements such lines are made of
+/// (`verdict::failed`, `Pair::unpaired` and `words::layer_cost`), so a family writes
+/// only what is its own: which records, and what its numbers mean.
+#[derive(Debug, Clone, Copy)]
+pub struct OwnLine {
+    /// Where the line goes among the others, as [`VerdictLine::rank`].
+    pub rank: u8,
+    /// How the line starts: `nginx past its app server's backlog`.
+    pub heading: &'static str,
+    /// What the line says of the run's records at one placement, or nothing when
+    /// they do not hold what it needs.
+    pub says: fn(&Placed) -> Option<Said>,
+}
+
 /// The kind of work a verdict line answers for: what it is called, what one
 /// operation is, and at which rates an application typically does it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -378,6 +401,7 @@ mod tests {
         table: |_| Block::facts("", Vec::new(), Vec::new()),
         charts: &[],
         verdict: None,
+        own_line: None,
     };
 
     #[test]

@@ -52,6 +52,7 @@ pub static CONNECT: Description = Description {
             pool_against: Some(&PINGPONG),
         },
     }),
+    own_line: None,
 };
 
 /// Connections per second.
@@ -96,6 +97,7 @@ pub static PINGPONG: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 /// Stream throughput.
@@ -135,6 +137,7 @@ pub static STREAM: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 /// Round trips per second of all clients.
@@ -176,6 +179,7 @@ pub static CONCURRENT: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 fn connect(records: &[ResultRecord]) -> Block {

@@ -109,6 +109,7 @@ pub static QUERY: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 /// Median time of a whole connection.
@@ -148,6 +149,7 @@ pub static CONNECT: Description = Description {
             pool_against: Some(&QUERY),
         },
     }),
+    own_line: None,
 };
 
 pub static AUTH: Description = Description {
@@ -184,6 +186,7 @@ pub static AUTH: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 /// Time per row, the slope of the rows fit.
@@ -218,6 +221,7 @@ pub static ROWS: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 /// Transactions per second of all clients.
@@ -268,6 +272,7 @@ pub static CONCURRENT: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 /// Median latency of a transaction at a fixed rate.
@@ -316,6 +321,7 @@ pub static CONCURRENT_RATE: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 /// The protocol in a verdict line's words, when it is not the simple one.

@@ -7,19 +7,27 @@
 //! separate statements, and each statement is one of three outcomes: a difference,
 //! the same within ±5%, or not settled (with what would settle it). Every line is
 //! built from the records present; a run without PostgreSQL has fewer lines.
+//!
+//! Where that line would say something false or nothing (the requests that failed;
+//! what nginx costs over the app server alone), an experiment makes its own line
+//! ([`OwnLine`](super::experiment::OwnLine), `own.rs`), from statements made here
+//! (`failed.rs`, [`Pair::unpaired`], [`layer_cost`]), and takes its place by rank.
 
 pub mod caveats;
 mod explain;
+pub mod failed;
+pub mod own;
 mod pair;
 mod short;
 mod wakeup;
 mod words;
 
 pub use pair::{Outcome, Pair};
+pub use words::layer_cost;
 
 use super::columns::distinct;
 use super::experiment::{
-    placement, CaseParam, Catalog, Description, Pick, VerdictLine, Work, WorkKind,
+    placement, CaseParam, Catalog, Description, OwnLine, Pick, VerdictLine, Work, WorkKind,
 };
 use super::format::versus;
 use crate::results::paired::{against, reference};
@@ -57,17 +65,27 @@ pub struct Line {
 }
 
 /// The verdict lines for the records of one run: one per experiment that has a
-/// verdict line and was measured on at least two transports, then the caveats
-/// (with what placement weighs on the machine `system` describes).
+/// verdict line and was measured on at least two transports, and the lines
+/// experiments make themselves where their records give them something to say, by
+/// rank; then the caveats (with what placement weighs on the machine `system`
+/// describes).
 pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Vec<Line> {
-    let mut described: Vec<(&'static Description, VerdictLine)> = catalog
-        .all()
-        .iter()
-        .filter_map(|e| Some((*e, e.verdict?)))
-        .collect();
-    described.sort_by_key(|(_, v)| v.rank);
+    // Each experiment's line, then its own, ordered by rank (ties in catalog order).
+    let mut described: Vec<(u8, &'static Description, Speaks)> = Vec::new();
+    for &e in catalog.all() {
+        described.extend(e.verdict.map(|v| (v.rank, e, Speaks::Line(v))));
+        described.extend(e.own_line.map(|o| (o.rank, e, Speaks::Own(o))));
+    }
+    described.sort_by_key(|(rank, _, _)| *rank);
     let mut lines: Vec<Line> = Vec::new();
-    for (experiment, v) in described {
+    for (_, experiment, said) in described {
+        let v = match said {
+            Speaks::Line(v) => v,
+            Speaks::Own(o) => {
+                lines.extend(own::lines(experiment, &o, records, catalog));
+                continue;
+            }
+        };
         let of = catalog.records_of(records, experiment);
         let mut these: Vec<Line> = distinct(of.iter().copied(), |r| r.params.get(PLACEMENT))
             .into_iter()
@@ -104,6 +122,13 @@ pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Ve
         lines.extend(said.into_iter().map(caveat));
     }
     lines
+}
+
+/// What an experiment says in the verdict: the line comparing transports, or its
+/// own.
+enum Speaks {
+    Line(VerdictLine),
+    Own(OwnLine),
 }
 
 /// The verdict line of one placement's records, for the case the line picks.
@@ -359,13 +384,12 @@ pub fn sentences(lines: &[Line]) -> Vec<String> {
     out
 }
 
-/// The verdict as the terminal prints it.
-pub fn text(lines: &[Line]) -> String {
+/// The verdict as the terminal prints it; without a line, why the `records` of
+/// a run made none.
+pub fn text(lines: &[Line], records: &[ResultRecord], catalog: &Catalog) -> String {
     let sentences = sentences(lines);
     if sentences.is_empty() {
-        return "Verdict: none. A verdict compares transports, and no experiment here \
-                measured two or more.\n"
-            .into();
+        return format!("Verdict: none. {}\n", none(records, catalog));
     }
     let mut text = String::from("Verdict, on this machine:\n");
     for s in sentences {
@@ -374,6 +398,43 @@ pub fn text(lines: &[Line]) -> String {
         text.push('\n');
     }
     text
+}
+
+/// Why `records` make no verdict line: the experiments measured have none (their
+/// tables say what they found), or none of those that have one measured what it
+/// needs, two transports or more.
+fn none(records: &[ResultRecord], catalog: &Catalog) -> String {
+    let measured: Vec<&'static Description> = distinct(records, |r| catalog.of(r))
+        .into_iter()
+        .flatten()
+        .collect();
+    let silent: Vec<String> = measured
+        .iter()
+        .filter(|e| e.verdict.is_none() && e.own_line.is_none())
+        .map(|e| e.id.to_string())
+        .collect();
+    let has = |n: usize| if n == 1 { "has" } else { "have" };
+    if silent.is_empty() {
+        "A verdict compares transports, and no experiment here measured two or more.".into()
+    } else if silent.len() == measured.len() {
+        let their = if silent.len() == 1 {
+            "its table says"
+        } else {
+            "their tables say"
+        };
+        format!(
+            "{} {} no line in the verdict: {their} what was measured.",
+            words::listed(&silent),
+            has(silent.len())
+        )
+    } else {
+        format!(
+            "A verdict compares transports, and no experiment here with a line in it \
+             measured two or more ({} {} none).",
+            words::listed(&silent),
+            has(silent.len())
+        )
+    }
 }
 
 #[cfg(test)]

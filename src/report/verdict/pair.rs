@@ -2,7 +2,7 @@
 //! the geometric means it comes from, and which of three outcomes it is.
 
 use crate::results::metric::Metric;
-use crate::results::paired::{cost, extra_cpu};
+use crate::results::paired::{cost, cpu_ns, extra_cpu};
 use crate::results::ResultRecord;
 use crate::stats::{Difference, Interval};
 
@@ -76,6 +76,37 @@ impl Pair {
             base_cost,
             other_cost,
             extra_cpu_ns: extra_cpu(base, other),
+        })
+    }
+
+    /// `other` against `base` where they were not measured in the same rounds (two
+    /// experiments of one run, one after the other): the ratio of their geometric
+    /// means over all their rounds with Welch's interval on the logarithms
+    /// ([`Interval::of_two`], as `compare` sets two runs side by side), and the
+    /// extra CPU per operation as the difference of the means
+    /// ([`Difference::unpaired`]). Drift of the machine between the two is not in
+    /// the interval, as it is not between two runs; the line that prints it says
+    /// it is unpaired. `None` unless both sides have a cost in two rounds or more.
+    pub fn unpaired(metric: &Metric, base: &ResultRecord, other: &ResultRecord) -> Option<Pair> {
+        let costs = |r: &ResultRecord| -> Vec<f64> {
+            r.trials
+                .iter()
+                .filter_map(|t| cost(metric, &t.metrics))
+                .collect()
+        };
+        let (a, b) = (costs(base), costs(other));
+        let ratio = Interval::of_two(&a, &b)?;
+        let cpu = |r: &ResultRecord| -> Vec<f64> {
+            r.trials.iter().filter_map(|t| cpu_ns(&t.metrics)).collect()
+        };
+        Some(Pair {
+            base: base.transport.clone(),
+            other: other.transport.clone(),
+            outcome: Outcome::of(Some(&ratio)),
+            ratio: Some(ratio),
+            base_cost: geometric_mean(a.into_iter()),
+            other_cost: geometric_mean(b.into_iter()),
+            extra_cpu_ns: Difference::unpaired(&cpu(base), &cpu(other)),
         })
     }
 

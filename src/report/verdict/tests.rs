@@ -6,7 +6,7 @@ use super::*;
 use crate::cpu::{Cost, Counts};
 use crate::harness::aggregate::record;
 use crate::report::block::Block;
-use crate::report::experiment::Pick;
+use crate::report::experiment::{OwnLine, Pick, Said};
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::paired::pair;
 use crate::results::{Metrics, Params, Trial};
@@ -39,6 +39,7 @@ static FAKE: Description = Description {
             pool_against: None,
         },
     }),
+    own_line: None,
 };
 
 /// Trials that took these times, round by round, each costing `cpu` ns of CPU.
@@ -354,4 +355,151 @@ fn a_busy_host_and_free_placement_are_said_after_the_lines() {
 fn one_transport_alone_gives_no_verdict() {
     let rs = measured(None, &[("unix", &[100.0, 101.0], 1.0)]);
     assert!(verdict(&rs).is_empty());
+}
+
+/// An experiment with no line comparing transports, but one of its own: how many
+/// records it has, and what the other fake experiment's records are; before that
+/// experiment's line by rank.
+static OWN: Description = Description {
+    id: "fake.own",
+    title: "a fake with its own line",
+    chart_title: "a fake with its own line",
+    headline: TIME,
+    figures: &[TIME],
+    budgets: &[],
+    cases: &[],
+    table: |_| Block::facts("", Vec::new(), Vec::new()),
+    charts: &[],
+    verdict: None,
+    own_line: Some(OwnLine {
+        rank: 0,
+        heading: "Own words",
+        says: |run| {
+            let (own, other) = (run.of(&OWN), run.of(&FAKE));
+            (!own.is_empty()).then(|| Said {
+                case: "its case".into(),
+                says: format!("{} records, {} of the other", own.len(), other.len()),
+            })
+        },
+    }),
+};
+
+/// An experiment with no line at all.
+static SILENT: Description = Description {
+    id: "fake.silent",
+    verdict: None,
+    own_line: None,
+    ..OWN
+};
+
+/// Records of `experiment` over `transports`, at `placement`.
+fn of(experiment: &Description, placement: Option<&str>, transports: &[&str]) -> Vec<ResultRecord> {
+    let params = Params::default().with(
+        crate::results::params::PLACEMENT,
+        placement.map(|p| p.parse::<crate::cpu::affinity::Placement>().unwrap()),
+    );
+    transports
+        .iter()
+        .map(|t| {
+            record(
+                experiment.id,
+                &TIME,
+                &params,
+                t,
+                trials(&[100.0, 101.0], 1.0),
+                None,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_own_line_takes_its_place_by_rank_once_per_placement() {
+    let mut rs = records(Some("same"), &[100.0, 101.0, 99.0], &[130.0, 131.0, 129.0]);
+    rs.extend(of(&OWN, Some("same"), &["unix", "tcp"]));
+    rs.extend(of(&OWN, Some("split"), &["unix"]));
+    let all = lines(&rs, &System::default(), &Catalog::new([&FAKE, &OWN]));
+    let said: Vec<&str> = all.iter().map(|l| l.sentence.as_str()).collect();
+    assert!(
+        said[0].starts_with("In short: the Unix socket was faster"),
+        "{said:?}"
+    );
+    // Rank 0 before the other's 1; each placement its own line, with its words,
+    // and the records of that placement alone.
+    assert_eq!(
+        said[1],
+        "Own words (its case, on one CPU): 2 records, 2 of the other."
+    );
+    assert_eq!(
+        said[2],
+        "Own words (its case, on two CPUs): 1 records, 0 of the other."
+    );
+    assert!(said[3].starts_with("Short queries (a query, on one CPU): use the Unix"));
+    // No comparison of transports: "In short", the chart and the count of
+    // comparisons not settled leave it out.
+    assert!(all[1].pairs.is_empty() && all[1].ratios.is_empty() && !all[1].caveat);
+    // Alone, it is the verdict.
+    let alone = lines(
+        &of(&OWN, None, &["unix"]),
+        &System::default(),
+        &Catalog::new([&OWN]),
+    );
+    assert_eq!(
+        alone[0].sentence,
+        "Own words (its case): 1 records, 0 of the other."
+    );
+}
+
+#[test]
+fn an_own_line_is_on_the_page_and_in_the_terminal_as_it_is_in_the_verdict() {
+    use crate::export::Exporter;
+    let rs = of(&OWN, None, &["unix", "tcp"]);
+    let verdict = lines(&rs, &System::default(), &Catalog::new([&OWN]));
+    let document = crate::report::Document {
+        title: "t".into(),
+        sections: vec![crate::report::Section {
+            heading: "run.json".into(),
+            summary: sentences(&verdict),
+            verdict,
+            blocks: Vec::new(),
+        }],
+    };
+    let said = "Own words (its case): 2 records, 0 of the other.";
+    let page = crate::export::html::Html.render(&document);
+    assert!(page.contains(&format!("<li>{said}</li>")), "{page}");
+    let screen = crate::export::terminal::Screen::plain(200);
+    let terminal = crate::export::terminal::Terminal(screen).render(&document);
+    assert!(terminal.contains(said), "{terminal}");
+    let text = text(&document.sections[0].verdict, &rs, &Catalog::new([&OWN]));
+    assert!(text.contains(said), "{text}");
+}
+
+#[test]
+fn a_run_without_a_line_says_why() {
+    let none = |rs: &[ResultRecord], catalog: &Catalog| {
+        let verdict = lines(rs, &System::default(), catalog);
+        assert!(verdict.is_empty(), "{verdict:?}");
+        text(&verdict, rs, catalog)
+    };
+    // Measured on two transports, but with no line in the verdict: not "measured
+    // one".
+    let catalog = Catalog::new([&FAKE, &SILENT]);
+    assert_eq!(
+        none(&of(&SILENT, None, &["unix", "tcp"]), &catalog),
+        "Verdict: none. fake.silent has no line in the verdict: its table says what was \
+         measured.\n"
+    );
+    let one = of(&FAKE, None, &["unix"]);
+    assert_eq!(
+        none(&one, &catalog),
+        "Verdict: none. A verdict compares transports, and no experiment here measured two \
+         or more.\n"
+    );
+    let mut both = one;
+    both.extend(of(&SILENT, None, &["unix", "tcp"]));
+    assert_eq!(
+        none(&both, &catalog),
+        "Verdict: none. A verdict compares transports, and no experiment here with a line \
+         in it measured two or more (fake.silent has none).\n"
+    );
 }
