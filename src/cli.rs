@@ -204,7 +204,8 @@ pub struct ServeArgs {
     #[arg(long = "listen", value_name = "ADDR", required = true)]
     pub listen: Vec<Endpoint>,
     /// Serve HTTP instead: sockbench's own app server, which answers GET /?size=N
-    /// with N bytes (0 to 1 MiB), on unix and tcp addresses.
+    /// with N bytes (0 to 1 MiB); on tls addresses HTTPS, its certificate made at
+    /// start, its TLS sessions resumable.
     #[arg(long)]
     pub http: bool,
     /// As root, with --http: hand the Unix sockets to this account (mode 0600) and

@@ -1,9 +1,10 @@
 //! `sockbench proxy` against a real nginx: the quick suite gives every experiment
-//! on unix and tcp, with figures that hold together (a connection costs more than
+//! on unix, tcp and tls, with figures that hold together (a connection costs more than
 //! a request on a kept one, many connections keep as many requests out, every
 //! rate is its trial's responses over its time), the server side's CPU role by
-//! role (nginx as `proxy`, the app server as `app`) in the file and the CSV, and
-//! leaves no process or directory; an app server overrun through a Unix socket
+//! role (nginx as `proxy`, the app server as `app`) in the file and the CSV, the
+//! TLS the client negotiated on direct's tls column only, and leaves no process or
+//! directory; an app server overrun through a Unix socket
 //! makes failed requests, counted and kept out of the 2xx rate;
 //! Ctrl-C keeps what finished; a killed nginx ends the run in one line; a
 //! sockbench killed outright takes nginx (workers included) and the app server
@@ -182,9 +183,16 @@ fn the_quick_suite_measures_each_hop_with_cpu_by_role_and_leaves_nothing() {
             .map(|r| r["transport"].as_str().unwrap())
             .collect();
         let cases = if id == "proxy.keepalive" { 2 } else { 1 };
-        assert_eq!(transports.len(), 2 * cases, "{id}: {transports:?}");
+        assert_eq!(transports.len(), 3 * cases, "{id}: {transports:?}");
         for r in records {
             assert_eq!(r["server"]["kind"], "nginx", "{r}");
+            // The client's own TLS, which only direct has: nginx's to the app
+            // is not read.
+            let tls = id == "proxy.direct" && r["transport"] == "tls";
+            assert_eq!(r["tls"].is_object(), tls, "{id}: {r}");
+            if tls {
+                assert_eq!(r["tls"]["version"], "TLSv1.3", "{r}");
+            }
             assert_eq!(r["server"]["throwaway"], true, "{r}");
             figures_are_plausible(&file, id, r);
             let roles = &r["metrics"]["cpu"]["roles"];
@@ -338,7 +346,7 @@ fn overload_counts_failed_requests_and_keeps_them_out_of_the_rate() {
     assert!(out.status.success(), "{stderr}");
     let file = load(&json);
     let records = results(&file, "proxy.overload");
-    assert_eq!(records.len(), 2, "{records:?}");
+    assert_eq!(records.len(), 3, "{records:?}");
     for r in &records {
         assert_eq!(r["params"]["connections"], 200, "{r}");
         assert_eq!(r["params"]["backlog"], 1, "{r}");

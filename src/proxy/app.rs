@@ -12,13 +12,25 @@
 //! logging, and the body is a slice of one buffer made at start (a reference count,
 //! no copy).
 //!
+//! Over TLS (`tls:127.0.0.1:PORT`) it speaks HTTPS with the certificate every
+//! sockbench TLS server makes in memory at start (`transport::tls`), through
+//! `tokio-openssl` on the same OpenSSL, each handshake in its connection's own task.
+//! Why it lets clients resume their TLS sessions, where `transport::tls` turns
+//! session tickets off: there, every connection is to pay a full handshake, what a
+//! client without session reuse pays. Here the client is nginx, which resumes by
+//! default (`proxy_ssl_session_reuse on`), and real HTTPS app servers let it (they
+//! keep OpenSSL's default of two tickets per handshake): with upstream keepalive
+//! off, what nginx pays per request is a resumed handshake, and a full one would
+//! overstate the tls hop. So each connection gets one TLS 1.3 ticket
+//! ([`TICKETS`]); `nginx_tests.rs` checks that nginx resumes with it.
+//!
 //! What the server does not bound: a client that connects and never sends holds its
 //! connection, as it would on any server; the server only ever reads.
 
 use crate::dir::{Dir, Entry, Owner};
 use crate::error::usage;
 use crate::system::account::Account;
-use crate::transport::{BindError, Endpoint, Listener, SocketKind};
+use crate::transport::{BindError, Endpoint, Listener};
 use anyhow::{bail, Context, Result};
 use bytes::Bytes;
 use http_body_util::Full;
@@ -26,9 +38,11 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper::{Method, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use openssl::ssl::{Ssl, SslContext};
 use std::convert::Infallible;
 use std::ffi::OsStr;
 use std::io;
+use std::pin::Pin;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -38,6 +52,12 @@ pub(crate) const MAX_SIZE: usize = 1 << 20;
 /// How long the accept loop rests when the process is out of descriptors, rather
 /// than spin on the error.
 const ACCEPT_REST: Duration = Duration::from_millis(10);
+
+/// TLS 1.3 session tickets sent after each handshake: one, all that nginx keeps
+/// (one session per upstream server) and one fewer encryption and write per
+/// handshake than OpenSSL's default of two. The tickets are stateless, sealed with
+/// keys OpenSSL draws at random when the TLS context is made, in memory only.
+pub(crate) const TICKETS: usize = 1;
 
 /// A listener bound for the app server, with the address it really got (the real
 /// port when port 0 was asked for).
@@ -49,22 +69,15 @@ pub(crate) struct Listening {
 enum Socket {
     Unix(std::os::unix::net::UnixListener),
     Tcp(std::net::TcpListener),
+    /// With its certificate and key, made when it was bound.
+    Tls(std::net::TcpListener, SslContext),
 }
 
 /// Binds every endpoint, or fails on the first that cannot be bound, each with
 /// at most `backlog` connections waiting to be accepted (`None`: as many as the
-/// kernel allows). TLS is refused (the server speaks plain HTTP); an address in
-/// use, or a path that is not a socket, is the user's to change (exit 2).
+/// kernel allows). An address in use, or a path that is not a socket, is the
+/// user's to change (exit 2).
 pub(crate) fn bind(endpoints: &[Endpoint], backlog: Option<u32>) -> Result<Vec<Listening>> {
-    if let Some(tls) = endpoints
-        .iter()
-        .find(|e| e.transport.kind() == SocketKind::Tls)
-    {
-        return Err(usage(format!(
-            "sockbench serve --http serves plain HTTP on unix and tcp addresses, not {tls}; \
-             use tcp:127.0.0.1:PORT"
-        )));
-    }
     endpoints
         .iter()
         .map(|asked| {
@@ -76,9 +89,7 @@ pub(crate) fn bind(endpoints: &[Endpoint], backlog: Option<u32>) -> Result<Vec<L
             let socket = match listener {
                 Listener::Unix(l) => Socket::Unix(l),
                 Listener::Tcp(l) => Socket::Tcp(l),
-                Listener::Tls(..) => {
-                    bail!("{endpoint} is TLS, which the app server does not serve")
-                }
+                Listener::Tls(l, acceptor) => Socket::Tls(l, acceptor.into_context()),
             };
             Ok(Listening { endpoint, socket })
         })
@@ -121,6 +132,10 @@ pub(crate) fn spawn(listening: Vec<Listening>) -> io::Result<Serving> {
                     l.set_nonblocking(true)?;
                     tokio::net::TcpListener::from_std(l).map(Accepting::Tcp)
                 }
+                Socket::Tls(l, context) => {
+                    l.set_nonblocking(true)?;
+                    tokio::net::TcpListener::from_std(l).map(|l| Accepting::Tls(l, context))
+                }
             })
             .collect::<io::Result<Vec<_>>>()?
     };
@@ -145,6 +160,7 @@ pub(crate) fn spawn(listening: Vec<Listening>) -> io::Result<Serving> {
 enum Accepting {
     Unix(tokio::net::UnixListener),
     Tcp(tokio::net::TcpListener),
+    Tls(tokio::net::TcpListener, SslContext),
 }
 
 /// Accepts connections for ever, each served by a task of its own.
@@ -159,6 +175,13 @@ async fn accept_loop(listener: Accepting, body: Bytes) {
                 tokio::spawn(connection(stream, body.clone()));
                 Ok(())
             }),
+            Accepting::Tls(l, context) => l.accept().await.and_then(|(stream, _)| {
+                stream.set_nodelay(true)?;
+                let stream = tokio_openssl::SslStream::new(session(context)?, stream)
+                    .map_err(io::Error::other)?;
+                tokio::spawn(encrypted(stream, body.clone()));
+                Ok(())
+            }),
         };
         if let Err(e) = accepted {
             // Out of descriptors (or memory): wait for connections to close. A
@@ -169,6 +192,22 @@ async fn accept_loop(listener: Accepting, body: Bytes) {
                 tokio::time::sleep(ACCEPT_REST).await;
             }
         }
+    }
+}
+
+/// A server's TLS session for one connection: its context's, with [`TICKETS`]
+/// session tickets to hand out.
+pub(super) fn session(context: &SslContext) -> io::Result<Ssl> {
+    let mut ssl = Ssl::new(context).map_err(io::Error::other)?;
+    ssl.set_num_tickets(TICKETS).map_err(io::Error::other)?;
+    Ok(ssl)
+}
+
+/// Runs the TLS handshake on `stream`, then serves it; a client that gives up
+/// or speaks no TLS is dropped.
+async fn encrypted(mut stream: tokio_openssl::SslStream<tokio::net::TcpStream>, body: Bytes) {
+    if Pin::new(&mut stream).accept().await.is_ok() {
+        connection(stream, body).await;
     }
 }
 
@@ -330,11 +369,13 @@ mod tests {
     use std::io::{Read, Write};
     use std::path::Path;
 
-    /// The server on a Unix socket in `dir` and on 127.0.0.1:0, on a thread.
+    /// The server on a Unix socket in `dir` and on 127.0.0.1:0 in plain TCP and in
+    /// TLS, on a thread.
     fn start(dir: &Path) -> (Serving, Vec<Endpoint>) {
         let asked: Vec<Endpoint> = [
             format!("unix:{}", dir.join("app.sock").display()),
             "tcp:127.0.0.1:0".to_string(),
+            "tls:127.0.0.1:0".to_string(),
         ]
         .iter()
         .map(|a| a.parse().unwrap())
@@ -342,6 +383,7 @@ mod tests {
         let listening = bind(&asked, None).unwrap();
         let endpoints: Vec<Endpoint> = listening.iter().map(|l| l.endpoint.clone()).collect();
         assert_ne!(endpoints[1].to_string(), "tcp:127.0.0.1:0", "the real port");
+        assert_ne!(endpoints[2].to_string(), "tls:127.0.0.1:0", "the real port");
         (spawn(listening).unwrap(), endpoints)
     }
 
@@ -360,7 +402,7 @@ mod tests {
     }
 
     #[test]
-    fn every_size_comes_with_exactly_its_bytes_over_unix_and_tcp() {
+    fn every_size_comes_with_exactly_its_bytes_over_unix_tcp_and_tls() {
         let dir = tempfile::tempdir().unwrap();
         let (_serving, endpoints) = start(dir.path());
         for at in &endpoints {
@@ -560,14 +602,68 @@ mod tests {
         assert_eq!(size(None), None);
     }
 
-    #[test]
-    fn tls_is_refused_in_one_line() {
-        let tls: Endpoint = "tls:127.0.0.1:0".parse().unwrap();
-        let Err(e) = bind(&[tls], None) else {
-            panic!("TLS bound")
+    /// One request on a new TLS connection to `at` from `connector`, which offers
+    /// `session` to resume: whether the server resumed it, and the session to
+    /// offer next (made of the last ticket the server handed out, if any).
+    fn resumed(
+        at: &Endpoint,
+        connector: &openssl::ssl::SslConnector,
+        session: Option<&openssl::ssl::SslSession>,
+    ) -> (bool, Option<openssl::ssl::SslSession>) {
+        let crate::transport::Address::Ip(addr) = at.address else {
+            panic!("{at} is no IP address")
         };
-        assert_eq!(crate::error::exit_code(&e), 2);
-        assert!(e.to_string().contains("plain HTTP on unix and tcp"), "{e}");
+        let mut ssl = connector
+            .configure()
+            .unwrap()
+            .into_ssl("localhost")
+            .unwrap();
+        if let Some(session) = session {
+            // SAFETY: the session comes from a connection made with this same
+            // connector's context, as set_session requires.
+            unsafe { ssl.set_session(session).unwrap() };
+        }
+        let tcp = std::net::TcpStream::connect(addr).unwrap();
+        tcp.set_read_timeout(Some(LIMIT)).unwrap();
+        let mut tls = ssl.connect(tcp).unwrap();
+        tls.write_all(b"GET /?size=3 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut said = Vec::new();
+        // The ticket comes after the handshake, before the response.
+        tls.read_to_end(&mut said).unwrap();
+        assert!(said.ends_with(b"\r\n\r\nxxx"), "{said:?}");
+        // Closed as nginx closes: OpenSSL makes the session of a connection freed
+        // without its close_notify sent unfit to resume.
+        let _ = tls.shutdown();
+        let reused = tls.ssl().session_reused();
+        (reused, tls.ssl().session().map(|s| s.to_owned()))
+    }
+
+    #[test]
+    fn a_tls_client_can_resume_its_session_as_nginx_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_serving, endpoints) = start(dir.path());
+        let tls = &endpoints[2];
+        let mut builder =
+            openssl::ssl::SslConnector::builder(openssl::ssl::SslMethod::tls_client()).unwrap();
+        builder.set_verify(openssl::ssl::SslVerifyMode::NONE);
+        let connector = builder.build();
+        let (first, session) = resumed(tls, &connector, None);
+        assert!(!first, "a first connection has nothing to resume");
+        let session = session.expect("a session to resume");
+        assert_eq!(session.protocol_version(), openssl::ssl::SslVersion::TLS1_3);
+        let (again, next) = resumed(tls, &connector, Some(&session));
+        assert!(again, "the server did not resume the session");
+        // Each handshake hands out a new ticket, so a client can go on resuming.
+        let (still, _) = resumed(tls, &connector, next.as_ref());
+        assert!(
+            still,
+            "the session handed out by a resumed handshake did not resume"
+        );
+        // What sockbench's own client negotiated, for the facts of the tls column.
+        let conn = http::connect(tls).unwrap();
+        let info = conn.tls_info().expect("TLS");
+        assert_eq!(info.version, "TLSv1.3");
     }
 
     #[test]

@@ -41,7 +41,8 @@ use clap::Args;
     sockbench starts with a small backlog, so it is not run on yours.")]
 pub struct ProxyArgs {
     /// Transports of the hop from nginx to the app server, comma-separated (unix,
-    /// tcp, tls) [default: unix,tcp,tls; with --app: unix,tcp].
+    /// tcp, tls) [default: unix,tcp,tls; with --app-server gunicorn or --app:
+    /// unix,tcp].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub transports: Option<Vec<Transport>>,
 

@@ -1,6 +1,7 @@
 //! The proxy family: a throwaway nginx (`nginx.rs`) in front of sockbench's own
 //! small HTTP/1.1 app server (`app.rs`, run as `sockbench serve --http` and
-//! started by `app_process.rs`), the hop between them over a Unix socket or TCP.
+//! started by `app_process.rs`), the hop between them over a Unix socket, TCP or
+//! TLS.
 //! The client in the timed loops is a minimal HTTP/1.1 client (`http.rs`: the
 //! request encoded once, each response read into one reusable buffer). Its
 //! experiments: requests through nginx by response size, with nginx's upstream
@@ -43,7 +44,7 @@ use suite::Target;
 /// The family as `families.rs` registers it.
 pub static FAMILY: Family = Family {
     name: "proxy",
-    transports: &[Transport::Unix, Transport::Tcp],
+    transports: &[Transport::Unix, Transport::Tcp, Transport::Tls],
     server: Some("nginx"),
     experiments: &[
         &describe::REQUEST,
@@ -55,7 +56,7 @@ pub static FAMILY: Family = Family {
     ],
     command: || {
         let about = "nginx in front of an app server: the hop between them over a Unix \
-                     socket or TCP, with upstream keepalive on and off, without nginx, a \
+                     socket, TCP or TLS, with upstream keepalive on and off, without nginx, a \
                      connection per request, many clients, and past the app's backlog";
         let command = args::ProxyArgs::augment_args(clap::Command::new("proxy"));
         crate::plan::Measuring::with_defaults(command).about(about)
@@ -67,7 +68,7 @@ pub static FAMILY: Family = Family {
     run: Some(RunPart {
         suite: "nginx in front of an app server",
         says: "when nginx is found, `proxy --quick`: a throwaway nginx in front of sockbench's \
-               own app server, over unix and tcp (request, keepalive, direct, concurrent)",
+               own app server, over unix, tcp and tls (request, keepalive, direct, concurrent)",
         options: |run| run,
         plan: family::quick,
     }),

@@ -1,6 +1,6 @@
 //! A throwaway nginx in front of sockbench's app server: one 127.0.0.1 port per
-//! site, each proxying every request to its upstream (the app over a Unix socket or
-//! TCP), so that the hop between them can be measured over either. Started in a
+//! site, each proxying every request to its upstream (the app over a Unix socket,
+//! TCP or TLS), so that the hop between them can be measured over each. Started in a
 //! private temporary directory as the server account, stopped by PID on drop, on
 //! every way out (success, error, Ctrl-C, or a panic in a test).
 //!
@@ -120,6 +120,10 @@ pub enum Upstream {
     /// to reach and connect to (nginx connects as that account).
     Unix(PathBuf),
     Tcp(SocketAddr),
+    /// HTTPS at this address (`proxy_pass https://`, TLS 1.3): its certificate is
+    /// not verified (sockbench's app makes a new self-signed one at every start),
+    /// and sessions are resumed (`proxy_ssl_session_reuse`, nginx's default).
+    Tls(SocketAddr),
 }
 
 /// One port of nginx's and what it does with each request.
@@ -678,7 +682,27 @@ fn config_text(config: &NginxConfig, ports: &[u16], srv: &Path) -> Result<String
             writeln!(out, "        error_log stderr crit;")?;
         }
         writeln!(out, "        location / {{")?;
-        writeln!(out, "            proxy_pass http://site_{i};")?;
+        match site.upstream {
+            Upstream::Unix(_) | Upstream::Tcp(_) => {
+                writeln!(out, "            proxy_pass http://site_{i};")?;
+            }
+            Upstream::Tls(_) => {
+                writeln!(out, "            proxy_pass https://site_{i};")?;
+                // TLS 1.3 as sockbench's own client speaks it, and nginx's
+                // default since 1.23.4 (before, as in Debian's 1.22, TLS 1.2 at
+                // most).
+                writeln!(out, "            proxy_ssl_protocols TLSv1.2 TLSv1.3;")?;
+                // nginx's defaults, written so that the file says them: the
+                // certificate, made afresh by the app at every start, is not
+                // verified, as sockbench's own client does not verify it (like
+                // libpq's sslmode=require: encrypted, the peer not checked); no
+                // name is sent (SNI); and a new upstream connection resumes the
+                // TLS session of the last one, as the app server allows.
+                writeln!(out, "            proxy_ssl_verify off;")?;
+                writeln!(out, "            proxy_ssl_server_name off;")?;
+                writeln!(out, "            proxy_ssl_session_reuse on;")?;
+            }
+        }
         if let Some(wait) = site.connect_timeout {
             // nginx counts its timeouts in milliseconds.
             let ms = wait.as_millis().max(1);
@@ -700,7 +724,7 @@ fn config_text(config: &NginxConfig, ports: &[u16], srv: &Path) -> Result<String
 /// socket's path must be absolute and fit `sun_path`.
 fn upstream_text(upstream: &Upstream) -> Result<String> {
     match upstream {
-        Upstream::Tcp(address) => Ok(address.to_string()),
+        Upstream::Tcp(address) | Upstream::Tls(address) => Ok(address.to_string()),
         Upstream::Unix(path) => {
             if !path.is_absolute() {
                 bail!(

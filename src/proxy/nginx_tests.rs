@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 fn program() -> Option<PathBuf> {
     let found = find_program();
@@ -60,11 +60,71 @@ impl Accept for UnixListener {
     }
 }
 
+/// A TLS listener with sockbench's app server's TLS: its certificate made in
+/// memory, and a session ticket handed to every client (`app::session`). It runs
+/// each handshake as it accepts, and notes how each went.
+struct TlsAccept {
+    listener: std::net::TcpListener,
+    context: openssl::ssl::SslContext,
+    handshakes: Arc<Mutex<Vec<Handshake>>>,
+}
+
+/// What one TLS handshake negotiated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Handshake {
+    version: &'static str,
+    resumed: bool,
+}
+
+/// A TLS connection that ends with the TLS close (`close_notify`), as the app
+/// server's do.
+struct TlsStream(openssl::ssl::SslStream<TcpStream>);
+
+impl Read for TlsStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl Write for TlsStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl Drop for TlsStream {
+    fn drop(&mut self) {
+        let _ = self.0.shutdown();
+    }
+}
+
+impl Accept for TlsAccept {
+    type Stream = TlsStream;
+    fn next(&self) -> io::Result<TlsStream> {
+        let stream = self.listener.next()?;
+        let ssl = crate::proxy::app::session(&self.context)?;
+        let tls = ssl.accept(stream).map_err(io::Error::other)?;
+        self.handshakes.lock().unwrap().push(Handshake {
+            version: tls.ssl().version_str(),
+            resumed: tls.ssl().session_reused(),
+        });
+        Ok(TlsStream(tls))
+    }
+    fn set_nonblocking(&self) -> io::Result<()> {
+        Accept::set_nonblocking(&self.listener)
+    }
+}
+
 /// A stand-in for sockbench's app: answers `ok` to every request, on threads of
-/// its own, and counts the connections it accepted; stops accepting when dropped.
+/// its own, and counts the connections it accepted (and over TLS notes each
+/// handshake); stops accepting when dropped.
 struct FakeApp {
     upstream: Upstream,
     accepted: Arc<AtomicUsize>,
+    handshakes: Arc<Mutex<Vec<Handshake>>>,
     done: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
     _dir: Option<tempfile::TempDir>,
@@ -86,6 +146,26 @@ impl FakeApp {
         let listener = UnixListener::bind(&path).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
         FakeApp::serve(listener, Upstream::Unix(path), Some(dir))
+    }
+
+    /// Over TLS on 127.0.0.1, bound as the app server binds it.
+    fn tls() -> FakeApp {
+        let asked: crate::transport::Endpoint = "tls:127.0.0.1:0".parse().unwrap();
+        let crate::transport::Listener::Tls(listener, acceptor) =
+            crate::transport::Listener::bind(&asked).unwrap()
+        else {
+            panic!("{asked} bound without TLS")
+        };
+        let upstream = Upstream::Tls(listener.local_addr().unwrap());
+        let handshakes = Arc::new(Mutex::new(Vec::new()));
+        let listener = TlsAccept {
+            listener,
+            context: acceptor.into_context(),
+            handshakes: handshakes.clone(),
+        };
+        let mut app = FakeApp::serve(listener, upstream, None);
+        app.handshakes = handshakes;
+        app
     }
 
     fn serve(listener: impl Accept, upstream: Upstream, dir: Option<tempfile::TempDir>) -> FakeApp {
@@ -110,6 +190,7 @@ impl FakeApp {
         FakeApp {
             upstream,
             accepted,
+            handshakes: Arc::default(),
             done,
             thread: Some(thread),
             _dir: dir,
@@ -126,6 +207,11 @@ impl FakeApp {
 
     fn accepted(&self) -> usize {
         self.accepted.load(Ordering::SeqCst)
+    }
+
+    /// How each TLS handshake went, in order.
+    fn handshakes(&self) -> Vec<Handshake> {
+        self.handshakes.lock().unwrap().clone()
     }
 }
 
@@ -256,9 +342,11 @@ fn the_configuration_reads_nothing_else_and_says_what_each_site_does() {
                 Upstream::Unix("/t/small.sock".into()),
                 Duration::from_millis(100),
             ),
+            Site::renewed(Upstream::Tls("127.0.0.1:8443".parse().unwrap())),
         ],
     };
-    let text = config_text(&config, &[7001, 7002, 7003, 7004], Path::new("/t/p/srv")).unwrap();
+    let ports = [7001, 7002, 7003, 7004, 7005];
+    let text = config_text(&config, &ports, Path::new("/t/p/srv")).unwrap();
     for wanted in [
         "daemon off;\n",
         "master_process on;\n",
@@ -308,14 +396,30 @@ fn the_configuration_reads_nothing_else_and_says_what_each_site_does() {
     assert!(second.contains("proxy_pass http://site_1;\n"), "{second}");
     // As many idle upstream connections as asked for, and a short wait for a
     // connection where one is asked for.
-    let (third, fourth) = rest.split_once("upstream site_3").unwrap();
+    let (third, rest) = rest.split_once("upstream site_3").unwrap();
     assert!(third.contains("keepalive 200;\n"), "{third}");
     assert!(!third.contains("proxy_connect_timeout"), "{third}");
+    let (fourth, fifth) = rest.split_once("upstream site_4").unwrap();
     for wanted in ["proxy_connect_timeout 100ms;\n", "error_log stderr crit;\n"] {
         assert!(fourth.contains(wanted), "{wanted:?} missing from\n{fourth}");
     }
     assert!(!fourth.contains("keepalive "), "{fourth}");
     assert_eq!(text.matches("error_log").count(), 2, "{text}");
+    // HTTPS to a TLS upstream, its session resumed, its certificate unchecked;
+    // TLS only there.
+    for wanted in [
+        "server 127.0.0.1:8443;\n",
+        "proxy_pass https://site_4;\n",
+        "proxy_ssl_protocols TLSv1.2 TLSv1.3;\n",
+        "proxy_ssl_verify off;\n",
+        "proxy_ssl_server_name off;\n",
+        "proxy_ssl_session_reuse on;\n",
+    ] {
+        assert!(fifth.contains(wanted), "{wanted:?} missing from\n{fifth}");
+    }
+    assert!(!fifth.contains("keepalive "), "{fifth}");
+    assert_eq!(text.matches("proxy_ssl_").count(), 4, "{text}");
+    assert_eq!(text.matches("https://").count(), 1, "{text}");
 }
 
 #[test]
@@ -362,8 +466,10 @@ fn every_site_answers_and_only_keepalive_reuses_its_upstream_connection() {
         FakeApp::unix(),
         FakeApp::tcp(),
         FakeApp::tcp(),
+        FakeApp::tls(),
+        FakeApp::tls(),
     ];
-    let keepalive = [true, false, true, false];
+    let keepalive = [true, false, true, false, true, false];
     let sites = apps.iter().zip(keepalive).map(|(a, k)| a.site(k)).collect();
     let nginx = Nginx::start(&NginxConfig::new(&program, sites)).unwrap();
     for (i, app) in apps.iter().enumerate() {
@@ -378,6 +484,29 @@ fn every_site_answers_and_only_keepalive_reuses_its_upstream_connection() {
             keepalive[i]
         );
     }
+}
+
+#[test]
+fn a_new_tls_connection_to_the_app_resumes_the_last_session() {
+    let Some(program) = program() else { return };
+    let app = FakeApp::tls();
+    let nginx = Nginx::start(&NginxConfig::new(&program, vec![app.site(false)])).unwrap();
+    let bodies = get(nginx.site_port(0), 20);
+    assert!(bodies.iter().all(|b| b == "ok"), "{bodies:?}");
+    let handshakes = app.handshakes();
+    assert_eq!(handshakes.len(), 20, "a connection per request");
+    // TLS 1.3; a full handshake first, then each connection resumes with the
+    // ticket the one before it was handed.
+    let full = Handshake {
+        version: "TLSv1.3",
+        resumed: false,
+    };
+    let resumed = Handshake {
+        resumed: true,
+        ..full
+    };
+    assert_eq!(handshakes[0], full);
+    assert_eq!(handshakes[1..], [resumed; 19]);
 }
 
 #[test]

@@ -39,7 +39,7 @@ const MAX_APP_BACKLOG: u32 = 4_096;
 /// once, within the connect call, so nothing else waits that long.)
 pub const OVERLOAD_CONNECT_TIMEOUT: Duration = Duration::from_millis(50);
 /// The hops measured by default: the ones nginx reaches an app server over.
-pub const DEFAULT_TRANSPORTS: [Transport; 2] = [Transport::Unix, Transport::Tcp];
+pub const DEFAULT_TRANSPORTS: [Transport; 3] = [Transport::Unix, Transport::Tcp, Transport::Tls];
 /// The hops of an app server that is not sockbench's own: gunicorn's and the
 /// user's command's, which sockbench gives no certificate.
 pub const PLAIN_TRANSPORTS: [Transport; 2] = [Transport::Unix, Transport::Tcp];
@@ -548,7 +548,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_unix_and_tcp_every_experiment_and_small_sizes() {
+    fn defaults_are_unix_tcp_and_tls_every_experiment_and_small_sizes() {
         let p = plan(&[]).unwrap();
         assert_eq!(p.transports, DEFAULT_TRANSPORTS);
         assert_eq!(p.experiments, Experiment::ALL);
@@ -637,7 +637,7 @@ mod tests {
             &["--proxy-workers", "0"][..],
             &["--sizes", "2MiB"],
             &["--sizes", "4KiB,4KiB"],
-            &["--transports", "tls"],
+            &["--transports", "tcp6"],
             &["--sizes", "lots"],
             &["-c", "0"],
             &["-c", "5000"],

@@ -15,7 +15,7 @@ use crate::harness::{self, Progress, Runner, Sink};
 use crate::plan::measure_experiment;
 use crate::report::family::Plan;
 use crate::results::{Params, Server as ServerFacts, Trial};
-use crate::transport::{Address, Endpoint, Transport};
+use crate::transport::{Address, Endpoint, SocketKind, TlsInfo, Transport};
 use anyhow::{bail, Result};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
@@ -81,8 +81,12 @@ struct Servers {
 pub fn measure(plan: &ProxyPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
     let (mut servers, targets) = start(plan, progress)?;
     let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
-    let tls = vec![None; targets.len()];
+    let (direct_tls, no_tls) = (tls_facts(plan, &targets)?, vec![None; targets.len()]);
     for &experiment in &plan.experiments {
+        let tls = match experiment {
+            Experiment::Direct => &direct_tls,
+            _ => &no_tls,
+        };
         let mut runner = ProxyRunner {
             plan,
             experiment,
@@ -95,7 +99,7 @@ pub fn measure(plan: &ProxyPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
             experiment.describe(),
             &cases,
             &labels,
-            &tls,
+            tls,
             plan.timing(experiment),
             &mut runner,
             progress,
@@ -202,9 +206,26 @@ fn start(plan: &ProxyPlan, progress: &dyn Progress) -> Result<(Servers, Vec<Targ
 fn upstream_of(endpoint: &Endpoint) -> Result<Upstream> {
     Ok(match &endpoint.address {
         Address::Path(path) => Upstream::Unix(path.clone()),
+        Address::Ip(addr) if endpoint.transport.kind() == SocketKind::Tls => Upstream::Tls(*addr),
         Address::Ip(addr) => Upstream::Tcp(*addr),
         Address::Abstract(_) => bail!("nginx cannot reach an abstract Unix socket"),
     })
+}
+
+/// What sockbench's client negotiates with the app server over each target's
+/// transport, for the direct experiment's records: one connection before it, to
+/// the tls column's app server. nginx's experiments record none: their TLS is
+/// nginx's own to the app (TLS 1.3, as its configuration asks), which nginx does
+/// not report.
+fn tls_facts(plan: &ProxyPlan, targets: &[Target]) -> Result<Vec<Option<TlsInfo>>> {
+    let direct = plan.experiments.contains(&Experiment::Direct);
+    targets
+        .iter()
+        .map(|t| match t.app.transport.kind() {
+            SocketKind::Tls if direct => Ok(super::http::connect(&t.app)?.tls_info()),
+            _ => Ok(None),
+        })
+        .collect()
 }
 
 /// What every record says of the servers behind it.

@@ -4,7 +4,9 @@
 //! no key ever touches the disk. The client encrypts but does not verify the
 //! certificate, like libpq's `sslmode=require`, so the TLS figures here compare with
 //! the PostgreSQL ones. Session tickets are off: every connection pays a full
-//! handshake, which is what an application without session reuse pays.
+//! handshake, which is what an application without session reuse pays. (The proxy
+//! family's app server turns them back on for its connections, for nginx to resume
+//! with: `proxy/app.rs` says why.)
 
 use super::conn::Accepted;
 use super::{tcp, Conn};
