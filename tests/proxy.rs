@@ -972,8 +972,8 @@ fn another_account_changes_nothing_of_a_run_and_it_listens_on_loopback_only() {
     let nginx_ports = listening(servers.master);
     assert_eq!(
         nginx_ports.len(),
-        6,
-        "3 sites over 2 transports: {nginx_ports:?}"
+        9,
+        "3 sites over 3 transports (unix, tcp, tls): {nginx_ports:?}"
     );
     for pid in [servers.master, servers.keeper]
         .into_iter()
@@ -985,8 +985,8 @@ fn another_account_changes_nothing_of_a_run_and_it_listens_on_loopback_only() {
         if pid == servers.keeper {
             assert_eq!(on, Vec::<String>::new(), "the keeper");
         } else if servers.apps.contains(&pid) {
-            assert_eq!(on.len(), 2, "a port and a socket: {on:?}");
-            assert_eq!(on.iter().filter(|s| loopback(s)).count(), 1, "{on:?}");
+            assert_eq!(on.len(), 3, "two ports (tcp, tls) and a socket: {on:?}");
+            assert_eq!(on.iter().filter(|s| loopback(s)).count(), 2, "{on:?}");
             let socket = on.iter().find_map(|s| s.strip_prefix("unix "));
             assert!(socket.is_some_and(in_private), "{on:?} not in {private:?}");
         } else {

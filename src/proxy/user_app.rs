@@ -345,26 +345,17 @@ pub fn running_process(endpoint: &Endpoint) -> Result<u32, String> {
     }
 }
 
-/// Whether a connection to `endpoint` is held at the other end by `pid` or a
-/// process below it: the check that an upstream's process is the one found.
-#[cfg(test)]
-fn reached_by(conn: &Conn, pid: u32) -> bool {
-    use std::os::fd::AsFd;
-    let tree: Vec<u32> = std::iter::once(pid).chain(proc::descendants(pid)).collect();
-    match conn {
-        Conn::Unix(s) => peers::unix_peer(s).is_ok_and(|p| tree.contains(&p.pid)),
-        Conn::Tcp(s) => peers::tcp_peer_inode(s.as_fd())
-            .is_some_and(|inode| tree.iter().any(|&p| peers::holds(p, inode))),
-        Conn::Tls(_) => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn at(text: &str) -> Endpoint {
         text.parse().unwrap()
+    }
+
+    fn cmdline_of(pid: u32) -> String {
+        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&raw).replace('\0', " ")
     }
 
     #[test]
@@ -394,10 +385,13 @@ mod tests {
         let cmd = format!("{python} -m http.server --bind {{host}} {{port}}");
         let app = Command::start(&cmd, Transport::Tcp, account.as_ref(), "/").unwrap();
         let pid = app.pid();
-        let conn = super::super::http::connect(&app.endpoint).unwrap();
-        assert!(reached_by(&conn, pid));
+        // The listener is the command's own process (the shell became it).
         assert_eq!(running_process(&app.endpoint), Ok(pid));
-        drop(conn);
+        assert!(
+            cmdline_of(pid).contains("http.server"),
+            "{}",
+            cmdline_of(pid)
+        );
         drop(app);
         assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
     }
