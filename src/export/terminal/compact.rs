@@ -58,12 +58,20 @@ impl Screen {
                         .replace(' ', &GLUE.to_string())
                 })
                 .collect();
-            let first = if label_width == 0 {
+            let mut first = if label_width == 0 {
                 "  ".to_string()
             } else {
                 format!("  {label:<label_width$}  ")
             };
-            let rest = " ".repeat(first.chars().count() + 2);
+            let mut rest = " ".repeat(first.chars().count() + 2);
+            // A label so long that a part would not fit beside it: the parts go
+            // below it, rather than be cut inside a figure.
+            let widest = parts.iter().map(|p| p.chars().count()).max().unwrap_or(0);
+            if rest.chars().count() + widest + dot.len() > self.width {
+                text.push_str(first.trim_end());
+                text.push('\n');
+                (first, rest) = ("      ".to_string(), "        ".to_string());
+            }
             text.push_str(&wrap(&parts.join(dot), self.width, &first, &rest).replace(GLUE, " "));
         }
         text
@@ -106,5 +114,29 @@ mod tests {
             "{text}"
         );
         assert!(pingpong[3].starts_with("  64 KiB  unix "), "{text}");
+    }
+
+    #[test]
+    fn a_label_too_long_for_a_figure_beside_it_puts_the_figures_below() {
+        let catalog = families::catalog();
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
+        let file = crate::results::load(std::path::Path::new(path), |id| {
+            catalog.find(id).map(|e| e.declared())
+        })
+        .unwrap();
+        let records: Vec<ResultRecord> = file
+            .results
+            .iter()
+            .filter(|r| r.experiment == "sockets.pingpong")
+            .cloned()
+            .collect();
+        // 40 columns leave a 64 B label room, none for a part beside it.
+        let text = Screen::plain(40).summary(&records);
+        assert!(widest(&text) <= 40, "{text}");
+        for line in text.lines().filter(|l| l.contains('[')) {
+            // Every interval whole on its line: never cut inside a figure.
+            assert!(line.contains(']'), "cut inside a figure:\n{text}");
+        }
+        assert!(text.lines().any(|l| l.trim_end() == "  64 B"), "{text}");
     }
 }
