@@ -21,6 +21,12 @@ fn compare_wrk_prints_both_rates_and_their_ratio() {
         }
     }
     let tmp = tempdir();
+    // The twin's directory is made in TMPDIR, and nginx's account passes through.
+    std::fs::set_permissions(
+        tmp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/compare-wrk.sh");
     let mut child = KillOnDrop(
         Command::new("bash")
@@ -57,5 +63,12 @@ fn compare_wrk_prints_both_rates_and_their_ratio() {
         let ratio: f64 = line.split_whitespace().nth(7).unwrap().parse().unwrap();
         assert!((ratio - rates[1] / rates[0]).abs() < 0.01, "{line}");
     }
+    // The twin's nginx and app server name their directory in TMPDIR.
+    let marker = tmp.path().to_str().unwrap();
+    assert_eq!(
+        processes_mentioning(marker),
+        Vec::<u32>::new(),
+        "left running"
+    );
     assert_eq!(leftovers(tmp.path()), Vec::<std::path::PathBuf>::new());
 }

@@ -1155,6 +1155,11 @@ fn a_users_running_app_servers_are_columns_of_their_own_asked_for_a_path() {
     if !nginx_installed("a_users_running_app_servers") {
         return;
     }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED a_users_running_app_servers: its app server runs as www-data (root)");
+        return;
+    }
     let _turn = one_at_a_time();
     let tmp = tempdir();
     let scratch = scratch(tmp.path());
@@ -1175,14 +1180,22 @@ fn a_users_running_app_servers_are_columns_of_their_own_asked_for_a_path() {
             .spawn()
             .unwrap(),
     );
-    let lines = std::io::BufRead::lines(std::io::BufReader::new(app.0.stdout.take().unwrap()));
-    let port = lines
-        .map(Result::unwrap)
-        .take_while(|l| l != "ready")
-        .find_map(|l| {
-            l.strip_prefix("listening tcp:127.0.0.1:")
-                .map(str::to_string)
-        })
+    let out = app.0.stdout.take().unwrap();
+    let (tx, said) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let lines = std::io::BufRead::lines(std::io::BufReader::new(out));
+        let port = lines
+            .map_while(Result::ok)
+            .take_while(|l| l != "ready")
+            .find_map(|l| {
+                l.strip_prefix("listening tcp:127.0.0.1:")
+                    .map(str::to_string)
+            });
+        let _ = tx.send(port);
+    });
+    let port = said
+        .recv_timeout(Duration::from_secs(15))
+        .expect("the app server said where it listens within 15 s")
         .expect("the app server reported its port");
     let web = format!("web=unix:{}", socket.display());
     let api = format!("api=127.0.0.1:{port}");
@@ -1266,8 +1279,9 @@ fn an_app_command_is_started_per_transport_as_nginx_account_and_stopped() {
         .filter(|s| s.cmdline.contains("hello:app") && !s.cmdline.contains("{socket}"))
         .collect();
     assert!(!started.is_empty(), "the command never ran");
+    let (_, nginx_uid, _) = account("www-data").expect("Debian's www-data account");
     for s in &started {
-        assert_ne!(s.uid, 0, "ran as root: {}", s.cmdline);
+        assert_eq!(s.uid, nginx_uid, "not as nginx's account: {}", s.cmdline);
     }
     // One start per transport: each listening on one of them only.
     let binds: Vec<&str> = started.iter().map(|s| s.cmdline.as_str()).collect();
@@ -1291,4 +1305,43 @@ fn an_app_command_is_started_per_transport_as_nginx_account_and_stopped() {
         }
     }
     assert_nothing_left(&scratch, &pids(&seen));
+}
+
+#[test]
+fn an_app_command_that_listens_beyond_loopback_is_refused_and_stopped() {
+    if !nginx_installed("an_app_command_beyond_loopback") {
+        return;
+    }
+    let _turn = one_at_a_time();
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    std::fs::set_permissions(
+        tmp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    // It is told {host}, and listens on every address all the same.
+    let app = "env HOST={host} python3 -m http.server --bind 0.0.0.0 {port}";
+    let mut child = KillOnDrop(
+        sockbench(&scratch)
+            .current_dir(tmp.path())
+            .args(["proxy", "--quick", "--transports", "tcp", "--app", app])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let (status, _) = exit_within(&mut child, Duration::from_secs(60));
+    let said = after_estimate(&stderr_of(&mut child));
+    assert!(!status.success());
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(
+        said.contains("beyond this machine's loopback") && said.contains("0.0.0.0"),
+        "{said}"
+    );
+    assert_eq!(
+        processes_mentioning("http.server --bind 0.0.0.0"),
+        Vec::<u32>::new()
+    );
+    assert_clean(&scratch);
 }

@@ -54,7 +54,7 @@ if [ "$(id -u)" = 0 ]; then
     account_args=(--account "$account")
 fi
 
-work=$(mktemp -d /tmp/sockbench-wrkbench-XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/sockbench-wrkbench-XXXXXX")
 app_pid=
 nginx_pid=
 nginx_workers=

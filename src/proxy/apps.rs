@@ -137,7 +137,8 @@ impl AppServer {
         !matches!(self, AppServer::Running(_))
     }
 
-    /// An error naming the app server when one sockbench started no longer runs.
+    /// An error naming the app server when one sockbench started no longer runs
+    /// (or, for the user's command, no longer holds its port alone).
     pub fn check_running(&mut self) -> Result<()> {
         let gone = |what: &str, pid: u32| {
             anyhow::anyhow!(
@@ -154,11 +155,14 @@ impl AppServer {
                 true => Ok(()),
                 false => Err(gone("gunicorn", g.pid())),
             },
+            // Its port checked again before each trial: a command's listener may
+            // be a child that restarts, leaving the port free meanwhile.
             AppServer::Commands(started) => {
                 for c in started.iter_mut() {
                     if !c.running() {
                         return Err(gone("your app server (--app)", c.pid()));
                     }
+                    c.check_listeners()?;
                 }
                 Ok(())
             }

@@ -19,7 +19,8 @@ use clap::Args;
     sockbench starts a throwaway nginx (as www-data, else nobody; listening on 127.0.0.1 \
     only, no access log, its configuration in a private directory) in front of its own \
     small HTTP/1.1 app server (GET /?size=N answers N bytes), which listens on a Unix \
-    socket and on 127.0.0.1. The client reaches nginx over TCP, as a browser would; what \
+    socket, on 127.0.0.1 and with TLS on 127.0.0.1 (a certificate made in memory; nginx \
+    reuses its TLS sessions). The client reaches nginx over TCP, as a browser would; what \
     is compared is the hop from nginx to the app server: a column per transport.\n\
     Experiments: request (through nginx with upstream keepalive on, by response size), \
     keepalive (through nginx with upstream keepalive on and off, a new upstream connection \
@@ -32,22 +33,27 @@ use clap::Args;
     waiting 50 ms for a connection; they are counted apart, never in the 2xx rate). The last \
     three take the smallest size. The server side's CPU is shown role by role: proxy \
     (nginx, master and workers) and app.\n\n\
-    Your own app server: --upstream puts one that runs (on this machine: a Unix socket, or \
-    127.0.0.1) behind the throwaway nginx, a column per --upstream, named by NAME= or by \
-    what it reaches; --app has sockbench start your command once per transport, as nginx's \
-    account, with {socket} (a Unix socket's path in a private directory), {host} and \
-    {port} (a free port on 127.0.0.1) replaced, and stop it by its PID after. Both ask \
-    for --path (default /) and take whatever body it answers; overload needs an app server \
-    sockbench starts with a small backlog, so it is not run on yours.")]
+    Your own app server: --upstream puts one that runs (on this machine: a Unix socket, \
+    127.0.0.1, or tls:127.0.0.1) behind the throwaway nginx, a column per --upstream, named \
+    by NAME= or by what it reaches; it is only read, never pinned. --app has sockbench \
+    start your command once per transport, through /bin/sh as 'exec CMD' (a program and its \
+    arguments; env VAR=VALUE first to set a variable: only PATH is passed), as nginx's \
+    account, in the directory sockbench runs in, with {socket} (a Unix socket's path in a \
+    private directory), {host} and {port} (a free port on 127.0.0.1) filled in and the \
+    other transport's option left out (the word with it, and an option word before it), \
+    and stops it and its process group after. Both ask for --path (default /) and take \
+    whatever body it answers; overload needs an app server sockbench starts with a small \
+    backlog, so it is not run on yours.")]
 pub struct ProxyArgs {
     /// Transports of the hop from nginx to the app server, comma-separated (unix,
     /// tcp, tls) [default: unix,tcp,tls; with --app-server gunicorn or --app:
-    /// unix,tcp].
+    /// unix,tcp; with --upstream, each --upstream is a column instead].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub transports: Option<Vec<Transport>>,
 
     /// Experiments to run, comma-separated (request, keepalive, direct, connect,
-    /// concurrent, overload) [default: all].
+    /// concurrent, overload) [default: all; on your app server (--upstream, --app)
+    /// all but overload].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub experiments: Option<Vec<Experiment>>,
 
@@ -86,8 +92,8 @@ pub struct ProxyArgs {
     pub app_workers: Option<u32>,
 
     /// Your running app server, put behind the throwaway nginx:
-    /// [NAME=]unix:/PATH or [NAME=]127.0.0.1:PORT (this machine only);
-    /// repeatable, a column each.
+    /// [NAME=]unix:/PATH, [NAME=]127.0.0.1:PORT or [NAME=]tls:127.0.0.1:PORT (this
+    /// machine only); repeatable, a column each.
     #[arg(long = "upstream", value_name = "[NAME=]ADDRESS")]
     pub upstreams: Vec<String>,
 

@@ -15,7 +15,7 @@ use crate::report::verdict::{layer_cost, Pair};
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::paired::against;
 use crate::results::{Params, ResultRecord};
-use crate::transport::Transport;
+use crate::transport::{SocketKind, Transport};
 use crate::units::format_size;
 
 /// The case parameters, as labels show them.
@@ -253,8 +253,15 @@ fn nginx_cost(run: &Placed) -> Option<Said> {
         let mut all = records.iter().copied();
         all.find(|r| case_key(&r.params) == *asked && r.transport == t)
     }
+    // Not over tls: a client straight to the app speaks TLS itself, while
+    // through nginx its hop is plain TCP, so the two would not differ by nginx
+    // alone.
     let said: Vec<String> = distinct(through.iter().copied(), |r| r.transport.clone())
         .iter()
+        .filter(|t| {
+            t.parse::<Transport>()
+                .map_or(true, |t| t.kind() != SocketKind::Tls)
+        })
         .filter_map(|t| {
             let mut p = Pair::unpaired(&RTT, at(&direct, &asked, t)?, at(&through, &asked, t)?)?;
             p.base = "direct".into();

@@ -225,7 +225,7 @@ pub struct Gunicorn {
     uid: u32,
     account: String,
     // Last, so the directory goes after gunicorn has stopped.
-    _dir: PrivateDir,
+    dir: PrivateDir,
 }
 
 impl Gunicorn {
@@ -344,14 +344,15 @@ impl Gunicorn {
             .spawn()
             .with_context(|| format!("cannot start gunicorn ({})", program.display()))?;
         let mut log = Log::read(child.stderr.take().expect("stderr is piped"));
-        dir.record_server(child.id())?;
+        // Held first, so that a failure from here on stops it.
         let mut server = Gunicorn {
             child,
             endpoints: Vec::new(),
             uid: account::uid_of(account),
             account: account.map_or_else(account::current_user_name, |a| a.name.clone()),
-            _dir: dir,
+            dir,
         };
+        server.dir.record_server(server.pid())?;
         let started = Instant::now();
         let ready = server.wait_ready(&mut log, &asked, &socket_text, workers, started);
         match ready {
@@ -536,7 +537,7 @@ impl Gunicorn {
     /// The private directory, for tests.
     #[cfg(test)]
     fn dir(&self) -> &crate::dir::Dir {
-        self._dir.dir()
+        self.dir.dir()
     }
 }
 
@@ -599,13 +600,13 @@ fn runs(pid: u32) -> bool {
 /// long as gunicorn writes it, each line cut at [`MAX_LINE`], so gunicorn never
 /// blocks on a full pipe; the start keeps the last [`KEPT_LINES`] for its errors.
 /// Once the `Log` is dropped the thread reads on and keeps nothing.
-struct Log {
+pub(super) struct Log {
     lines: mpsc::Receiver<String>,
     kept: VecDeque<String>,
 }
 
 impl Log {
-    fn read(stderr: impl Read + Send + 'static) -> Log {
+    pub(super) fn read(stderr: impl Read + Send + 'static) -> Log {
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stderr);
@@ -643,7 +644,7 @@ impl Log {
 
     /// The next line, within `wait`; `Err` once gunicorn (and every worker) has
     /// closed its standard error.
-    fn next(&mut self, wait: Duration) -> Result<Option<String>, ()> {
+    pub(super) fn next(&mut self, wait: Duration) -> Result<Option<String>, ()> {
         match self.lines.recv_timeout(wait) {
             Ok(line) => {
                 if self.kept.len() == KEPT_LINES {
@@ -659,7 +660,7 @@ impl Log {
 
     /// Keeps what gunicorn still writes, until it closes its standard error or
     /// `wait` has passed.
-    fn drain(&mut self, wait: Duration) {
+    pub(super) fn drain(&mut self, wait: Duration) {
         let deadline = Instant::now() + wait;
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
             if self.next(left).is_err() {
@@ -672,7 +673,7 @@ impl Log {
     /// gunicorn printed itself (a Python traceback's last lines), and its
     /// `Reason:` for stopping, each without its time and PID; `None` when
     /// nothing was said.
-    fn tail(&self) -> Option<String> {
+    pub(super) fn tail(&self) -> Option<String> {
         let lines: Vec<&str> = self
             .kept
             .iter()

@@ -193,7 +193,8 @@ impl ProxyPlan {
                 AppSource::Command(_) => {
                     return Err(usage(format!(
                         "--transports {t}: sockbench starts your --app over unix and tcp; put \
-                         a TLS app server that runs behind nginx with --upstream instead"
+                         a TLS app server that runs behind nginx with --upstream \
+                         NAME=tls:127.0.0.1:PORT instead"
                     )))
                 }
                 _ => {}
@@ -233,6 +234,12 @@ impl ProxyPlan {
             (None, true) => Some("/".to_string()),
             (None, false) => None,
         };
+        if yours && args.app_backlog.is_some() {
+            return Err(usage(
+                "--app-backlog sets the backlog of the app server sockbench starts for \
+                 overload, which is not run on yours; drop it",
+            ));
+        }
         if yours && args.sizes.is_some() {
             return Err(usage(
                 "--sizes is for sockbench's own app server and gunicorn; your app server \
@@ -310,6 +317,15 @@ impl ProxyPlan {
                 Budget::FULL
             },
         })
+    }
+
+    /// The columns of each case: a transport of ours or of the user's command, or
+    /// an `--upstream`.
+    pub fn columns(&self) -> usize {
+        match &self.app {
+            AppSource::Running(ups) => ups.len(),
+            _ => self.transports.len(),
+        }
     }
 
     /// The rounds of an experiment and how long each of its trials runs.
@@ -418,14 +434,14 @@ fn app_source(args: &ProxyArgs) -> Result<AppSource> {
     Ok(AppSource::Running(ups))
 }
 
-/// One `--upstream [NAME=]ADDRESS`: `unix:/PATH` or `127.0.0.1:PORT` (any
-/// address of 127.0.0.0/8); without a NAME, the column is named by what it
-/// reaches (`unix`, `tcp`).
+/// One `--upstream [NAME=]ADDRESS`: `unix:/PATH`, `127.0.0.1:PORT` or
+/// `tls:127.0.0.1:PORT` (any address of 127.0.0.0/8); without a NAME, the column
+/// is named by what it reaches (`unix`, `tcp`, `tls`).
 fn upstream(text: &str) -> Result<UserUpstream> {
     let refuse = |why: String| {
         usage(format!(
-            "--upstream {text}: {why}; write [NAME=]unix:/path/to/app.sock or \
-             [NAME=]127.0.0.1:PORT"
+            "--upstream {text}: {why}; write [NAME=]unix:/path/to/app.sock, \
+             [NAME=]127.0.0.1:PORT or [NAME=]tls:127.0.0.1:PORT"
         ))
     };
     let (name, address) = match text.split_once('=') {
@@ -451,12 +467,17 @@ fn upstream(text: &str) -> Result<UserUpstream> {
             address: Address::Path(path.into()),
         }
     } else {
+        // `tls:` first: an app server that speaks HTTPS, as nginx's `https://`.
+        let (transport, address) = match address.strip_prefix("tls:") {
+            Some(rest) => (Transport::Tls, rest),
+            None => (Transport::Tcp, address),
+        };
         let addr: SocketAddr = address
             .parse()
             .map_err(|_| refuse("not a Unix socket's path nor an address with a port".into()))?;
         match addr {
             SocketAddr::V4(v4) if v4.ip().is_loopback() && v4.port() != 0 => Endpoint {
-                transport: Transport::Tcp,
+                transport,
                 address: Address::Ip(addr),
             },
             SocketAddr::V4(v4) if v4.ip().is_loopback() => {
@@ -498,11 +519,11 @@ fn check_command(command: &str, transports: &[Transport]) -> Result<()> {
         ));
     }
     for &t in transports {
-        let needs = match t {
-            Transport::Unix => "{socket}",
-            _ => "{port}",
+        let needs: &[&str] = match t {
+            Transport::Unix => &["{socket}"],
+            _ => &["{host}", "{port}"],
         };
-        if !command.contains(needs) {
+        if let Some(needs) = needs.iter().find(|n| !command.contains(**n)) {
             return Err(usage(format!(
                 "--app: the command has no {needs}, so it cannot be told where to listen over \
                  {t}; add it (e.g. -b unix:{{socket}} or -b {{host}}:{{port}}), or leave {t} \
@@ -608,6 +629,9 @@ mod tests {
         let labels: Vec<&str> = ups.iter().map(|u| u.label.as_str()).collect();
         assert_eq!(labels, ["web", "tcp"]);
         assert_eq!(ups[1].endpoint.to_string(), "tcp:127.0.0.2:8000");
+        assert_eq!(p.columns(), 2);
+        let tls = plan(&["--upstream", "tls:127.0.0.1:8443"]).unwrap();
+        assert_eq!(tls.transports, [Transport::Tls]);
         assert_eq!(p.transports, [Transport::Unix, Transport::Tcp]);
         assert!(!p.experiments.contains(&Experiment::Overload));
         assert_eq!(p.placements, [Placement::Free]);
@@ -654,6 +678,8 @@ mod tests {
             &["--upstream", "127.0.0.1:1", "--sizes", "0"],
             &["--upstream", "127.0.0.1:1", "--app", "x {port}"],
             &["--app", "srv --bind {host}:{port}"],
+            &["--app", "srv -b unix:{socket} -b :{port}"],
+            &["--app", "srv {socket} {host} {port}", "--app-backlog", "4"],
             &["--app", " "],
             &["--app", "srv {socket} {port}", "--path", "no-slash"],
             &["--path", "/x"],

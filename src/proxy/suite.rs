@@ -35,7 +35,7 @@ impl Plan for ProxyPlan {
     }
 
     fn estimate(&self) -> Estimate {
-        let placed = self.placements.len() * self.transports.len();
+        let placed = self.placements.len() * self.columns();
         Estimate {
             setup: SERVERS_START,
             works: self

@@ -6,8 +6,11 @@
 //!   server account: `nginx::server_account`), never as root, through `/bin/sh
 //!   -c 'exec CMD'` in the directory sockbench was started in (where the user's
 //!   app is), with `PATH` as sockbench's and nothing else of its environment, in
-//!   its own process group, and dies with sockbench (`PR_SET_PDEATHSIG`). Its
-//!   Unix socket is in a directory of that account's:
+//!   its own process group. The process started dies with sockbench
+//!   (`PR_SET_PDEATHSIG`); what it starts is stopped with its group at the end of
+//!   the run, and, should sockbench be killed outright, is the command's own to
+//!   end when its parent dies (gunicorn's workers do). Its Unix socket is in a
+//!   directory of that account's:
 //!
 //!   ```text
 //!   sockbench-proxy-…/     sockbench's account, 0711: the owner file
@@ -16,11 +19,13 @@
 //!
 //!   So who answers is checked before root sends anything: every connection's
 //!   peer over the Unix socket (the account, and a process of the command's
-//!   tree), and, once at start, that the TCP port's listener is the command's.
+//!   tree), and before each trial that the TCP port's listener is the command's
+//!   and that nothing of the command listens beyond 127.0.0.1.
 //! - `--upstream NAME=ADDRESS`: an app server that runs. Only read: its process,
 //!   when found on this machine ([`running_process`]), is counted as the `app`
 //!   role, and never placed (it serves others).
 
+use super::gunicorn::Log;
 use crate::cpu::proc;
 use crate::error::usage;
 use crate::leftovers::PrivateDir;
@@ -28,6 +33,7 @@ use crate::system::account::{self, Account};
 use crate::system::peers;
 use crate::transport::{Address, Conn, Endpoint, Transport, MAX_UNIX_PATH};
 use anyhow::{anyhow, bail, Context, Result};
+use std::cell::Cell;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Stdio};
@@ -50,9 +56,21 @@ pub struct Command {
     pub endpoint: Endpoint,
     uid: u32,
     account: String,
-    stderr: std::sync::mpsc::Receiver<String>,
+    /// The last process below the command found answering on its socket, so a
+    /// check in a timed loop is one `getsockopt` and a compare.
+    verified: Cell<u32>,
+    /// Whether the process started has been reaped (its PID, the group's ID,
+    /// is then no longer sockbench's to signal).
+    reaped: bool,
     // Last, so the directory goes after the app server has stopped.
-    _dir: PrivateDir,
+    dir: PrivateDir,
+}
+
+/// Why the app server did not answer at its start: not yet (tried again), or
+/// something else answers there (refused at once).
+enum NotReady {
+    NotYet(anyhow::Error),
+    Refused(anyhow::Error),
 }
 
 impl Command {
@@ -109,28 +127,29 @@ impl Command {
         let mut child = shell
             .spawn()
             .with_context(|| format!("cannot start {WHO}: {line}"))?;
-        let stderr = crate::subprocess::forward_stderr(child.stderr.take().expect("piped"));
-        dir.record_server(child.id())?;
+        // Its log, kept only while it starts (a bounded tail); after, read and
+        // dropped, so a server that logs every request costs nothing kept.
+        let mut log = Log::read(child.stderr.take().expect("stderr is piped"));
+        // Held first, so that a failure from here on stops it.
         let mut app = Command {
             child,
             endpoint,
             uid: account::uid_of(account),
             account: account.map_or_else(account::current_user_name, |a| a.name.clone()),
-            stderr,
-            _dir: dir,
+            verified: Cell::new(0),
+            reaped: false,
+            dir,
         };
-        match app.wait_ready(path) {
+        app.dir.record_server(app.pid())?;
+        match app.wait_ready(path, &mut log) {
             Ok(()) => Ok(app),
             Err(e) if crate::interrupt::interrupted() => Err(e),
             Err(e) => {
                 app.stop();
-                let tail = app.stderr.recv_timeout(Duration::from_secs(1));
-                let tail = tail.unwrap_or_default();
-                let said: Vec<&str> = tail.lines().filter(|l| !l.trim().is_empty()).collect();
-                let said = &said[said.len().saturating_sub(3)..];
-                Err(match said.join(" | ") {
-                    s if s.is_empty() => e.context(format!("started as: {line}")),
-                    s => anyhow!("{e:#} (started as: {line}): {s}"),
+                log.drain(Duration::from_secs(1));
+                Err(match log.tail() {
+                    None => e.context(format!("started as: {line}")),
+                    Some(said) => anyhow!("{e:#} (started as: {line}): {said}"),
                 })
             }
         }
@@ -144,7 +163,13 @@ impl Command {
 
     /// True while it runs.
     pub fn running(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        match self.child.try_wait() {
+            Ok(None) => true,
+            _ => {
+                self.reaped = true;
+                false
+            }
+        }
     }
 
     /// Before anything is sent on `conn`: a Unix connection's peer must be the
@@ -156,8 +181,13 @@ impl Command {
         };
         let peer = peers::unix_peer(stream).context("cannot tell who answers at its socket")?;
         let root = self.pid();
-        let ours = peer.uid == self.uid
-            && (peer.pid == root || proc::descendants(root).contains(&peer.pid));
+        let known = peer.pid == root || peer.pid == self.verified.get();
+        // Another process below the command (a worker, a reloader's child): the
+        // tree is read once for it, then it is known.
+        let ours = peer.uid == self.uid && (known || proc::descendants(root).contains(&peer.pid));
+        if ours && !known {
+            self.verified.set(peer.pid);
+        }
         if !ours {
             bail!(
                 "the process answering at {WHO}'s socket is not its own (PID {}, user ID {}, \
@@ -172,55 +202,77 @@ impl Command {
     }
 
     /// Waits until it answers `GET path` (any status: a 404 is said later, by
-    /// the trials), its peer or port checked first.
-    fn wait_ready(&mut self, path: &str) -> Result<()> {
+    /// the trials), who answers checked first.
+    fn wait_ready(&mut self, path: &str, log: &mut Log) -> Result<()> {
         let deadline = Instant::now() + READY_TIMEOUT;
         let request = super::http::HttpRequest::get_path(super::http::HOST, path, false)?;
         loop {
             crate::interrupt::check()?;
             if let Ok(Some(status)) = self.child.try_wait() {
+                self.reaped = true;
                 bail!("{WHO} exited ({status}) before it answered");
             }
-            let answered = super::http::connect(&self.endpoint).and_then(|conn| {
-                self.check_listener()?;
-                self.check_peer(&conn)?;
-                let mut client =
-                    super::http::HttpConn::new(conn, 64 << 10, &self.endpoint, READY_TIMEOUT)?;
-                client.exchange(&request).map_err(|e| anyhow!(e))
-            });
-            match answered {
-                Ok(_) => return Ok(()),
-                Err(e) if Instant::now() >= deadline => {
+            match self.answer(&request) {
+                Ok(()) => return Ok(()),
+                Err(NotReady::Refused(e)) => return Err(e),
+                Err(NotReady::NotYet(e)) if Instant::now() >= deadline => {
                     return Err(e.context(format!(
                         "{WHO} did not answer GET {path} at {} within {READY_TIMEOUT:?}",
                         self.endpoint
                     )))
                 }
-                Err(e) if e.to_string().contains("not its own") => return Err(e),
-                Err(_) => std::thread::sleep(POLL),
+                // Its log read meanwhile: the pipe never fills.
+                Err(NotReady::NotYet(_)) => while let Ok(Some(_)) = log.next(POLL) {},
             }
         }
     }
 
-    /// Over TCP: the port's listeners on loopback are the command's processes'
-    /// (held by its process or one below it), as its account.
-    fn check_listener(&self) -> Result<()> {
-        let Address::Ip(addr) = self.endpoint.address else {
-            return Ok(());
-        };
-        let listeners = peers::tcp_listeners(addr.port())
+    /// One try at the first request: who answers checked once it is connected.
+    fn answer(&self, request: &super::http::HttpRequest) -> Result<(), NotReady> {
+        let conn = super::http::connect(&self.endpoint).map_err(NotReady::NotYet)?;
+        self.check_listeners().map_err(NotReady::Refused)?;
+        self.check_peer(&conn).map_err(NotReady::Refused)?;
+        let mut client = super::http::HttpConn::new(conn, 64 << 10, &self.endpoint, READY_TIMEOUT)
+            .map_err(|e| NotReady::NotYet(e.into()))?;
+        match client.exchange(request) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(NotReady::NotYet(anyhow!(e))),
+        }
+    }
+
+    /// Before anything is sent to it (at start, and before each trial): the TCP
+    /// port it was given is held by the command's processes as its account, and
+    /// nothing the command holds listens beyond 127.0.0.0/8 (a bind to 0.0.0.0
+    /// or `::` would open it to the network).
+    pub fn check_listeners(&self) -> Result<()> {
+        let listeners = peers::all_tcp_listeners()
             .with_context(|| format!("cannot check who answers at {}", self.endpoint))?;
         let tree: Vec<u32> = std::iter::once(self.pid())
             .chain(proc::descendants(self.pid()))
             .collect();
-        let foreign = listeners.iter().find(|l| {
-            (l.addr.is_unspecified() || l.addr.is_loopback())
-                && (l.uid != self.uid || !tree.iter().any(|&p| peers::holds(p, l.inode)))
-        });
-        if let Some(l) = foreign {
+        let held = |inode: u64| tree.iter().any(|&p| peers::holds(p, inode));
+        if let Some(open) = listeners
+            .iter()
+            .find(|l| !l.addr.is_loopback() && l.uid == self.uid && held(l.inode))
+        {
             bail!(
-                "another process listens at {WHO}'s port {} (on {}, user ID {}), not yours: \
-                 not its own; another local account may have bound it first",
+                "{WHO} listens on {}:{}, beyond this machine's loopback; sockbench measures \
+                 this machine only: have it listen on {{host}} (127.0.0.1)",
+                open.addr,
+                open.port
+            );
+        }
+        let Address::Ip(addr) = self.endpoint.address else {
+            return Ok(());
+        };
+        if let Some(l) = listeners.iter().find(|l| {
+            l.port == addr.port()
+                && (l.addr.is_unspecified() || l.addr.is_loopback())
+                && (l.uid != self.uid || !held(l.inode))
+        }) {
+            bail!(
+                "another process listens at {WHO}'s port {} (on {}, user ID {}); another local \
+                 account may have bound it first",
                 l.port,
                 l.addr,
                 l.uid
@@ -230,22 +282,35 @@ impl Command {
     }
 
     /// SIGTERM to its process group (its own: `tie_to_parent` made it), a wait,
-    /// then SIGKILL to the group; the process is reaped.
+    /// then SIGKILL to the group, and the process started is reaped. Once that
+    /// process was reaped its PID may name another's group, so what is left of
+    /// the group is then found by its members (`/proc`: the group's ID and the
+    /// account) and stopped by their PIDs.
     fn stop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(Some(_))) {
-            return;
+        let group = self.pid();
+        if !self.reaped {
+            signal_group(group, libc::SIGTERM);
+            let deadline = Instant::now() + STOP_TIMEOUT;
+            while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            // Reaped or not, its PID stays the group's while a member lives.
+            signal_group(group, libc::SIGKILL);
+            crate::subprocess::stop(&mut self.child, &[]);
+            self.reaped = true;
         }
-        let group = self.pid() as libc::pid_t;
-        // SAFETY: a signal to the process group sockbench made for this child.
-        unsafe { libc::kill(-group, libc::SIGTERM) };
-        let deadline = Instant::now() + STOP_TIMEOUT;
-        while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
-            std::thread::sleep(Duration::from_millis(10));
+        for pid in proc::in_group(group, self.uid) {
+            // SAFETY: a signal to a process of the group sockbench made.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
         }
-        // SAFETY: as above; whatever of the group is left.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
-        crate::subprocess::stop(&mut self.child, &[]);
     }
+}
+
+/// Sends `signal` to process group `group`.
+fn signal_group(group: u32, signal: libc::c_int) {
+    // SAFETY: a signal to the process group sockbench made for its child,
+    // whose leader it has not reaped (so the ID is still that group's).
+    unsafe { libc::kill(-(group as libc::pid_t), signal) };
 }
 
 impl Drop for Command {
@@ -254,8 +319,10 @@ impl Drop for Command {
     }
 }
 
-/// `command` with `{socket}`, `{host}` and `{port}` replaced for `endpoint`,
-/// each quoted for the shell; a placeholder of another transport is refused.
+/// `command` with `{socket}`, `{host}` and `{port}` replaced for `endpoint`
+/// (the socket's path quoted for the shell; an address and a port need no
+/// quotes); the option of another transport's placeholder is left out
+/// ([`drop_word`]).
 fn fill(command: &str, endpoint: &Endpoint) -> Result<String> {
     let (socket, host, port) = match &endpoint.address {
         Address::Path(path) => {
@@ -265,7 +332,11 @@ fn fill(command: &str, endpoint: &Endpoint) -> Result<String> {
                     path.display()
                 ))
             })?;
-            (Some(text.to_string()), None, None)
+            (
+                Some(format!("'{}'", text.replace('\'', r"'\''"))),
+                None,
+                None,
+            )
         }
         Address::Ip(addr) => (
             None,
@@ -286,8 +357,9 @@ fn fill(command: &str, endpoint: &Endpoint) -> Result<String> {
 }
 
 /// `line` without the option that holds `placeholder` (`-b unix:{socket}`, or
-/// `--uds {socket}`): the word with it, and the option before it when that word
-/// is the placeholder alone in a value of its own.
+/// `--uds {socket}`): the word with it (words split at spaces, quotes not
+/// read), and the word before it when that one is an option (`-b`, `--uds`:
+/// starts with `-`, holds no `=`).
 fn drop_word(line: &str, placeholder: &str) -> String {
     let words: Vec<&str> = line.split(' ').collect();
     let mut kept: Vec<&str> = Vec::new();
@@ -362,13 +434,18 @@ mod tests {
     fn placeholders_are_filled_and_the_other_transports_option_left_out() {
         let cmd = "gunicorn -w 2 -b unix:{socket} -b {host}:{port} app:app";
         let unix = fill(cmd, &at("unix:/tmp/x/run/app.sock")).unwrap();
-        assert_eq!(unix, "gunicorn -w 2 -b unix:/tmp/x/run/app.sock app:app");
+        assert_eq!(unix, "gunicorn -w 2 -b unix:'/tmp/x/run/app.sock' app:app");
         let tcp = fill(cmd, &at("tcp:127.0.0.1:8123")).unwrap();
         assert_eq!(tcp, "gunicorn -w 2 -b 127.0.0.1:8123 app:app");
         let uvicorn = "uvicorn --uds {socket} --host {host} --port {port} main:app";
         assert_eq!(
             fill(uvicorn, &at("unix:/s")).unwrap(),
-            "uvicorn --uds /s main:app"
+            "uvicorn --uds '/s' main:app"
+        );
+        // A path the shell would read otherwise stays one word.
+        assert_eq!(
+            fill("srv --uds {socket}", &at("unix:/t m/it's;x")).unwrap(),
+            r"srv --uds '/t m/it'\''s;x'"
         );
     }
 

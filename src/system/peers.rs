@@ -110,12 +110,18 @@ pub struct TcpListener {
 
 /// Every TCP socket listening on `port`, on any address (IPv4 and IPv6).
 pub fn tcp_listeners(port: u16) -> io::Result<Vec<TcpListener>> {
+    let mut all = all_tcp_listeners()?;
+    all.retain(|l| l.port == port);
+    Ok(all)
+}
+
+/// Every listening TCP socket of this network namespace (IPv4 and IPv6).
+pub fn all_tcp_listeners() -> io::Result<Vec<TcpListener>> {
     let mut all = parse_proc_net(&std::fs::read_to_string("/proc/net/tcp")?);
     // A kernel without IPv6 has no tcp6 table: no IPv6 listeners then.
     if let Ok(text) = std::fs::read_to_string("/proc/net/tcp6") {
         all.extend(parse_proc_net(&text));
     }
-    all.retain(|l| l.port == port);
     Ok(all)
 }
 
