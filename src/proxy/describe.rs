@@ -263,7 +263,12 @@ fn nginx_cost(run: &Placed) -> Option<Said> {
                 .map_or(true, |t| t.kind() != SocketKind::Tls)
         })
         .filter_map(|t| {
-            let mut p = Pair::unpaired(&RTT, at(&direct, &asked, t)?, at(&through, &asked, t)?)?;
+            let alone = at(&direct, &asked, t)?;
+            // A user's upstream named otherwise, reached over TLS.
+            if alone.tls.is_some() {
+                return None;
+            }
+            let mut p = Pair::unpaired(&RTT, alone, at(&through, &asked, t)?)?;
             p.base = "direct".into();
             p.other = "through nginx".into();
             Some(format!(

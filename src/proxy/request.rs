@@ -102,8 +102,9 @@ pub(super) fn all_answered(failed: u64, requests: u64, endpoint: &Endpoint) -> R
     if failed > 0 {
         anyhow::bail!(
             "{failed} of {requests} requests to {endpoint} were answered with an error status \
-             (nginx answers 502 or 504 when it cannot reach the app server), so no time is \
-             reported for them"
+             (not 2xx), so no time is reported for them: through nginx, 502 or 504 say it \
+             could not reach the app server; otherwise the app server refused what was asked \
+             (with --upstream or --app, give a --path it answers 2xx)"
         );
     }
     Ok(())
