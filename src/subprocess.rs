@@ -22,6 +22,17 @@ const ASK_OUTPUT: usize = 64 << 10;
 /// How often the wait looks at Ctrl-C and the clock.
 const ASK_SLICE: Duration = Duration::from_millis(50);
 
+/// `program` in the first of `dirs` that has it, else on `PATH`, if installed:
+/// the distribution's own first, where a family wants that one.
+pub fn find_program(program: &str, dirs: &[&str]) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    dirs.iter()
+        .map(std::path::PathBuf::from)
+        .chain(std::env::split_paths(&path))
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
 /// Makes the child get `signal` when this process dies and puts it in its own
 /// process group.
 pub fn tie_to_parent(command: &mut Command, signal: libc::c_int) {

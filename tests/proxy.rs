@@ -866,9 +866,7 @@ fn another_account_changes_nothing_of_a_run_and_it_listens_on_loopback_only() {
     if !nginx_installed("another_account_changes_nothing_of_a_run") {
         return;
     }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED another_account_changes_nothing_of_a_run: needs root (runuser)");
+    if !root("another_account_changes_nothing_of_a_run: runuser") {
         return;
     }
     let _turn = one_at_a_time();
@@ -999,6 +997,16 @@ fn another_account_changes_nothing_of_a_run_and_it_listens_on_loopback_only() {
     let stderr = stderr_of(&mut child);
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert_nothing_left(&scratch, &seen);
+}
+
+/// Whether this runs as root; otherwise says that `what` needs it.
+fn root(what: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        eprintln!("SKIPPED {what}: needs root");
+    }
+    root
 }
 
 /// Whether gunicorn is installed where sockbench looks; otherwise says why the
@@ -1155,9 +1163,7 @@ fn a_users_running_app_servers_are_columns_of_their_own_asked_for_a_path() {
     if !nginx_installed("a_users_running_app_servers") {
         return;
     }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED a_users_running_app_servers: its app server runs as www-data (root)");
+    if !root("a_users_running_app_servers: its app server runs as www-data") {
         return;
     }
     let _turn = one_at_a_time();

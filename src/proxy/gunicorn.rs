@@ -188,13 +188,7 @@ def post_fork(server, worker):
 
 /// `gunicorn` in /usr/bin (Debian's), /usr/local/bin or on `PATH`, if installed.
 pub fn find_program() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    ["/usr/bin", "/usr/local/bin"]
-        .into_iter()
-        .map(PathBuf::from)
-        .chain(std::env::split_paths(&path))
-        .map(|d| d.join("gunicorn"))
-        .find(|p| p.is_file())
+    crate::subprocess::find_program("gunicorn", &["/usr/bin", "/usr/local/bin"])
 }
 
 /// The version `program --version` reports (`20.1.0`), for the server's facts;

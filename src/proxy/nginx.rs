@@ -210,13 +210,10 @@ pub fn server_account() -> Result<Option<Account>> {
 /// `nginx` in /usr/sbin, /usr/local/sbin, /usr/local/nginx/sbin (where a build
 /// from source goes) or on `PATH`, if installed.
 pub fn find_program() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    ["/usr/sbin", "/usr/local/sbin", "/usr/local/nginx/sbin"]
-        .into_iter()
-        .map(PathBuf::from)
-        .chain(std::env::split_paths(&path))
-        .map(|d| d.join("nginx"))
-        .find(|p| p.is_file())
+    crate::subprocess::find_program(
+        "nginx",
+        &["/usr/sbin", "/usr/local/sbin", "/usr/local/nginx/sbin"],
+    )
 }
 
 /// The version `program -v` reports (`1.22.1`), for the server's facts; `None`
