@@ -170,14 +170,21 @@ pub fn one_figure_per_comparison(file: &ResultFile, seen: &Seen) -> usize {
             }
         }
         // Every CPU figure of the sentence (the "does it matter" clause, the why)
-        // is one of its comparisons' extra CPU, either way round.
+        // is one of its comparisons' extra CPU, either way round. (A line of an
+        // experiment's own, such as what nginx costs against the direct hop,
+        // compares two experiments, which no stored comparison holds: its
+        // figures are its own, said once.)
         let extras: Vec<String> = line
             .pairs
             .iter()
             .filter_map(|p| p.extra_cpu_ns)
             .flat_map(|d| [shown(d), shown(negated(d))])
             .collect();
-        for said in cpu_figures(&line.sentence) {
+        let figures = match line.pairs.is_empty() {
+            true => Vec::new(),
+            false => cpu_figures(&line.sentence),
+        };
+        for said in figures {
             assert!(
                 extras.contains(&said),
                 "{}: CPU figure '{said}' is none of {extras:?}:\n{}",
