@@ -87,7 +87,7 @@ fn measure_under(
         "--trials",
         "2",
         "--queries",
-        "200,400",
+        "1000,2000",
         "--quiet",
         "--json",
         json.to_str().unwrap(),
