@@ -23,6 +23,13 @@ fn stat_fields(path: &str) -> Option<Vec<String>> {
     Some(after.split_whitespace().map(String::from).collect())
 }
 
+/// True when process `pid` runs (is neither gone nor a zombie).
+pub fn runs(pid: u32) -> bool {
+    stat_fields(&format!("/proc/{pid}/stat"))
+        .and_then(|f| f.first().cloned())
+        .is_some_and(|state| state != "Z" && state != "X")
+}
+
 /// The parent of process `pid`.
 pub fn parent(pid: u32) -> Option<u32> {
     stat_fields(&format!("/proc/{pid}/stat"))?

@@ -523,7 +523,7 @@ impl Gunicorn {
         };
         crate::subprocess::stop(&mut self.child, &[(libc::SIGTERM, STOP_TIMEOUT)]);
         let deadline = Instant::now() + AFTER_EXIT;
-        while workers.iter().any(|&p| runs(p)) && Instant::now() < deadline {
+        while workers.iter().any(|&p| crate::cpu::proc::runs(p)) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -578,16 +578,6 @@ fn listening(list: &str, asked: &[Transport], socket: &str, master: u32) -> Resu
         return Err(unreadable());
     }
     Ok(found)
-}
-
-/// True when process `pid` runs (is neither gone nor a zombie).
-fn runs(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        let state = stat
-            .rfind(')')
-            .and_then(|end| stat[end + 1..].split_whitespace().next());
-        !matches!(state, Some("Z" | "X") | None)
-    })
 }
 
 /// gunicorn's log (its standard error), read line by line on a thread for as

@@ -70,7 +70,11 @@ fn status_field(pid: u32, name: &str) -> String {
 fn still_running(pids: &[u32], limit: Duration) -> Vec<u32> {
     let deadline = Instant::now() + limit;
     loop {
-        let left: Vec<u32> = pids.iter().copied().filter(|&p| runs(p)).collect();
+        let left: Vec<u32> = pids
+            .iter()
+            .copied()
+            .filter(|&p| crate::cpu::proc::runs(p))
+            .collect();
         if left.is_empty() || Instant::now() > deadline {
             return left;
         }

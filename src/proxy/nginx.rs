@@ -490,7 +490,7 @@ impl Nginx {
             (Some(_), Some(master)) => crate::cpu::proc::children(master.pid)
                 .into_iter()
                 .filter(|&pid| crate::cpu::proc::parent(pid) == Some(master.pid))
-                .filter(|&pid| runs(pid))
+                .filter(|&pid| crate::cpu::proc::runs(pid))
                 .collect(),
             _ => Vec::new(),
         }
@@ -596,16 +596,6 @@ fn master_status(keeper: ExitStatus) -> String {
         Some(code @ 129..=192) => ExitStatus::from_raw(code - 128).to_string(),
         _ => keeper.to_string(),
     }
-}
-
-/// True when process `pid` runs (is neither gone nor a zombie).
-fn runs(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        let state = stat
-            .rfind(')')
-            .and_then(|end| stat[end + 1..].split_whitespace().next());
-        !matches!(state, Some("Z" | "X") | None)
-    })
 }
 
 /// Why `port` is not nginx's alone, if it is not: the master (running as `uid`)

@@ -313,7 +313,7 @@ impl Servers {
         self.nginx.check_running()?;
         // The master dies first; the process that keeps it follows a moment later.
         let master = self.nginx.master_pid();
-        if !running(master) {
+        if !crate::cpu::proc::runs(master) {
             bail!(
                 "nginx's master process ({master}) is no longer running (it exited or was \
                  killed, and its workers with it); nothing more was sent to its ports"
@@ -324,12 +324,4 @@ impl Servers {
         }
         Ok(())
     }
-}
-
-/// True while process `pid` runs (it exists and is not a zombie).
-fn running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(") ")
-            .is_some_and(|(_, rest)| !rest.starts_with(['Z', 'X']))
-    })
 }
