@@ -278,7 +278,7 @@ fn alive_as(pid: u32, text: &str) -> bool {
 }
 
 /// The start time of process `pid` while it runs.
-fn start_time(pid: u32) -> Option<u64> {
+pub(crate) fn start_time(pid: u32) -> Option<u64> {
     process(pid).map(|p| p.start)
 }
 

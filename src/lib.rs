@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod command;
+pub(crate) mod container;
 pub mod cpu;
 pub(crate) mod dir;
 pub mod error;

@@ -85,9 +85,10 @@ fn foretell(progress: &ProgressLine, estimate: Estimate) {
 }
 
 /// Removes the temporary directories that killed runs left, of every kind a family
-/// makes, before this run makes its own.
+/// makes, and what they left of a container's network, before this run makes its own.
 fn sweep_leftovers() {
     leftovers::sweep_temp(&families::leftover_kinds());
+    crate::container::sweep();
 }
 
 /// Writes a rendered document to `output`, or to standard output. The file is
