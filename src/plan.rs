@@ -117,6 +117,34 @@ pub const MAX_NAME: usize = 64;
 /// file, chart and message, and holds no control character and no part of a URL.
 /// The error says what a name may hold, echoing it with its control characters
 /// escaped (each family adds its flag and an example).
+/// `transports` without those into a container this machine cannot build (not
+/// root, a program missing), each left out with one line on standard error that
+/// names `family`; none left is bad input that says why.
+pub fn buildable(family: &str, transports: Vec<Transport>) -> Result<Vec<Transport>> {
+    let mut why_not = Vec::new();
+    let kept: Vec<Transport> = transports
+        .into_iter()
+        .filter(
+            |t| match t.crossing().and_then(crate::container::Network::missing) {
+                Some(why) => {
+                    eprintln!("{family}: {t} left out: {why}");
+                    why_not.push(why);
+                    false
+                }
+                None => true,
+            },
+        )
+        .collect();
+    if kept.is_empty() {
+        why_not.dedup();
+        return Err(usage(format!(
+            "no transport asked for can be measured here: {}",
+            why_not.join("; ")
+        )));
+    }
+    Ok(kept)
+}
+
 pub fn url_name(name: &str) -> Result<(), String> {
     let plain = !name.is_empty()
         && name

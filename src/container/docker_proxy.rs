@@ -5,6 +5,8 @@
 use super::tool;
 use anyhow::{bail, Context, Result};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -36,24 +38,48 @@ impl DockerProxy {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
+        // Docker hands the proxy a pipe as descriptor 3, on which it says "0" once
+        // it listens (or "1" and why not); without one it writes there anyway.
+        let (said, signal) = pipe().context("cannot make a pipe for docker-proxy")?;
+        let signal_fd = signal.as_raw_fd();
+        // SAFETY: dup2 is async-signal-safe; between fork and exec it puts the
+        // pipe's end, open in the parent until spawn returns, at descriptor 3.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::dup2(signal_fd, 3) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         crate::subprocess::tie_to_parent(&mut command, libc::SIGKILL);
         let child = command
             .spawn()
             .with_context(|| format!("cannot start {}", program.display()))?;
+        drop(signal);
         let mut proxy = DockerProxy {
             child,
             address: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
         };
-        proxy.wait_listening(port)?;
+        proxy.wait_listening(port, said)?;
         Ok(proxy)
     }
 
     /// Waits until the proxy holds the listening socket on `port` (another
     /// process there is an error: the connections would be its).
-    fn wait_listening(&mut self, port: u16) -> Result<()> {
+    fn wait_listening(&mut self, port: u16, said: std::fs::File) -> Result<()> {
         let deadline = Instant::now() + READY;
         let pid = self.child.id();
+        let answer = crate::subprocess::read_lines(said);
         loop {
+            if let Ok(line) = answer.try_recv() {
+                if line.trim() != "0" {
+                    bail!(
+                        "docker-proxy could not listen: {}",
+                        line.trim_start_matches('1').trim()
+                    );
+                }
+            }
             let listeners = crate::system::peers::tcp_listeners(port).unwrap_or_default();
             if let Some(l) = listeners.first() {
                 if crate::system::peers::holds(pid, l.inode) {
@@ -88,6 +114,18 @@ impl DockerProxy {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+}
+
+/// A pipe, both ends closed on exec: what to read, and where to write.
+fn pipe() -> std::io::Result<(std::fs::File, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both are open descriptors owned by nothing else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((read.into(), write))
 }
 
 impl Drop for DockerProxy {

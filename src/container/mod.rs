@@ -29,7 +29,7 @@ mod ns;
 mod sweep;
 mod tool;
 
-pub use ns::ClientSide;
+pub use ns::{share_here, ClientSide};
 pub use sweep::sweep;
 
 use anyhow::{bail, Context, Result};
@@ -37,7 +37,8 @@ use ns::{Inside, NetNs};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::Path;
 
-/// How a client reaches the server in the container.
+/// How a client reaches the server in the container (a transport's place,
+/// `crate::transport::Place::Container`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Crossing {
     Veth,
@@ -182,24 +183,10 @@ impl Network {
         SocketAddr::V4(SocketAddrV4::new(self.address(last), port))
     }
 
-    /// The addresses a server in the container listens on for TCP, on `port`.
-    pub fn listen_addresses(&self, port: u16) -> [SocketAddr; 2] {
-        [
-            self.server_address(Crossing::Veth, port),
-            self.server_address(Crossing::Bridge, port),
-        ]
-    }
-
     /// Runs `f` inside the container: a server it starts is in the container's
     /// network and mounts, and dies with the network.
     pub fn inside<R: Send + 'static>(&self, f: impl FnOnce() -> R + Send + 'static) -> Result<R> {
         self.inside.run(f)
-    }
-
-    /// Shares the host's directory `dir` into the container's mounts (a bind mount
-    /// of it on itself there), before a server in the container binds a socket in it.
-    pub fn share(&self, dir: &Path) -> Result<()> {
-        self.inside.share(dir)
     }
 
     /// Publishes the server's `port` on the host's 127.0.0.1 through a DNAT rule,

@@ -71,6 +71,9 @@ impl NetNs {
     }
 }
 
+/// The name of the container's thread.
+const THREAD: &str = "container";
+
 /// Work sent to the container's thread.
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -93,7 +96,7 @@ impl Inside {
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready, started) = mpsc::channel();
         let thread = std::thread::Builder::new()
-            .name("container".into())
+            .name(THREAD.into())
             .spawn(move || {
                 let entered = enter_private_mounts().and_then(|()| NetNs(fd).enter());
                 let ok = entered.is_ok();
@@ -131,33 +134,6 @@ impl Inside {
             .map_err(|_| anyhow!("the container's thread ended while working"))
     }
 
-    /// Bind-mounts `dir` on itself in the container's mounts, as a volume shared
-    /// from the host is: the server then reaches it through the mount, the host
-    /// as it always does.
-    pub fn share(&self, dir: &Path) -> Result<()> {
-        let path = CString::new(dir.as_os_str().as_bytes())?;
-        let shown = dir.display().to_string();
-        self.run(move || {
-            // SAFETY: valid NUL-terminated strings; the mount is made in this
-            // thread's own mount namespace only.
-            let made = unsafe {
-                libc::mount(
-                    path.as_ptr(),
-                    path.as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_BIND,
-                    std::ptr::null(),
-                )
-            };
-            (made == 0).then_some(()).ok_or_else(|| {
-                anyhow!(
-                    "cannot share {shown} into the container: {}",
-                    std::io::Error::last_os_error()
-                )
-            })
-        })?
-    }
-
     /// Ends the thread once its work is done.
     pub fn end(&mut self) {
         self.jobs.take();
@@ -171,6 +147,36 @@ impl Drop for Inside {
     fn drop(&mut self) {
         self.end();
     }
+}
+
+/// Bind-mounts `dir` on itself in the calling thread's mounts, which must be the
+/// container's (a job of [`Inside::run`]), as a volume shared from the host is:
+/// a server started there then reaches it through the mount, the host as always.
+pub fn share_here(dir: &Path) -> Result<()> {
+    // Anywhere else the mount would be the host's.
+    if std::thread::current().name() != Some(THREAD) {
+        bail!("a directory is shared into the container from its own thread only");
+    }
+    let path = CString::new(dir.as_os_str().as_bytes())?;
+    // SAFETY: a valid NUL-terminated string; the mount is made in the container
+    // thread's own mount namespace.
+    let made = unsafe {
+        libc::mount(
+            path.as_ptr(),
+            path.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND,
+            std::ptr::null(),
+        )
+    };
+    if made != 0 {
+        bail!(
+            "cannot share {} into the container: {}",
+            dir.display(),
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(())
 }
 
 /// Gives the calling thread its own copy of the mounts, made private first so

@@ -43,7 +43,8 @@ fn every_crossing_carries_a_connection_and_nothing_is_left() {
     let before = host_state();
     {
         let mut network = Network::build().unwrap();
-        let [veth, bridge] = network.listen_addresses(7000);
+        let veth = network.server_address(Crossing::Veth, 7000);
+        let bridge = network.server_address(Crossing::Bridge, 7000);
         let listeners = network
             .inside(move || (TcpListener::bind(veth), TcpListener::bind(bridge)))
             .unwrap();
@@ -67,10 +68,14 @@ fn every_crossing_carries_a_connection_and_nothing_is_left() {
         on_bridge.join().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let sock = dir.path().join("s.sock");
-        network.share(dir.path()).unwrap();
-        let in_container = sock.clone();
+        assert!(
+            share_here(dir.path()).is_err(),
+            "shared outside the container"
+        );
+        let (shared, in_container) = (dir.path().to_path_buf(), sock.clone());
         let unix = network
             .inside(move || {
+                share_here(&shared).unwrap();
                 let mounts = std::fs::read_to_string("/proc/thread-self/mounts").unwrap();
                 (UnixListener::bind(in_container), mounts)
             })

@@ -302,6 +302,7 @@ impl Cluster {
             },
             Place::Ipv4 => "127.0.0.1".into(),
             Place::Ipv6 => "::1".into(),
+            Place::Container(_) => bail!("the cluster is not in a container"),
         };
         let sslmode = match transport.kind() {
             SocketKind::Tls => "require",

@@ -271,7 +271,13 @@ impl RedisServer {
             Transport::Unix => Address::Path(self.socket()),
             Transport::Tcp => localhost(self.port),
             Transport::Tls => localhost(self.tls_port?),
-            Transport::UnixAbstract | Transport::Tcp6 => return None,
+            Transport::UnixAbstract
+            | Transport::Tcp6
+            | Transport::Veth
+            | Transport::Bridge
+            | Transport::Published
+            | Transport::DockerProxy
+            | Transport::UnixShared => return None,
         };
         Some(Endpoint { transport, address })
     }

@@ -74,7 +74,7 @@ impl SocketsPlan {
             (Some(list), true) => {
                 let transports = distinct("--transports", list)?;
                 super::FAMILY.check_transports(&transports).map_err(usage)?;
-                Source::Throwaway(transports)
+                Source::Throwaway(crate::plan::buildable("sockets", transports)?)
             }
             (None, true) => Source::Throwaway(DEFAULT_TRANSPORTS.to_vec()),
         };

@@ -5,6 +5,7 @@
 
 use super::plan::{SocketsPlan, Source};
 use super::server::child::ServerProcess;
+use super::server::container::Contained;
 use super::server::owner;
 use super::{first_contact, watchdog, Experiment, Target};
 use crate::cpu::affinity::{self, Placement};
@@ -15,7 +16,7 @@ use crate::harness::{self, Progress, Runner, Sink};
 use crate::plan::measure_experiment;
 use crate::report::experiment::Plan;
 use crate::results::{Params, Trial};
-use crate::transport::Endpoint;
+use crate::transport::{Endpoint, Transport};
 use anyhow::{Context, Result};
 use std::time::Duration;
 
@@ -57,31 +58,34 @@ const SERVER_START: Duration = Duration::from_millis(300);
 /// Runs every experiment of the plan, handing each to `sink` as it finishes.
 pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
     progress.note("sockets: starting the server");
-    let (server, endpoints) = match &plan.server {
-        Source::Throwaway(transports) => {
-            let server = ServerProcess::start(transports)?;
-            let endpoints = server.endpoints().to_vec();
-            (Some(server), endpoints)
-        }
-        Source::User(endpoints) => (None, endpoints.clone()),
+    let servers = match &plan.server {
+        Source::Throwaway(transports) => Servers::start(transports)?,
+        Source::User(endpoints) => Servers {
+            host: None,
+            contained: None,
+            endpoints: endpoints.clone(),
+        },
     };
-    let (server_pid, load_known) = match &server {
-        Some(child) => (Some(child.pid()), true),
-        None => running_server(plan, &endpoints, progress)?,
+    let (server_pid, load_known) = match (&servers.host, &servers.contained) {
+        (Some(child), _) => (Some(child.pid()), true),
+        (None, Some(contained)) => (Some(contained.pid()), true),
+        (None, None) => running_server(plan, &servers.endpoints, progress)?,
     };
+    let own = servers.host.is_some() || servers.contained.is_some();
     // Every placement, free included, pins the server: a user's server gets its
     // own CPUs back when the run ends, however it ends.
-    let _restore = match (&server, server_pid) {
-        (None, Some(pid)) => Some(affinity::Restore::of_process(pid).with_context(|| {
+    let _restore = match (own, server_pid) {
+        (false, Some(pid)) => Some(affinity::Restore::of_process(pid).with_context(|| {
             format!("cannot read which CPUs the server (process {pid}) may use")
         })?),
         _ => None,
     };
-    let targets = endpoints
-        .into_iter()
-        .map(|e| Target::new(e, plan.tls_version))
+    let targets = servers
+        .endpoints
+        .iter()
+        .map(|e| Target::new(e.clone(), plan.tls_version))
         .collect::<Result<Vec<_>>>()?;
-    if server.is_none() {
+    if !own {
         for target in &targets {
             first_contact::check(target)?;
         }
@@ -97,8 +101,8 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
             experiment,
             cases: harness::placed(plan.cases(experiment), &plan.placements, |p| p),
             targets: &targets,
-            server: server_pid,
-            child: server.as_ref().map(ServerProcess::pid),
+            servers: &servers,
+            user_server: server_pid.filter(|_| !own),
             load_known,
         };
         let labels: Vec<&str> = targets.iter().map(|t| t.transport.name()).collect();
@@ -115,6 +119,69 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
         sink.keep(records)?;
     }
     Ok(())
+}
+
+/// The servers sockbench started: on the host, in a container, or both, and the
+/// address of each transport asked for, in the order asked.
+struct Servers {
+    host: Option<ServerProcess>,
+    contained: Option<Contained>,
+    endpoints: Vec<Endpoint>,
+}
+
+impl Servers {
+    /// Starts a server on the host for the host's transports, and one in a
+    /// container for the transports into one.
+    fn start(transports: &[Transport]) -> Result<Servers> {
+        let (host, inside): (Vec<Transport>, Vec<Transport>) =
+            transports.iter().partition(|t| t.crossing().is_none());
+        let host = (!host.is_empty())
+            .then(|| ServerProcess::start(&host))
+            .transpose()?;
+        let contained = (!inside.is_empty())
+            .then(|| Contained::start(&inside))
+            .transpose()?;
+        let endpoints = transports
+            .iter()
+            .map(|&t| match (t.crossing(), &host, &contained) {
+                (None, Some(host), _) => host.endpoints().iter().find(|e| e.transport == t),
+                (Some(_), _, Some(contained)) => contained.reached(t).map(|r| &r.endpoint),
+                _ => None,
+            })
+            .map(|e| {
+                e.cloned()
+                    .context("a transport the servers do not listen on")
+            })
+            .collect::<Result<_>>()?;
+        Ok(Servers {
+            host,
+            contained,
+            endpoints,
+        })
+    }
+
+    /// The server that answers on `transport`, and a process in between.
+    fn roles(&self, transport: Transport) -> Vec<ServerRole> {
+        match (transport.crossing(), &self.host, &self.contained) {
+            (None, Some(host), _) => vec![ServerRole::server(host.pid())],
+            (Some(_), _, Some(contained)) => {
+                let between = contained.reached(transport).and_then(|r| r.between);
+                std::iter::once(ServerRole::server(contained.pid()))
+                    .chain(between.map(|pid| ServerRole::started("proxy", pid)))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// sockbench's own server child behind `transport`, the only one the
+    /// watchdog may stop.
+    fn child(&self, transport: Transport) -> Option<u32> {
+        match transport.crossing() {
+            None => self.host.as_ref().map(ServerProcess::pid),
+            Some(_) => self.contained.as_ref().map(Contained::pid),
+        }
+    }
 }
 
 /// The process of a server the user started (`--server`), when it runs on this
@@ -154,10 +221,9 @@ struct SocketsRunner<'a> {
     experiment: Experiment,
     cases: Vec<Params>,
     targets: &'a [Target],
-    /// The server process: sockbench's child, or the user's found on this machine.
-    server: Option<u32>,
-    /// sockbench's own server child, the only one the watchdog may stop.
-    child: Option<u32>,
+    servers: &'a Servers,
+    /// The user's server process, found on this machine.
+    user_server: Option<u32>,
     load_known: bool,
 }
 
@@ -166,13 +232,11 @@ impl Runner for SocketsRunner<'_> {
         self.targets[target].transport.to_string()
     }
 
-    fn server_roles(&self, _target: usize) -> Vec<ServerRole> {
-        // The child is sockbench's own; any other process is a user's server.
-        let role = |pid| match self.child {
-            Some(_) => ServerRole::server(pid),
-            None => ServerRole::found(pid),
-        };
-        self.server.map(role).into_iter().collect()
+    fn server_roles(&self, target: usize) -> Vec<ServerRole> {
+        match self.user_server {
+            Some(pid) => vec![ServerRole::found(pid)],
+            None => self.servers.roles(self.targets[target].transport),
+        }
     }
 
     fn outside_load_known(&self) -> bool {
@@ -182,7 +246,13 @@ impl Runner for SocketsRunner<'_> {
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
         let (target, params) = (&self.targets[target], &self.cases[case]);
         let budget = &self.plan.budget;
-        let Some(pid) = self.child else {
+        // Over the bridge, the client is in a container of its own.
+        let network = self.servers.contained.as_ref().map(Contained::network);
+        let _client = match (target.transport, network) {
+            (Transport::Bridge, Some(network)) => Some(network.client_side()?),
+            _ => None,
+        };
+        let Some(pid) = self.servers.child(target.transport) else {
             return self.experiment.run(target, params, budget, meter);
         };
         match watchdog::watched(pid, || self.experiment.run(target, params, budget, meter)) {

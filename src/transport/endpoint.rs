@@ -96,6 +96,13 @@ impl FromStr for Endpoint {
             .copied()
             .ok_or_else(|| format!("address '{s}' has unknown transport '{scheme}'; {hint}"))?;
         let address = match first.place() {
+            Place::Container(_) => {
+                return Err(format!(
+                    "address '{s}': {scheme} is a path into a container's network, which \
+                     sockbench builds itself; measure it with --transports {scheme}, or give \
+                     the address your container publishes as tcp: or unix:"
+                ))
+            }
             Place::Path => unix_path(rest).map(Address::Path)?,
             Place::Abstract => abstract_name(rest).map(Address::Abstract)?,
             Place::Ipv4 | Place::Ipv6 => socket_addr(s, rest).map(Address::Ip)?,
@@ -120,6 +127,7 @@ impl Place {
             Place::Abstract => "an abstract name",
             Place::Ipv4 => "IPv4 (127.0.0.1)",
             Place::Ipv6 => "IPv6 (::1)",
+            Place::Container(_) => "a container's network",
         }
     }
 }

@@ -20,6 +20,7 @@ pub use conn::{closed_by_peer, Accepted, BindError, Conn, Connector, Listener};
 pub use endpoint::{Address, Endpoint, MAX_UNIX_PATH};
 pub use tls::{TlsInfo, TlsVersion, CERTIFICATE_KIND};
 
+pub use crate::container::Crossing;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::Path;
 
@@ -36,6 +37,16 @@ crate::named! {
         Tcp6 = "tcp6",
         /// TLS over TCP on 127.0.0.1.
         Tls = "tls",
+        /// TCP to a server in a container, by its address over a veth pair.
+        Veth = "veth",
+        /// TCP from one container to another over a Linux bridge.
+        Bridge = "bridge",
+        /// TCP to 127.0.0.1, forwarded into a container by a DNAT rule (`-p`).
+        Published = "published",
+        /// TCP to 127.0.0.1, copied into a container by Docker's `docker-proxy`.
+        DockerProxy = "docker-proxy",
+        /// A Unix socket in a directory the host shares into a container.
+        UnixShared = "unix-shared",
     }
 }
 
@@ -51,13 +62,15 @@ pub enum SocketKind {
 }
 
 /// Where a transport's sockets are: the address family (and, for Unix sockets,
-/// the file system or the abstract namespace).
+/// the file system or the abstract namespace), or a container's network, which
+/// sockbench builds itself and a user cannot name (`crate::container`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Place {
     Path,
     Abstract,
     Ipv4,
     Ipv6,
+    Container(Crossing),
 }
 
 /// A transport's row in the table: its kind of socket, its place, and the scheme
@@ -78,6 +91,27 @@ impl Transport {
             Transport::Tcp => (SocketKind::Tcp, Place::Ipv4, "tcp"),
             Transport::Tcp6 => (SocketKind::Tcp, Place::Ipv6, "tcp"),
             Transport::Tls => (SocketKind::Tls, Place::Ipv4, "tls"),
+            Transport::Veth => (SocketKind::Tcp, Place::Container(Crossing::Veth), "veth"),
+            Transport::Bridge => (
+                SocketKind::Tcp,
+                Place::Container(Crossing::Bridge),
+                "bridge",
+            ),
+            Transport::Published => (
+                SocketKind::Tcp,
+                Place::Container(Crossing::Published),
+                "published",
+            ),
+            Transport::DockerProxy => (
+                SocketKind::Tcp,
+                Place::Container(Crossing::DockerProxy),
+                "docker-proxy",
+            ),
+            Transport::UnixShared => (
+                SocketKind::Unix,
+                Place::Container(Crossing::Shared),
+                "unix-shared",
+            ),
         };
         Socket {
             kind,
@@ -94,6 +128,25 @@ impl Transport {
         self.socket().place
     }
 
+    /// How a client reaches the container, for a transport into one.
+    pub fn crossing(self) -> Option<Crossing> {
+        match self.place() {
+            Place::Container(crossing) => Some(crossing),
+            _ => None,
+        }
+    }
+
+    /// What the server listens on inside the container: TCP on the container's
+    /// addresses, or a Unix socket in the shared directory; the transport itself
+    /// for any other.
+    pub fn within(self) -> Transport {
+        match self.crossing() {
+            None => self,
+            Some(Crossing::Shared) => Transport::Unix,
+            Some(_) => Transport::Tcp,
+        }
+    }
+
     /// Whether a record's `label` is this transport's name: records name a
     /// transport by it, and a user's server by the name given to `--url`.
     pub fn is_named(self, label: &str) -> bool {
@@ -108,15 +161,17 @@ impl Transport {
 
     /// The address a server started by sockbench itself listens on: a socket file in
     /// the private directory `dir`, a unique abstract name, or a free loopback port.
+    /// A transport into a container gets the address its server has there.
     pub fn local_endpoint(self, dir: &Path, unique: &str) -> Endpoint {
-        let address = match self.place() {
+        let address = match self.within().place() {
             Place::Path => Address::Path(dir.join("sockbench.sock")),
             Place::Abstract => Address::Abstract(format!("sockbench-{unique}")),
             Place::Ipv4 => Address::Ip(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))),
             Place::Ipv6 => Address::Ip(SocketAddr::from((Ipv6Addr::LOCALHOST, 0))),
+            Place::Container(_) => unreachable!("within() is a transport of the host"),
         };
         Endpoint {
-            transport: self,
+            transport: self.within(),
             address,
         }
     }
@@ -142,7 +197,10 @@ mod tests {
 
     #[test]
     fn each_transport_is_its_own_kind_at_its_own_place() {
-        for t in Transport::ALL {
+        for t in Transport::ALL
+            .into_iter()
+            .filter(|t| t.crossing().is_none())
+        {
             let same = Transport::ALL
                 .into_iter()
                 .filter(|u| (u.kind(), u.place()) == (t.kind(), t.place()));
@@ -153,6 +211,22 @@ mod tests {
                 e.to_string().parse::<Endpoint>().map(|e| e.transport),
                 Ok(t)
             );
+        }
+    }
+
+    #[test]
+    fn a_transport_into_a_container_listens_there_on_one_of_the_host() {
+        for t in Transport::ALL
+            .into_iter()
+            .filter(|t| t.crossing().is_some())
+        {
+            let within = t.within();
+            assert!(within.crossing().is_none(), "{t}");
+            assert_eq!(within.kind(), t.kind(), "{t}");
+            let e = t.local_endpoint(std::path::Path::new("/tmp/x"), "u");
+            assert_eq!(e.transport, within, "{t}");
+            let err = format!("{t}:127.0.0.1:1").parse::<Endpoint>().unwrap_err();
+            assert!(err.contains("builds itself"), "{err}");
         }
     }
 

@@ -7,8 +7,9 @@
 //! stopped by PID when the client is done. Its unix socket lives in a private
 //! (0700) temporary directory that goes away with it.
 
-use crate::transport::{Endpoint, Transport, MAX_UNIX_PATH};
+use crate::transport::{Address, Endpoint, Transport, MAX_UNIX_PATH};
 use anyhow::{anyhow, bail, Context, Result};
+use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -38,6 +39,37 @@ impl ServerProcess {
             .iter()
             .map(|t| t.local_endpoint(dir.path(), &unique))
             .collect();
+        ServerProcess::spawn(dir, asked, Answering::Checked)
+    }
+
+    /// Starts a server in `network`'s container, on the calling thread, which must
+    /// be the container's ([`Network::inside`]): on `tcp`, each of the container's
+    /// addresses, on `port`; for a Unix socket, in a private directory shared into
+    /// it (`unix-shared`).
+    pub fn start_inside(tcp: &[SocketAddr], unix: bool) -> Result<ServerProcess> {
+        let dir = crate::leftovers::private_dir(crate::sockets::family::SERVER.prefix)?;
+        let mut asked: Vec<Endpoint> = tcp
+            .iter()
+            .map(|&a| Endpoint {
+                transport: Transport::Tcp,
+                address: Address::Ip(a),
+            })
+            .collect();
+        if unix {
+            crate::container::share_here(dir.path())?;
+            asked.push(Transport::Unix.local_endpoint(dir.path(), ""));
+        }
+        // Nothing but sockbench's own processes is in the container's network, and
+        // the Unix socket's directory is root's: no other account can answer there.
+        ServerProcess::spawn(dir, asked, Answering::Private)
+    }
+
+    /// Starts the child listening on `asked`, in private directory `dir`.
+    fn spawn(
+        dir: crate::leftovers::PrivateDir,
+        asked: Vec<Endpoint>,
+        answering: Answering,
+    ) -> Result<ServerProcess> {
         if let Some(long) = asked
             .iter()
             .filter_map(Endpoint::path)
@@ -83,6 +115,10 @@ impl ServerProcess {
                 .collect::<Result<Vec<Endpoint>>>()
         });
         match parsed {
+            Ok(endpoints) if answering == Answering::Private => {
+                server.endpoints = endpoints;
+                Ok(server)
+            }
             Ok(endpoints) => {
                 // Once, before measuring: every address is the child's own.
                 let own = Some(server.pid());
@@ -131,6 +167,14 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Whether another account could answer where the child listens, so that who
+/// holds each address is checked once it is ready.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Answering {
+    Checked,
+    Private,
 }
 
 /// What makes the server's abstract name its own: 128 random bits, so no other

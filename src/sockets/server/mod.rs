@@ -9,6 +9,7 @@
 //! starts for itself ([`child`]).
 
 pub(crate) mod child;
+pub(crate) mod container;
 mod opening;
 pub(crate) mod owner;
 pub(crate) mod protocol;
