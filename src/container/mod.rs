@@ -29,7 +29,7 @@ mod ns;
 mod sweep;
 mod tool;
 
-pub use ns::{share_here, ClientSide};
+pub use ns::{share_here, ClientSide, Shared};
 pub use sweep::sweep;
 
 use anyhow::{bail, Context, Result};

@@ -152,7 +152,10 @@ impl Drop for Inside {
 /// Bind-mounts `dir` on itself in the calling thread's mounts, which must be the
 /// container's (a job of [`Inside::run`]), as a volume shared from the host is:
 /// a server started there then reaches it through the mount, the host as always.
-pub fn share_here(dir: &Path) -> Result<()> {
+/// The mount is undone when the guard drops on that thread, unless it is kept
+/// ([`Shared::keep`]): a directory that is a mount point cannot be removed where
+/// it is one.
+pub fn share_here(dir: &Path) -> Result<Shared> {
     // Anywhere else the mount would be the host's.
     if std::thread::current().name() != Some(THREAD) {
         bail!("a directory is shared into the container from its own thread only");
@@ -176,7 +179,27 @@ pub fn share_here(dir: &Path) -> Result<()> {
             std::io::Error::last_os_error()
         );
     }
-    Ok(())
+    Ok(Shared(Some(path)))
+}
+
+/// A directory shared into the container, unmounted there on drop.
+pub struct Shared(Option<CString>);
+
+impl Shared {
+    /// Keeps the mount for as long as the container lives (its processes hold it).
+    pub fn keep(mut self) {
+        self.0.take();
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            // SAFETY: a valid NUL-terminated string; the guard is made and dropped
+            // on the container's thread, in its own mount namespace.
+            unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) };
+        }
+    }
 }
 
 /// Gives the calling thread its own copy of the mounts, made private first so

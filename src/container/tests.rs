@@ -75,7 +75,7 @@ fn every_crossing_carries_a_connection_and_nothing_is_left() {
         let (shared, in_container) = (dir.path().to_path_buf(), sock.clone());
         let unix = network
             .inside(move || {
-                share_here(&shared).unwrap();
+                share_here(&shared).unwrap().keep();
                 let mounts = std::fs::read_to_string("/proc/thread-self/mounts").unwrap();
                 (UnixListener::bind(in_container), mounts)
             })

@@ -14,7 +14,7 @@ use crate::results::{Metrics, Trial};
 use crate::sockets::server::protocol::GREETING;
 use crate::stats::Percentiles;
 use crate::system;
-use crate::transport::closed_by_peer;
+use crate::transport::{closed_by_peer, Address};
 use anyhow::{bail, Context, Result};
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -32,7 +32,7 @@ pub fn trial(target: &Target, budget: Duration, meter: &mut Meter) -> Result<Tri
     let time_wait_before = uses_ports.then(system::time_wait_count).flatten();
     let mut capacity = sample_capacity(budget);
     let port_cap = if uses_ports {
-        port_cap(time_wait_before)?
+        port_cap(target, time_wait_before)?
     } else {
         None
     };
@@ -85,30 +85,68 @@ pub fn trial(target: &Target, budget: Duration, meter: &mut Meter) -> Result<Tri
     })
 }
 
-/// The most connections a trial may open without running out of ephemeral ports,
-/// or `None` when the kernel reuses TIME_WAIT ports on loopback.
-fn port_cap(time_wait: Option<u64>) -> Result<Option<usize>> {
+/// The most connections a trial may open without running out of ephemeral ports.
+/// Where the kernel reuses TIME_WAIT ports (on loopback by default), half the
+/// range; elsewhere (to a container's address over veth or a bridge, which the
+/// default reuses not), what the sockets in TIME_WAIT towards the server leave,
+/// counted in the client's own namespace (machine-wide `time_wait` when the
+/// kernel reuses none).
+fn port_cap(target: &Target, time_wait: Option<u64>) -> Result<Option<usize>> {
     let Some([low, high]) = system::ephemeral_ports() else {
         return Ok(None);
     };
     let range = u64::from(high.saturating_sub(low)) + 1;
-    if system::loopback_reuses_time_wait() {
+    let dest = match &target.endpoint.address {
+        Address::Ip(dest) => Some(*dest),
+        _ => None,
+    };
+    if dest.is_some_and(system::reuses_time_wait_to) {
         // Reuse needs the TIME_WAIT socket to be a second old: leave half the range
         // for ports still too young.
         return Ok(Some((range / 2) as usize));
     }
-    let busy = time_wait.unwrap_or(0) + PORT_MARGIN;
-    let free = range.saturating_sub(busy);
-    if free < 1_000 {
-        bail!(
-            "only {free} ephemeral ports are free ({} sockets in TIME_WAIT and \
-             net.ipv4.tcp_tw_reuse is 0); wait a minute for them to expire, or run \
-             'sysctl net.ipv4.tcp_tw_reuse=2'",
-            time_wait.unwrap_or(0)
-        );
+    let off_loopback =
+        dest.filter(|d| !d.ip().is_loopback() && system::loopback_reuses_time_wait());
+    let Some(dest) = off_loopback else {
+        let busy = time_wait.unwrap_or(0) + PORT_MARGIN;
+        let free = range.saturating_sub(busy);
+        if free < MIN_PORTS {
+            bail!(
+                "only {free} ephemeral ports are free ({} sockets in TIME_WAIT and \
+                 net.ipv4.tcp_tw_reuse is 0); wait a minute for them to expire, or run \
+                 'sysctl net.ipv4.tcp_tw_reuse=2'",
+                time_wait.unwrap_or(0)
+            );
+        }
+        return Ok(Some(free as usize));
+    };
+    // Off loopback the default reuses none: TIME_WAIT lasts a minute, so a trial
+    // that finds too few ports waits (untimed, Ctrl-C seen) for earlier trials'
+    // to expire, as a client there would have to.
+    let deadline = Instant::now() + TIME_WAIT_LIFE;
+    loop {
+        let busy = system::time_wait_to(dest).unwrap_or(0) + PORT_MARGIN;
+        let free = range.saturating_sub(busy);
+        if free >= MIN_PORTS {
+            return Ok(Some(free as usize));
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "only {free} ephemeral ports are free towards {} after a minute; the \
+                 kernel reuses TIME_WAIT ports on loopback only (net.ipv4.tcp_tw_reuse=2): \
+                 run 'sysctl net.ipv4.tcp_tw_reuse=1' to reuse them everywhere",
+                target.endpoint
+            );
+        }
+        crate::interrupt::check()?;
+        std::thread::sleep(Duration::from_millis(100));
     }
-    Ok(Some(free as usize))
 }
+
+/// The fewest ports a trial starts with.
+const MIN_PORTS: u64 = 1_000;
+/// How long a socket stays in TIME_WAIT on Linux.
+const TIME_WAIT_LIFE: Duration = Duration::from_secs(61);
 
 fn refused(target: &Target) -> String {
     format!(

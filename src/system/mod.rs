@@ -11,7 +11,9 @@ mod network;
 pub(crate) mod peers;
 pub mod pg_environment;
 
-pub use network::{ephemeral_ports, loopback_reuses_time_wait, time_wait_count};
+pub use network::{
+    ephemeral_ports, loopback_reuses_time_wait, reuses_time_wait_to, time_wait_count, time_wait_to,
+};
 
 use crate::cpu::load::CpuLoad;
 use serde::{Deserialize, Serialize};

@@ -17,6 +17,42 @@ pub fn loopback_reuses_time_wait() -> bool {
     matches!(tcp_tw_reuse(), Some(1 | 2))
 }
 
+/// Whether a client's TIME_WAIT ports to `dest` are reused for new connections:
+/// everywhere with 1, only to a loopback address with 2 (the default), so not to
+/// a container's address over a veth pair or a bridge; read in the calling
+/// thread's network namespace.
+pub fn reuses_time_wait_to(dest: std::net::SocketAddr) -> bool {
+    match tcp_tw_reuse() {
+        Some(1) => true,
+        Some(2) => dest.ip().is_loopback(),
+        _ => false,
+    }
+}
+
+/// Sockets in TIME_WAIT towards `dest` in the calling thread's network namespace:
+/// the ports a new connection there cannot take while they are not reused.
+pub fn time_wait_to(dest: std::net::SocketAddr) -> Option<u64> {
+    const TIME_WAIT: &str = "06";
+    let table = if dest.is_ipv4() { "tcp" } else { "tcp6" };
+    let text = fs::read_to_string(format!("/proc/thread-self/net/{table}")).ok()?;
+    let count = text
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            fields.get(3) == Some(&TIME_WAIT)
+                && fields
+                    .get(2)
+                    .and_then(|r| r.split_once(':'))
+                    .is_some_and(|(ip, port)| {
+                        super::peers::parse_address(ip) == Some(dest.ip())
+                            && u16::from_str_radix(port, 16) == Ok(dest.port())
+                    })
+        })
+        .count();
+    Some(count as u64)
+}
+
 pub fn ephemeral_ports() -> Option<[u32; 2]> {
     let text = read_trimmed("/proc/sys/net/ipv4/ip_local_port_range")?;
     let mut parts = text.split_whitespace().map(|p| p.parse().ok());

@@ -148,7 +148,7 @@ fn parse_proc_net(text: &str) -> Vec<TcpListener> {
 
 /// An address as the kernel prints it: 32-bit words in hexadecimal, each in the
 /// machine's byte order.
-fn parse_address(hex: &str) -> Option<IpAddr> {
+pub(super) fn parse_address(hex: &str) -> Option<IpAddr> {
     let mut bytes = Vec::with_capacity(16);
     for i in (0..hex.len()).step_by(8) {
         let word = u32::from_str_radix(hex.get(i..i + 8)?, 16).ok()?;

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod consistency;
+pub mod container;
 pub mod fixtures;
 pub mod pgbouncer;
 pub mod redis;

@@ -14,6 +14,7 @@
 //! (`failed.rs`, [`Pair::unpaired`], [`layer_cost`]), and takes its place by rank.
 
 pub mod caveats;
+mod container;
 mod explain;
 pub mod failed;
 pub mod own;
@@ -78,6 +79,7 @@ pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Ve
     }
     described.sort_by_key(|(rank, _, _)| *rank);
     let mut lines: Vec<Line> = Vec::new();
+    let mut contained: Vec<&str> = Vec::new();
     for (_, experiment, said) in described {
         let v = match said {
             Speaks::Line(v) => v,
@@ -87,17 +89,30 @@ pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Ve
             }
         };
         let of = catalog.records_of(records, experiment);
-        let mut these: Vec<Line> = distinct(of.iter().copied(), |r| r.params.get(PLACEMENT))
-            .into_iter()
-            .filter_map(|placement| {
-                let placed = of
-                    .iter()
-                    .copied()
-                    .filter(|r| r.params.get(PLACEMENT) == placement)
-                    .collect();
-                picked_line(experiment, placed, &v)
-            })
+        let at: Vec<_> = distinct(of.iter().copied(), |r| r.params.get(PLACEMENT));
+        let placed = |placement| {
+            of.iter()
+                .copied()
+                .filter(|r| r.params.get(PLACEMENT) == placement)
+                .collect::<Vec<_>>()
+        };
+        let mut these: Vec<Line> = at
+            .iter()
+            .filter_map(|&p| picked_line(experiment, placed(p), &v))
             .collect();
+        // A family's first line over a container's network brings the line
+        // comparing the ways into it.
+        let family = experiment.id.split('.').next().unwrap_or_default();
+        if !contained.contains(&family) {
+            let said: Vec<Line> = at
+                .iter()
+                .filter_map(|&p| container_line(placed(p), &v))
+                .collect();
+            if !said.is_empty() {
+                contained.push(family);
+            }
+            these.extend(said);
+        }
         if let Some(note) = placement_note(&these) {
             if let Some(last) = these.last_mut() {
                 last.sentence.push(' ');
@@ -138,34 +153,10 @@ fn picked_line(
     v: &VerdictLine,
 ) -> Option<Line> {
     let placement = of.first().and_then(|r| placement(&r.params));
-    let rs: Vec<&ResultRecord> = match v.case {
-        Pick::Cases(param) => return cases_line(experiment, of, v, param),
-        Pick::Only => of,
-        // Cases without the parameter at all (a proxy's user app, asked for a
-        // path rather than sizes) are one case: every record.
-        Pick::Smallest(param) | Pick::Largest(param)
-            if of.iter().all(|r| param.number(&r.params).is_none()) =>
-        {
-            of
-        }
-        Pick::Smallest(param) | Pick::Largest(param) => {
-            let values = of.iter().filter_map(|r| param.number(&r.params));
-            let case = match v.case {
-                Pick::Smallest(_) => values.min(),
-                _ => values.max(),
-            }?;
-            of.into_iter()
-                .filter(|r| param.number(&r.params) == Some(case))
-                .collect()
-        }
-    };
-    let rs: Vec<&ResultRecord> = rs
-        .into_iter()
-        .filter(|r| v.metric.read(&r.metrics).is_some_and(|x| x > 0.0))
-        .collect();
-    if rs.len() < 2 {
-        return None;
+    if let Pick::Cases(param) = v.case {
+        return cases_line(experiment, of, v, param);
     }
+    let rs = picked_case(of, v)?;
     let labels: Vec<&str> = rs.iter().map(|r| r.transport.as_str()).collect();
     let base = rs[reference(&labels)];
     // Each other transport against the one it is compared with everywhere
@@ -203,6 +194,51 @@ fn picked_line(
         experiment: Some(experiment),
         reference_ns,
     })
+}
+
+/// The line of the ways into a container, for the case `v` picks.
+fn container_line(of: Vec<&ResultRecord>, v: &VerdictLine) -> Option<Line> {
+    let placed = of
+        .first()
+        .and_then(|r| placement(&r.params))
+        .map(|p| p.describe());
+    let rs = picked_case(of, v)?;
+    let case_words = (v.what)(&rs[0].params);
+    let what = match placed {
+        Some(p) => format!("In a container ({}: {case_words}, {p})", v.work.heading),
+        None => format!("In a container ({}: {case_words})", v.work.heading),
+    };
+    container::line(&rs, v, what, placed)
+}
+
+/// The records of the case a line picks (the smallest size, say), each with the
+/// line's figure; none when fewer than two transports have it.
+fn picked_case<'r>(of: Vec<&'r ResultRecord>, v: &VerdictLine) -> Option<Vec<&'r ResultRecord>> {
+    let rs: Vec<&ResultRecord> = match v.case {
+        Pick::Only | Pick::Cases(_) => of,
+        // Cases without the parameter at all (a proxy's user app, asked for a
+        // path rather than sizes) are one case: every record.
+        Pick::Smallest(param) | Pick::Largest(param)
+            if of.iter().all(|r| param.number(&r.params).is_none()) =>
+        {
+            of
+        }
+        Pick::Smallest(param) | Pick::Largest(param) => {
+            let values = of.iter().filter_map(|r| param.number(&r.params));
+            let case = match v.case {
+                Pick::Smallest(_) => values.min(),
+                _ => values.max(),
+            }?;
+            of.into_iter()
+                .filter(|r| param.number(&r.params) == Some(case))
+                .collect()
+        }
+    };
+    let rs: Vec<&ResultRecord> = rs
+        .into_iter()
+        .filter(|r| v.metric.read(&r.metrics).is_some_and(|x| x > 0.0))
+        .collect();
+    (rs.len() >= 2).then_some(rs)
 }
 
 /// A line that compares cases (authentication methods) on the reference

@@ -7,6 +7,7 @@
 //! stopped by PID when the client is done. Its unix socket lives in a private
 //! (0700) temporary directory that goes away with it.
 
+use crate::container::Shared;
 use crate::transport::{Address, Endpoint, Transport, MAX_UNIX_PATH};
 use anyhow::{anyhow, bail, Context, Result};
 use std::net::SocketAddr;
@@ -22,6 +23,9 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct ServerProcess {
     child: Child,
     endpoints: Vec<Endpoint>,
+    /// The directory's mount in a container, undone before the directory goes
+    /// when the server fails to start there (on the container's thread).
+    shared: Option<Shared>,
     _dir: crate::leftovers::PrivateDir,
 }
 
@@ -39,13 +43,13 @@ impl ServerProcess {
             .iter()
             .map(|t| t.local_endpoint(dir.path(), &unique))
             .collect();
-        ServerProcess::spawn(dir, asked, Answering::Checked)
+        ServerProcess::spawn(dir, None, asked, Answering::Checked)
     }
 
-    /// Starts a server in `network`'s container, on the calling thread, which must
-    /// be the container's ([`Network::inside`]): on `tcp`, each of the container's
-    /// addresses, on `port`; for a Unix socket, in a private directory shared into
-    /// it (`unix-shared`).
+    /// Starts a server in a container, on the calling thread, which must be the
+    /// container's (`crate::container::Network::inside`): on each of `tcp`, the
+    /// container's addresses, and with `unix` on a Unix socket in a private
+    /// directory shared into it (`unix-shared`).
     pub fn start_inside(tcp: &[SocketAddr], unix: bool) -> Result<ServerProcess> {
         let dir = crate::leftovers::private_dir(crate::sockets::family::SERVER.prefix)?;
         let mut asked: Vec<Endpoint> = tcp
@@ -55,18 +59,26 @@ impl ServerProcess {
                 address: Address::Ip(a),
             })
             .collect();
+        let shared = match unix {
+            true => Some(crate::container::share_here(dir.path())?),
+            false => None,
+        };
         if unix {
-            crate::container::share_here(dir.path())?;
             asked.push(Transport::Unix.local_endpoint(dir.path(), ""));
         }
         // Nothing but sockbench's own processes is in the container's network, and
         // the Unix socket's directory is root's: no other account can answer there.
-        ServerProcess::spawn(dir, asked, Answering::Private)
+        let mut server = ServerProcess::spawn(dir, shared, asked, Answering::Private)?;
+        if let Some(shared) = server.shared.take() {
+            shared.keep();
+        }
+        Ok(server)
     }
 
     /// Starts the child listening on `asked`, in private directory `dir`.
     fn spawn(
         dir: crate::leftovers::PrivateDir,
+        shared: Option<Shared>,
         asked: Vec<Endpoint>,
         answering: Answering,
     ) -> Result<ServerProcess> {
@@ -75,6 +87,9 @@ impl ServerProcess {
             .filter_map(Endpoint::path)
             .find(|p| p.as_os_str().len() > MAX_UNIX_PATH)
         {
+            // The mount first: a mount point cannot be removed.
+            drop(shared);
+            drop(dir);
             return Err(crate::error::usage(format!(
                 "the temporary directory {} is too long for the sockbench server's Unix socket \
                  path ({} bytes, at most {MAX_UNIX_PATH}); set TMPDIR to a shorter directory \
@@ -96,15 +111,23 @@ impl ServerProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         crate::subprocess::tie_to_parent(&mut command, libc::SIGKILL);
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("cannot start the sockbench server ({})", exe.display()))?;
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                drop(shared);
+                drop(dir);
+                return Err(e).with_context(|| {
+                    format!("cannot start the sockbench server ({})", exe.display())
+                });
+            }
+        };
         let stderr_tail =
             crate::subprocess::forward_stderr(child.stderr.take().expect("stderr is piped"));
         let lines = crate::subprocess::read_lines(child.stdout.take().expect("stdout is piped"));
         let mut server = ServerProcess {
             child,
             endpoints: Vec::new(),
+            shared,
             _dir: dir,
         };
         let ready = crate::subprocess::wait_ready(&lines, "the sockbench server", READY_TIMEOUT);
