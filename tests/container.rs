@@ -123,13 +123,15 @@ fn ctrl_c_mid_trial_removes_the_network() {
     let args = [
         "sockets",
         "--workloads",
-        "connect,pingpong",
+        "pingpong,stream",
+        "--sizes",
+        "64",
         "--trials",
-        "30",
+        "4",
         "--transports",
         "veth,bridge,published,unix-shared",
     ];
-    let mut child = start_then_wait_for(&scratch, &json, "sockets.connect", &args);
+    let mut child = start_then_wait_for(&scratch, &json, "sockets.pingpong", &args);
     assert!(!sockbench_tables().is_empty(), "no NAT table while running");
     signal(&child.0, libc::SIGINT);
     let status = wait_for_exit(&mut child, "sockbench did not stop after Ctrl-C");
@@ -153,13 +155,15 @@ fn after_sigkill_the_next_run_removes_the_nat_table() {
     let args = [
         "sockets",
         "--workloads",
-        "connect,pingpong",
+        "pingpong,stream",
+        "--sizes",
+        "64",
         "--trials",
-        "30",
+        "4",
         "--transports",
         "veth,published",
     ];
-    let mut child = start_then_wait_for(&scratch, &json, "sockets.connect", &args);
+    let mut child = start_then_wait_for(&scratch, &json, "sockets.pingpong", &args);
     signal(&child.0, libc::SIGKILL);
     let _ = child.0.wait();
     // Its server died with it, so its namespaces and links went; its table stays.

@@ -26,8 +26,7 @@ pub fn sweep() -> usize {
             removed += 1;
         }
     }
-    // No table without nf_tables loaded; listing would load it.
-    if tool::find("nft").is_none() || !Path::new("/sys/module/nf_tables").exists() {
+    if tool::find("nft").is_none() || !nf_tables_present() {
         return removed;
     }
     let Ok(tables) = tool::run("nft", &["list", "tables", "ip"]) else {
@@ -46,6 +45,20 @@ pub fn sweep() -> usize {
         }
     }
     removed
+}
+
+/// Whether nf_tables is in the kernel already: built in, or a module loaded. A
+/// module not loaded holds no table, and listing the tables would load it.
+fn nf_tables_present() -> bool {
+    let Ok(modules) = std::fs::read_to_string("/proc/modules") else {
+        return true; // no loadable modules: built in or absent, nothing to load
+    };
+    if modules.lines().any(|l| l.starts_with("nf_tables ")) {
+        return true;
+    }
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    std::fs::read_to_string(format!("/lib/modules/{}/modules.builtin", release.trim()))
+        .is_ok_and(|list| list.lines().any(|l| l.ends_with("/nf_tables.ko")))
 }
 
 /// The host links named as sockbench names them, with their aliases.

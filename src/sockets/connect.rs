@@ -120,21 +120,23 @@ fn port_cap(target: &Target, time_wait: Option<u64>) -> Result<Option<usize>> {
         }
         return Ok(Some(free as usize));
     };
-    // Off loopback the default reuses none: TIME_WAIT lasts a minute, so a trial
-    // that finds too few ports waits (untimed, Ctrl-C seen) for earlier trials'
-    // to expire, as a client there would have to.
-    let deadline = Instant::now() + TIME_WAIT_LIFE;
+    // Off loopback the default reuses none, and TIME_WAIT lasts a minute: a
+    // trial takes half of what is free, so that the next finds some, and one that
+    // finds too few waits (untimed, Ctrl-C seen, within the watchdog's patience)
+    // for earlier trials' to expire, as a client there would have to.
+    let deadline = Instant::now() + PORT_WAIT;
     loop {
         let busy = system::time_wait_to(dest).unwrap_or(0) + PORT_MARGIN;
         let free = range.saturating_sub(busy);
-        if free >= MIN_PORTS {
-            return Ok(Some(free as usize));
+        if free >= 2 * MIN_PORTS_OFF_LOOPBACK {
+            return Ok(Some((free / 2) as usize));
         }
         if Instant::now() >= deadline {
             bail!(
-                "only {free} ephemeral ports are free towards {} after a minute; the \
-                 kernel reuses TIME_WAIT ports on loopback only (net.ipv4.tcp_tw_reuse=2): \
-                 run 'sysctl net.ipv4.tcp_tw_reuse=1' to reuse them everywhere",
+                "only {free} ephemeral ports are free towards {}: the kernel reuses \
+                 TIME_WAIT ports on loopback only (net.ipv4.tcp_tw_reuse=2); run fewer \
+                 connect rounds, wait a minute, or run 'sysctl net.ipv4.tcp_tw_reuse=1' to \
+                 reuse them everywhere",
                 target.endpoint
             );
         }
@@ -145,8 +147,11 @@ fn port_cap(target: &Target, time_wait: Option<u64>) -> Result<Option<usize>> {
 
 /// The fewest ports a trial starts with.
 const MIN_PORTS: u64 = 1_000;
-/// How long a socket stays in TIME_WAIT on Linux.
-const TIME_WAIT_LIFE: Duration = Duration::from_secs(61);
+/// The fewest connections a trial off loopback makes.
+const MIN_PORTS_OFF_LOOPBACK: u64 = 200;
+/// How long a trial off loopback waits for ports, well within the watchdog's
+/// patience with a server that does no work.
+const PORT_WAIT: Duration = Duration::from_secs(5);
 
 fn refused(target: &Target) -> String {
     format!(

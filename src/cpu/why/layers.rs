@@ -47,6 +47,10 @@ pub enum Class {
 ///   `__netif_receive_skb*`) and the transmit path down to the device
 ///   (`__dev_queue_xmit`, `loopback_xmit`, `netif_rx*`) are the loopback device;
 ///   `handle_softirqs` and `__local_bh_enable_ip` are left to their callers.
+/// - On a container's network, the bridge's and veth's own functions (`br_*`,
+///   `veth_*`) are the bridge, and netfilter's (`nf_*`, `nft_*`, conntrack), NAT for
+///   a published port included, netfilter; the device path they share with
+///   loopback stays the loopback device's.
 /// - Memory copies between user and kernel (`_copy_*_iter`, `copy_user_*`,
 ///   `rep_movs_alternative`, `memcpy`, `__check_object_size`, the checks of a
 ///   user copy) are memory copy wherever they are called from.
@@ -125,6 +129,20 @@ pub const TABLE: &[(&str, Class)] = &[
     ("netif_receive_skb*", Class::In(Layer::Loopback)),
     ("eth_type_trans", Class::In(Layer::Loopback)),
     ("skb_defer_free_flush", Class::In(Layer::Loopback)),
+    // A container's network: the bridge and veth pairs, and netfilter's hooks
+    // (conntrack and NAT for a published port), before IP's prefixes.
+    ("br_*", Class::In(Layer::Bridge)),
+    ("__br_*", Class::In(Layer::Bridge)),
+    ("veth_*", Class::In(Layer::Bridge)),
+    ("__veth_*", Class::In(Layer::Bridge)),
+    ("nf_*", Class::In(Layer::Netfilter)),
+    ("__nf_*", Class::In(Layer::Netfilter)),
+    ("nft_*", Class::In(Layer::Netfilter)),
+    ("__nft_*", Class::In(Layer::Netfilter)),
+    ("ipv4_conntrack*", Class::In(Layer::Netfilter)),
+    ("ipt_*", Class::In(Layer::Netfilter)),
+    ("iptable_*", Class::In(Layer::Netfilter)),
+    ("masquerade_*", Class::In(Layer::Netfilter)),
     // IP.
     ("ip_*", Class::In(Layer::Ip)),
     ("__ip_*", Class::In(Layer::Ip)),
@@ -133,7 +151,6 @@ pub const TABLE: &[(&str, Class)] = &[
     ("inet_*", Class::In(Layer::Ip)),
     ("__inet_*", Class::In(Layer::Ip)),
     ("neigh_*", Class::In(Layer::Ip)),
-    ("nf_hook_slow", Class::In(Layer::Ip)),
     ("dst_release", Class::In(Layer::Ip)),
     ("fib_*", Class::In(Layer::Ip)),
     // TCP.

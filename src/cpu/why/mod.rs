@@ -76,6 +76,10 @@ crate::named! {
         Ip = "ip",
         /// The loopback device and the receive softirq.
         Loopback = "loopback",
+        /// A container's links: the bridge and veth pairs.
+        Bridge = "bridge",
+        /// Netfilter's hooks: connection tracking and NAT.
+        Netfilter = "netfilter",
         /// The scheduler: sleeping, waking, switching.
         Scheduler = "scheduler",
         /// Copying between user and kernel memory.

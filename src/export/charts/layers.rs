@@ -17,13 +17,15 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Each layer's colour: the network stack in blues and greens, user space in
 /// greys, TLS in orange.
-const COLOURS: [(Layer, RGBColor); 11] = [
+const COLOURS: [(Layer, RGBColor); 13] = [
     (Layer::Syscall, RGBColor(158, 202, 225)),
     (Layer::Socket, RGBColor(107, 174, 214)),
     (Layer::Unix, RGBColor(148, 103, 189)),
     (Layer::Tcp, RGBColor(33, 113, 181)),
     (Layer::Ip, RGBColor(65, 171, 93)),
     (Layer::Loopback, RGBColor(161, 217, 155)),
+    (Layer::Bridge, RGBColor(0, 109, 44)),
+    (Layer::Netfilter, RGBColor(140, 86, 75)),
     (Layer::Scheduler, RGBColor(214, 39, 40)),
     (Layer::Copy, RGBColor(255, 187, 120)),
     (Layer::Tls, RGBColor(255, 127, 14)),

@@ -234,6 +234,8 @@ pub fn describe(layer: Layer) -> &'static str {
         Layer::Tcp => "TCP",
         Layer::Ip => "IP",
         Layer::Loopback => "the loopback device",
+        Layer::Bridge => "the bridge and veth pairs",
+        Layer::Netfilter => "netfilter (conntrack and NAT)",
         Layer::Scheduler => "the scheduler",
         Layer::Copy => "copying memory",
         Layer::Tls => "TLS crypto",
