@@ -94,6 +94,24 @@ pub struct SelfReport {
 /// (an `Interrupted` error); either way the program and what it started (its own
 /// process group) are killed, by the group's ID, before it is reaped.
 pub fn ask(command: &mut Command, limit: Duration) -> anyhow::Result<Option<SelfReport>> {
+    run_bounded(command, limit, true)
+}
+
+/// As [`ask`], but a Ctrl-C does not end the wait, only `limit` does: for a
+/// program that undoes what the run made outside itself (an nftables table), which
+/// must also run on the way out of a Ctrl-C.
+pub fn ask_to_the_end(
+    command: &mut Command,
+    limit: Duration,
+) -> anyhow::Result<Option<SelfReport>> {
+    run_bounded(command, limit, false)
+}
+
+fn run_bounded(
+    command: &mut Command,
+    limit: Duration,
+    interruptible: bool,
+) -> anyhow::Result<Option<SelfReport>> {
     let line = std::iter::once(command.get_program())
         .chain(command.get_args())
         .map(|a| a.to_string_lossy().into_owned())
@@ -126,7 +144,7 @@ pub fn ask(command: &mut Command, limit: Duration) -> anyhow::Result<Option<Self
         }
         let stop = if ended.is_err() {
             Some(anyhow::anyhow!("cannot wait for {line}"))
-        } else if crate::interrupt::interrupted() {
+        } else if interruptible && crate::interrupt::interrupted() {
             Some(crate::error::Interrupted::default().into())
         } else if Instant::now() >= deadline {
             Some(anyhow::anyhow!(

@@ -16,8 +16,18 @@ pub fn find(program: &str) -> Option<PathBuf> {
 
 /// Runs `program` with `args` to its end, in the network namespace of the calling
 /// thread; what it printed (errors included) is returned, or, when it fails, is
-/// the error.
+/// the error. A Ctrl-C ends it (see [`undo`]).
 pub fn run(program: &str, args: &[&str]) -> Result<String> {
+    run_program(program, args, true)
+}
+
+/// Runs `program` with `args` as [`run`] does, but to its end after a Ctrl-C too:
+/// for removing what a network made, which must go on the way out of one.
+pub fn undo(program: &str, args: &[&str]) -> Result<String> {
+    run_program(program, args, false)
+}
+
+fn run_program(program: &str, args: &[&str], interruptible: bool) -> Result<String> {
     let Some(path) = find(program) else {
         bail!("{program} is not installed");
     };
@@ -34,7 +44,12 @@ pub fn run(program: &str, args: &[&str]) -> Result<String> {
         });
     }
     let line = format!("{program} {}", args.join(" "));
-    let Some(report) = crate::subprocess::ask(&mut command, crate::subprocess::ASK_LIMIT)? else {
+    let limit = crate::subprocess::ASK_LIMIT;
+    let report = match interruptible {
+        true => crate::subprocess::ask(&mut command, limit)?,
+        false => crate::subprocess::ask_to_the_end(&mut command, limit)?,
+    };
+    let Some(report) = report else {
         bail!("cannot start {}", path.display());
     };
     let said = String::from_utf8_lossy(&report.stdout).trim().to_string();

@@ -11,6 +11,7 @@
 use crate::error::usage;
 use anyhow::{bail, Result};
 use std::fmt::Write;
+use std::net::IpAddr;
 use std::path::Path;
 
 /// The ACL user sockbench authenticates as.
@@ -40,9 +41,12 @@ pub const COMMANDS: &[&str] = &[
 /// What the server is told.
 #[derive(Debug, Clone)]
 pub struct Settings<'a> {
-    /// The TCP port on 127.0.0.1.
+    /// The addresses it listens on by TCP: 127.0.0.1 on the host, the container's
+    /// own in a container.
+    pub bind: &'a [IpAddr],
+    /// The TCP port on those addresses.
     pub port: u16,
-    /// The TLS port on 127.0.0.1, with the certificate and key files; `None` when
+    /// The TLS port on the same addresses, with the certificate and key files; `None` when
     /// the server is started without TLS.
     pub tls: Option<Tls<'a>>,
     /// The server's own directory: its socket and pid file are there.
@@ -72,8 +76,13 @@ pub fn text(s: &Settings) -> Result<String> {
     line("supervised", "no");
     line("logfile", "\"\"");
     line("always-show-logo", "no");
-    // What it listens on: 127.0.0.1 only, and a socket only its account can open.
-    line("bind", "127.0.0.1");
+    // What it listens on: the addresses given only (127.0.0.1 on the host), and a
+    // socket only its account can open.
+    let bind: Vec<String> = s.bind.iter().map(IpAddr::to_string).collect();
+    if bind.is_empty() {
+        bail!("the server must listen on some address");
+    }
+    line("bind", &bind.join(" "));
     line("protected-mode", "yes");
     line("port", &s.port.to_string());
     line("unixsocket", &quoted(&s.dir.join(SOCKET))?);
@@ -153,8 +162,11 @@ fn quoted(path: &Path) -> Result<String> {
 mod tests {
     use super::*;
 
+    const LOCALHOST: [IpAddr; 1] = [IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)];
+
     fn settings<'a>(dir: &'a Path, hash: &'a str) -> Settings<'a> {
         Settings {
+            bind: &LOCALHOST,
             port: 7000,
             tls: Some(Tls {
                 port: 7001,
@@ -213,6 +225,18 @@ mod tests {
         ] {
             assert!(!rule.contains(forbidden), "{forbidden} in {rule}");
         }
+    }
+
+    #[test]
+    fn in_a_container_it_listens_on_the_containers_addresses_only() {
+        let hash = sha256_hex("x");
+        let addresses = ["198.18.3.2", "198.18.3.10"].map(|a| a.parse().unwrap());
+        let mut s = settings(Path::new("/t/s"), &hash);
+        s.bind = &addresses;
+        let text = text(&s).unwrap();
+        assert!(text.contains("\nbind 198.18.3.2 198.18.3.10\n"), "{text}");
+        s.bind = &[];
+        assert!(super::text(&s).is_err());
     }
 
     #[test]

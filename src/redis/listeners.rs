@@ -51,6 +51,43 @@ pub fn check_port(pid: u32, uid: u32, port: u16) -> Result<()> {
     Ok(())
 }
 
+/// Checks that in the network namespace of the server process `pid` (running as
+/// `uid`), a container's, nobody else listens on `port`, and that the server
+/// listens on each of `addresses` there. The host's `/proc/net/tcp` does not show
+/// that namespace: the server's own `/proc/PID/net/tcp` does.
+///
+/// No other account can be in it: sockbench made it and holds it by descriptors
+/// only (no name in `/run/netns`), entering it takes CAP_SYS_ADMIN, and the only
+/// processes ever in it are this server and the `ip` commands that wired it. The
+/// check is one read, and would say so should that change.
+pub fn check_inside(pid: u32, uid: u32, port: u16, addresses: &[IpAddr]) -> Result<()> {
+    let listeners: Vec<peers::TcpListener> = peers::tcp_listeners_of(pid)
+        .with_context(|| format!("cannot read /proc/{pid}/net/tcp"))?
+        .into_iter()
+        .filter(|l| l.port == port)
+        .collect();
+    if let Some(other) = listeners
+        .iter()
+        .find(|l| l.uid != uid || !peers::holds(pid, l.inode))
+    {
+        bail!(
+            "another program (uid {}) listens on {} port {port} in the container besides \
+             sockbench's redis-server; nothing was sent to it",
+            other.uid,
+            other.addr
+        );
+    }
+    if let Some(missing) = addresses
+        .iter()
+        .find(|&&a| !listeners.iter().any(|l| l.addr == a))
+    {
+        bail!(
+            "redis-server does not listen on {missing} port {port} in the container; see its log"
+        );
+    }
+    Ok(())
+}
+
 /// Two different ports on 127.0.0.1 that were free a moment ago.
 pub fn free_ports() -> Result<(u16, u16)> {
     let bind = || std::net::TcpListener::bind("127.0.0.1:0").context("cannot find a free port");
@@ -84,5 +121,26 @@ mod tests {
         drop(listener);
         let e = check_port(me, uid, port).unwrap_err();
         assert!(e.to_string().contains("does not listen"), "{e}");
+    }
+
+    #[test]
+    fn listeners_are_read_in_the_servers_own_namespace() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (me, uid) = (std::process::id(), crate::dir::euid());
+        let localhost = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        check_inside(me, uid, port, &[localhost]).unwrap();
+        // Another process in the same namespace: the listener is not its own.
+        let mut other = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let e = check_inside(other.id(), uid, port, &[]);
+        let _ = (other.kill(), other.wait());
+        let e = e.unwrap_err();
+        assert!(e.to_string().contains("another program"), "{e}");
+        let elsewhere = IpAddr::V4(Ipv4Addr::new(198, 18, 0, 2));
+        let e = check_inside(me, uid, port, &[localhost, elsewhere]).unwrap_err();
+        assert!(e.to_string().contains("198.18.0.2"), "{e}");
     }
 }

@@ -1,7 +1,9 @@
 //! The Redis family: a throwaway `redis-server` (`server.rs`, its configuration in
 //! `config.rs`, its account in `account.rs`, the checks of who answers in
 //! `listeners.rs`, finding the program in `program.rs`) or the user's (`url.rs`),
-//! reached over unix, tcp and tls (`target.rs`) by a minimal RESP client for the
+//! reached over unix, tcp and tls (`target.rs`), and a second throwaway server in
+//! a container for the transports into one (`container.rs`: veth, bridge,
+//! published, docker-proxy, unix-shared), by a minimal RESP client for the
 //! timed loops (`resp.rs`) whose every wait is bounded and interruptible
 //! (`crate::wait`), and its experiments: round trips of PING, GET and
 //! pipelined GETs (`roundtrip.rs`), a connection per command (`connect.rs`) and
@@ -14,6 +16,7 @@ pub(crate) mod args;
 mod concurrent;
 pub(crate) mod config;
 mod connect;
+mod container;
 pub(crate) mod describe;
 pub(crate) mod family;
 pub(crate) mod keys;
@@ -46,7 +49,16 @@ use target::Target;
 /// The family as `families.rs` registers it.
 pub static FAMILY: Family = Family {
     name: "redis",
-    transports: &[Transport::Unix, Transport::Tcp, Transport::Tls],
+    transports: &[
+        Transport::Unix,
+        Transport::Tcp,
+        Transport::Tls,
+        Transport::Veth,
+        Transport::Bridge,
+        Transport::Published,
+        Transport::DockerProxy,
+        Transport::UnixShared,
+    ],
     server: Some("Redis"),
     experiments: &[
         &describe::PING,

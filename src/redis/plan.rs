@@ -83,7 +83,7 @@ impl RedisPlan {
             (Some(list), true) => {
                 let transports = distinct("--transports", list)?;
                 super::FAMILY.check_transports(&transports).map_err(usage)?;
-                Source::Throwaway(transports)
+                Source::Throwaway(crate::plan::buildable("redis", transports)?)
             }
             (None, true) => Source::Throwaway(DEFAULT_TRANSPORTS.to_vec()),
         };

@@ -17,6 +17,12 @@
 //! SIGKILL if sockbench dies without cleaning up; the leftover sweep then knows its
 //! directory by [`super::DIR_PREFIX`], and that its server is gone by the owner
 //! file, where the server's process is recorded when it starts.
+//!
+//! The same server runs in a container for the transports into one
+//! ([`RedisServer::start_inside`], `container.rs`): started from the container's
+//! thread, it is in the container's network and mounts, listens by TCP on the
+//! container's addresses only (no TLS), and its directory is shared into the
+//! container as a volume, so its socket is reached from the host by the same path.
 
 use super::account::{self, Account};
 use super::config::{self, Settings, Tls, SOCKET, USER};
@@ -29,7 +35,7 @@ use crate::transport::{Address, Conn, Connector, Endpoint, TlsVersion, Transport
 use crate::wait::{Patience, LIMIT, SLICE};
 use anyhow::{bail, Context, Result};
 use std::io::Read;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -47,10 +53,21 @@ pub(super) const SERVER_DIR: &str = "srv";
 const LOG: &str = "redis.log";
 const CONFIG: &str = "redis.conf";
 
+/// Where a throwaway server listens by TCP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Listen {
+    /// 127.0.0.1, on free ports: one for TCP and one for TLS.
+    Loopback,
+    /// A container's addresses on `port` of its network, which is sockbench's alone;
+    /// no TLS (no transport into a container is TLS).
+    Container { addresses: Vec<IpAddr>, port: u16 },
+}
+
 /// A running throwaway server.
 pub struct RedisServer {
     child: Option<Child>,
     program: PathBuf,
+    listen: Listen,
     port: u16,
     tls_port: Option<u16>,
     /// Why there is no TLS port, in one line, when the build has no TLS.
@@ -66,6 +83,17 @@ pub struct RedisServer {
 impl RedisServer {
     /// Starts `program` (a `redis-server`) and waits until it answers.
     pub fn start(program: &Path) -> Result<RedisServer> {
+        RedisServer::begin(program, Listen::Loopback)
+    }
+
+    /// Starts `program` in a container, on the calling thread, which must be the
+    /// container's (`crate::container::Network::inside`): listening on `addresses`
+    /// (the container's) at `port`, its directory shared into the container.
+    pub fn start_inside(program: &Path, addresses: Vec<IpAddr>, port: u16) -> Result<RedisServer> {
+        RedisServer::begin(program, Listen::Container { addresses, port })
+    }
+
+    fn begin(program: &Path, listen: Listen) -> Result<RedisServer> {
         let account = account::server_account()?;
         let socket = format!("{SERVER_DIR}/{SOCKET}");
         let dir = crate::system::account::server_dir(
@@ -75,12 +103,18 @@ impl RedisServer {
             &socket,
             MAX_UNIX_PATH,
         )?;
+        if let Listen::Container { .. } = listen {
+            // A volume: the server reaches its directory through the container's
+            // mount, the host by the same path.
+            crate::container::share_here(dir.path())?;
+        }
         let srv = dir
             .dir()
             .make_dir(SERVER_DIR, 0o700, account.as_ref().map(Account::owner))?;
         let mut server = RedisServer {
             child: None,
             program: program.to_path_buf(),
+            listen,
             port: 0,
             tls_port: None,
             tls_missing: None,
@@ -89,7 +123,9 @@ impl RedisServer {
             srv,
             dir: Some(dir),
         };
-        server.write_certificate()?;
+        if server.listen == Listen::Loopback {
+            server.write_certificate()?;
+        }
         server.launch()?;
         // The password works, and the user may run what the experiments send.
         let mut client = server.connect(Transport::Unix, 0)?;
@@ -122,14 +158,17 @@ impl RedisServer {
     }
 
     /// Starts the server on free ports (a few tries, in case another program takes
-    /// one first; once more without TLS if the build has none) and waits until it
-    /// answers.
+    /// one first; once more without TLS if the build has none), or in a container
+    /// on its port, and waits until it answers.
     fn launch(&mut self) -> Result<()> {
-        let mut with_tls = true;
+        let mut with_tls = self.listen == Listen::Loopback;
         let mut tries = 0;
         loop {
             tries += 1;
-            let (port, tls_port) = listeners::free_ports()?;
+            let (port, tls_port) = match &self.listen {
+                Listen::Loopback => listeners::free_ports()?,
+                Listen::Container { port, .. } => (*port, 0),
+            };
             self.port = port;
             self.tls_port = with_tls.then_some(tls_port);
             self.write_config()?;
@@ -161,7 +200,12 @@ impl RedisServer {
     fn write_config(&self) -> Result<()> {
         let (cert, key) = (self.srv.join("server.crt"), self.srv.join("server.key"));
         let hash = config::sha256_hex(&self.password);
+        let loopback = [IpAddr::V4(Ipv4Addr::LOCALHOST)];
         let text = config::text(&Settings {
+            bind: match &self.listen {
+                Listen::Loopback => &loopback,
+                Listen::Container { addresses, .. } => addresses,
+            },
             port: self.port,
             tls: self.tls_port.map(|port| Tls {
                 port,
@@ -257,6 +301,9 @@ impl RedisServer {
     fn check_ports(&self) -> Result<()> {
         let pid = self.pid().context("redis-server is not running")?;
         let uid = account::uid_of(self.account.as_ref());
+        if let Listen::Container { addresses, port } = &self.listen {
+            return listeners::check_inside(pid, uid, *port, addresses);
+        }
         for port in std::iter::once(self.port).chain(self.tls_port) {
             listeners::check_port(pid, uid, port)?;
         }
@@ -264,14 +311,19 @@ impl RedisServer {
     }
 
     /// Where the server listens for `transport`; `None` for a transport it does not
-    /// serve (tls when the build has none).
+    /// serve (tls when the build has none). A server in a container answers here
+    /// only for its socket: where each transport into the container reaches it is
+    /// the container's (`container.rs`).
     pub fn endpoint(&self, transport: Transport) -> Option<Endpoint> {
         let localhost = |port| Address::Ip(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+        let on_host = self.listen == Listen::Loopback;
         let address = match transport {
             Transport::Unix => Address::Path(self.socket()),
-            Transport::Tcp => localhost(self.port),
-            Transport::Tls => localhost(self.tls_port?),
-            Transport::UnixAbstract
+            Transport::Tcp if on_host => localhost(self.port),
+            Transport::Tls if on_host => localhost(self.tls_port?),
+            Transport::Tcp
+            | Transport::Tls
+            | Transport::UnixAbstract
             | Transport::Tcp6
             | Transport::Veth
             | Transport::Bridge
@@ -355,7 +407,8 @@ impl RedisServer {
         }
     }
 
-    fn socket(&self) -> PathBuf {
+    /// The path of its Unix socket.
+    pub fn socket(&self) -> PathBuf {
         self.srv.join(SOCKET)
     }
 

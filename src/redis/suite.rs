@@ -1,11 +1,15 @@
 //! The Redis suite: starts a throwaway `redis-server` (or takes the user's), then
 //! runs each experiment through the harness, every case on every transport once per
-//! round, the transport that goes first rotating from round to round.
+//! round, the transport that goes first rotating from round to round. The
+//! transports into a container reach a second throwaway server, started in one
+//! (`container.rs`); the host's keep theirs, and both run side by side.
 
+use super::container::RedisContainer;
 use super::plan::{RedisPlan, Source};
 use super::resp::{Encoded, Reply};
 use super::target::Target;
 use super::{Experiment, RedisServer};
+use crate::container::Network;
 use crate::cpu::affinity::Placement;
 use crate::cpu::{Meter, ServerRole};
 use crate::error::usage;
@@ -14,8 +18,8 @@ use crate::harness::{self, Progress, Runner, Sink};
 use crate::plan::measure_experiment;
 use crate::report::family::Plan;
 use crate::results::{Params, Server as ServerFacts, Trial};
-use crate::transport::TlsInfo;
-use anyhow::Result;
+use crate::transport::{TlsInfo, Transport};
+use anyhow::{bail, Context, Result};
 use std::time::Duration;
 
 impl Plan for RedisPlan {
@@ -29,7 +33,15 @@ impl Plan for RedisPlan {
 
     fn estimate(&self) -> Estimate {
         let (targets, setup) = match &self.source {
-            Source::Throwaway(transports) => (transports.len(), SERVER_START),
+            Source::Throwaway(transports) => {
+                let (host, inside) = split(transports);
+                let starts = |t: &[Transport], time| match t.is_empty() {
+                    true => Duration::ZERO,
+                    false => time,
+                };
+                let setup = starts(&host, SERVER_START) + starts(&inside, CONTAINER_START);
+                (transports.len(), setup)
+            }
             Source::User(urls) => (urls.len(), Duration::ZERO),
         };
         let placed = self.placements.len() * targets;
@@ -46,6 +58,8 @@ impl Plan for RedisPlan {
 
 /// Starting the throwaway `redis-server` and waiting until it answers.
 const SERVER_START: Duration = Duration::from_millis(300);
+/// Building a container's network and starting the server in it.
+const CONTAINER_START: Duration = Duration::from_millis(600);
 
 /// Runs every experiment of the plan, handing each to `sink` as it finishes; the
 /// throwaway server stops and its directory goes whichever way it ends.
@@ -53,7 +67,7 @@ pub fn measure(plan: &RedisPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
     let Reached { server, targets } = reach(plan, progress)?;
     let facts: Vec<ServerFacts> = targets
         .iter()
-        .map(|t| facts(t, server.as_ref().map(|s| s.1.as_str())))
+        .map(|t| facts(t, server.as_ref().map(|s| s.version.as_str())))
         .collect::<Result<_>>()?;
     let tls: Vec<Option<TlsInfo>> = targets
         .iter()
@@ -64,20 +78,15 @@ pub fn measure(plan: &RedisPlan, progress: &dyn Progress, sink: &mut dyn Sink) -
         None => Some(user_server(plan, &targets, progress)?),
     };
     let places_server = theirs.as_ref().is_none_or(|t| t.restore.is_some());
-    let server_pid = match (&server, &theirs) {
-        (Some((s, _)), _) => s.pid(),
-        (None, Some(t)) => t.pid,
-        (None, None) => None,
-    };
     for &experiment in &plan.experiments {
         let mut runner = RedisRunner {
             plan,
             experiment,
             cases: harness::placed(plan.cases(experiment), &plan.placements, |p| p),
             targets: &targets,
-            server: server_pid,
+            throwaway: server.as_ref(),
+            users: theirs.as_ref().and_then(|t| t.pid),
             places_server,
-            throwaway: server.is_some(),
         };
         let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
         let cases = runner.cases.clone();
@@ -159,9 +168,71 @@ fn user_server(
 
 /// The servers a run reaches.
 struct Reached {
-    /// The throwaway server with its version, or none for the user's.
-    server: Option<(RedisServer, String)>,
+    /// The throwaway servers, or none for the user's.
+    server: Option<Throwaways>,
     targets: Vec<Target>,
+}
+
+/// The throwaway servers of a run: one on the host for its transports, one in a
+/// container for the transports into one, and the version of their program.
+struct Throwaways {
+    host: Option<RedisServer>,
+    contained: Option<RedisContainer>,
+    version: String,
+}
+
+impl Throwaways {
+    /// The server that answers on `transport`.
+    fn serving(&self, transport: Transport) -> Option<&RedisServer> {
+        match transport.crossing() {
+            None => self.host.as_ref(),
+            Some(_) => self.contained.as_ref().map(RedisContainer::server),
+        }
+    }
+
+    /// The server behind `transport`, and the `docker-proxy` in between.
+    fn roles(&self, transport: Transport) -> Vec<ServerRole> {
+        let server = self.serving(transport).and_then(RedisServer::pid);
+        let proxy = self.contained.as_ref().and_then(|c| c.proxy(transport));
+        server
+            .map(ServerRole::server)
+            .into_iter()
+            .chain(proxy.map(|pid| ServerRole::started("proxy", pid)))
+            .collect()
+    }
+
+    /// The container's network, for a client that crosses the bridge.
+    fn network(&self) -> Option<&Network> {
+        self.contained.as_ref().map(RedisContainer::network)
+    }
+
+    /// An error when a process behind `transport` is gone: a port it left may be
+    /// someone else's by now, so nothing, the password least, goes there.
+    fn check_running(&self, transport: Transport) -> Result<()> {
+        let pid = self
+            .serving(transport)
+            .and_then(RedisServer::pid)
+            .context("the throwaway redis-server is not running")?;
+        if !super::running(pid, None) {
+            bail!(
+                "the throwaway redis-server (process {pid}) is no longer running (it exited or \
+                 was killed); nothing more was sent to its ports"
+            );
+        }
+        let proxy = self.contained.as_ref().and_then(|c| c.proxy(transport));
+        if let Some(pid) = proxy.filter(|&pid| !crate::cpu::proc::runs(pid)) {
+            bail!(
+                "docker-proxy (process {pid}) in front of the throwaway redis-server is no \
+                 longer running; nothing more was sent to its port"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The host's transports, and those into a container.
+fn split(transports: &[Transport]) -> (Vec<Transport>, Vec<Transport>) {
+    transports.iter().partition(|t| t.crossing().is_none())
 }
 
 /// Starts the throwaway server, or takes the user's, and the targets to measure.
@@ -182,26 +253,49 @@ fn reach(plan: &RedisPlan, progress: &dyn Progress) -> Result<Reached> {
                 )
             })?;
             let version = super::version(&program)?.unwrap_or_else(|| "unknown".into());
-            progress.note("redis: starting a throwaway redis-server");
-            let server = RedisServer::start(&program)?;
-            let (user, password) = server.credentials();
-            let holder = server.holder()?;
+            let (host, inside) = split(transports);
+            let mut servers = Throwaways {
+                host: None,
+                contained: None,
+                version,
+            };
+            if !host.is_empty() {
+                progress.note("redis: starting a throwaway redis-server");
+                servers.host = Some(RedisServer::start(&program)?);
+            }
+            if !inside.is_empty() {
+                progress.note("redis: starting a throwaway redis-server in a container");
+                servers.contained = Some(RedisContainer::start(&program, &inside)?);
+            }
             let mut targets = Vec::new();
             for &t in transports {
-                match server.endpoint(t) {
-                    Some(endpoint) => {
-                        targets.push(Target::throwaway(endpoint, user, password, holder)?)
-                    }
-                    None => progress.note(&format!(
+                let server = servers
+                    .serving(t)
+                    .context("no throwaway server for a transport asked for")?;
+                let endpoint = match &servers.contained {
+                    Some(c) if t.crossing().is_some() => c.endpoint(t).cloned(),
+                    _ => server.endpoint(t),
+                };
+                let Some(endpoint) = endpoint else {
+                    progress.note(&format!(
                         "redis: {t} skipped: {}",
                         server
                             .tls_missing()
                             .unwrap_or("the server does not listen there")
-                    )),
-                }
+                    ));
+                    continue;
+                };
+                // Each server has its own password and process.
+                let (user, password) = server.credentials();
+                targets.push(Target::throwaway(
+                    endpoint,
+                    user,
+                    password,
+                    server.holder()?,
+                )?);
             }
             Ok(Reached {
-                server: Some((server, version)),
+                server: Some(servers),
                 targets,
             })
         }
@@ -271,14 +365,14 @@ struct RedisRunner<'a> {
     experiment: Experiment,
     cases: Vec<Params>,
     targets: &'a [Target],
-    /// The server's process: the throwaway one, or the user's found on this
-    /// machine; counted as the server.
-    server: Option<u32>,
-    /// Whether it is placed as `--placement` says: the throwaway one always, the
-    /// user's only when a placement pins it.
+    /// sockbench's own servers, each of which must still run before anything is
+    /// sent to it.
+    throwaway: Option<&'a Throwaways>,
+    /// The user's server process, found on this machine; counted as the server.
+    users: Option<u32>,
+    /// Whether the server is placed as `--placement` says: the throwaway ones
+    /// always, the user's only when a placement pins it.
     places_server: bool,
-    /// Whether it is sockbench's own, which must still run before anything is sent.
-    throwaway: bool,
 }
 
 impl Runner for RedisRunner<'_> {
@@ -286,16 +380,15 @@ impl Runner for RedisRunner<'_> {
         self.targets[target].label.clone()
     }
 
-    fn server_roles(&self, _target: usize) -> Vec<ServerRole> {
-        let role = |pid| match self.throwaway {
-            true => ServerRole::server(pid),
-            false => ServerRole::found(pid),
-        };
-        self.server.map(role).into_iter().collect()
+    fn server_roles(&self, target: usize) -> Vec<ServerRole> {
+        match self.throwaway {
+            Some(servers) => servers.roles(self.targets[target].transport()),
+            None => self.users.map(ServerRole::found).into_iter().collect(),
+        }
     }
 
     fn outside_load_known(&self) -> bool {
-        self.server.is_some()
+        self.throwaway.is_some() || self.users.is_some()
     }
 
     fn places_server(&self) -> bool {
@@ -304,15 +397,15 @@ impl Runner for RedisRunner<'_> {
 
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
         let (target, params) = (&self.targets[target], &self.cases[case]);
-        // A port of a server that is gone may be someone else's by now: nothing,
-        // the password least, goes there.
-        let own = self.server.filter(|_| self.throwaway);
-        if let Some(pid) = own.filter(|&pid| !super::running(pid, None)) {
-            anyhow::bail!(
-                "the throwaway redis-server (process {pid}) is no longer running (it exited or \
-                 was killed); nothing more was sent to its ports"
-            );
-        }
+        let Some(servers) = self.throwaway else {
+            return self.experiment.run(target, params, self.plan, meter);
+        };
+        servers.check_running(target.transport())?;
+        // Over the bridge, the client is in a container of its own.
+        let _client = match (target.transport(), servers.network()) {
+            (Transport::Bridge, Some(network)) => Some(network.client_side()?),
+            _ => None,
+        };
         self.experiment.run(target, params, self.plan, meter)
     }
 }

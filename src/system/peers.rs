@@ -117,9 +117,21 @@ pub fn tcp_listeners(port: u16) -> io::Result<Vec<TcpListener>> {
 
 /// Every listening TCP socket of this network namespace (IPv4 and IPv6).
 pub fn all_tcp_listeners() -> io::Result<Vec<TcpListener>> {
-    let mut all = parse_proc_net(&std::fs::read_to_string("/proc/net/tcp")?);
+    listeners_in(Path::new("/proc/net"))
+}
+
+/// Every listening TCP socket of the network namespace process `pid` is in (one
+/// of a container's, which `/proc/net` of this process does not show).
+pub fn tcp_listeners_of(pid: u32) -> io::Result<Vec<TcpListener>> {
+    listeners_in(&Path::new("/proc").join(pid.to_string()).join("net"))
+}
+
+/// The listening sockets of the tables `tcp` and `tcp6` in `net`, a `/proc`
+/// directory of one network namespace.
+fn listeners_in(net: &Path) -> io::Result<Vec<TcpListener>> {
+    let mut all = parse_proc_net(&std::fs::read_to_string(net.join("tcp"))?);
     // A kernel without IPv6 has no tcp6 table: no IPv6 listeners then.
-    if let Ok(text) = std::fs::read_to_string("/proc/net/tcp6") {
+    if let Ok(text) = std::fs::read_to_string(net.join("tcp6")) {
         all.extend(parse_proc_net(&text));
     }
     Ok(all)
