@@ -61,11 +61,15 @@ impl HostNetwork {
     }
 }
 
-/// The tables sockbench made in the host's nftables ruleset.
+/// The tables sockbench's networks made in the host's nftables ruleset
+/// (`sockbench_N`).
 pub fn sockbench_tables() -> Vec<String> {
     said("nft", &["list", "tables"])
         .lines()
-        .filter(|l| l.contains("sockbench_"))
+        .filter(|l| {
+            l.split_once("sockbench_")
+                .is_some_and(|(_, n)| n.trim().parse::<u16>().is_ok())
+        })
         .map(str::to_string)
         .collect()
 }
