@@ -94,6 +94,33 @@ pub struct SelfReport {
 /// (an `Interrupted` error); either way the program and what it started (its own
 /// process group) are killed, by the group's ID, before it is reaped.
 pub fn ask(command: &mut Command, limit: Duration) -> anyhow::Result<Option<SelfReport>> {
+    wait_for(command, limit, Heed::CtrlC)
+}
+
+/// As [`ask`], for a program that undoes what sockbench made (a link, a table of
+/// rules) on its way out: a Ctrl-C, which may be why it is leaving, does not cut
+/// it short; `limit` still does.
+pub fn ask_to_the_end(
+    command: &mut Command,
+    limit: Duration,
+) -> anyhow::Result<Option<SelfReport>> {
+    wait_for(command, limit, Heed::LimitOnly)
+}
+
+/// What ends the wait for a program besides its end.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Heed {
+    CtrlC,
+    LimitOnly,
+}
+
+/// Runs `command` and waits for its end, at most `limit`, and, as `heed` says, only
+/// until a Ctrl-C (see [`ask`]).
+fn wait_for(
+    command: &mut Command,
+    limit: Duration,
+    heed: Heed,
+) -> anyhow::Result<Option<SelfReport>> {
     let line = std::iter::once(command.get_program())
         .chain(command.get_args())
         .map(|a| a.to_string_lossy().into_owned())
@@ -126,7 +153,7 @@ pub fn ask(command: &mut Command, limit: Duration) -> anyhow::Result<Option<Self
         }
         let stop = if ended.is_err() {
             Some(anyhow::anyhow!("cannot wait for {line}"))
-        } else if crate::interrupt::interrupted() {
+        } else if heed == Heed::CtrlC && crate::interrupt::interrupted() {
             Some(crate::error::Interrupted::default().into())
         } else if Instant::now() >= deadline {
             Some(anyhow::anyhow!(

@@ -99,7 +99,7 @@ impl Network {
         let inside = match Inside::start(&server) {
             Ok(inside) => inside,
             Err(e) => {
-                let _ = tool::ip(&["link", "del", &link_name(index)]);
+                let _ = tool::undo("ip", &["link", "del", &link_name(index)]);
                 return Err(e);
             }
         };
@@ -224,7 +224,7 @@ impl Drop for Network {
         // The table before the link: a table whose link is gone is abandoned.
         self.nat.take();
         self.inside.end();
-        let _ = tool::ip(&["link", "del", &link_name(self.index)]);
+        let _ = tool::undo("ip", &["link", "del", &link_name(self.index)]);
     }
 }
 
@@ -262,7 +262,7 @@ fn claim_link(server: &NetNs) -> Result<u16> {
         match made {
             Ok(_) => {
                 if let Err(e) = tool::ip(&["link", "set", &name, "alias", &alias]) {
-                    let _ = tool::ip(&["link", "del", &name]);
+                    let _ = tool::undo("ip", &["link", "del", &name]);
                     return Err(e);
                 }
                 return Ok(index);

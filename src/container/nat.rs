@@ -65,6 +65,6 @@ impl Nat {
 
 impl Drop for Nat {
     fn drop(&mut self) {
-        let _ = tool::run("nft", &["delete", "table", "ip", &self.table]);
+        let _ = tool::undo("nft", &["delete", "table", "ip", &self.table]);
     }
 }

@@ -26,8 +26,12 @@ pub fn sweep() -> usize {
             removed += 1;
         }
     }
-    // No table without nf_tables loaded; listing would load it.
-    if tool::find("nft").is_none() || !Path::new("/sys/module/nf_tables").exists() {
+    // No table without nf_tables loaded; listing would load it. A kernel with no
+    // loadable modules (no /proc/modules) has it built in or not at all, and
+    // shows no /sys/module entry for it.
+    let loaded =
+        Path::new("/sys/module/nf_tables").exists() || !Path::new("/proc/modules").exists();
+    if tool::find("nft").is_none() || !loaded {
         return removed;
     }
     let Ok(tables) = tool::run("nft", &["list", "tables", "ip"]) else {

@@ -1,6 +1,7 @@
 //! The programs that build a container's network: iproute2's `ip` and `nft`, run
 //! to completion within a few seconds, what they said on failure in the error.
 
+use crate::subprocess;
 use anyhow::{bail, Result};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -16,8 +17,21 @@ pub fn find(program: &str) -> Option<PathBuf> {
 
 /// Runs `program` with `args` to its end, in the network namespace of the calling
 /// thread; what it printed (errors included) is returned, or, when it fails, is
-/// the error.
+/// the error. A Ctrl-C ends the wait.
 pub fn run(program: &str, args: &[&str]) -> Result<String> {
+    run_as(program, args, subprocess::ask)
+}
+
+/// As [`run`], for a program that removes what sockbench made, on every way out:
+/// a Ctrl-C does not cut it short, else a run interrupted would leave it.
+pub fn undo(program: &str, args: &[&str]) -> Result<String> {
+    run_as(program, args, subprocess::ask_to_the_end)
+}
+
+/// How a program is waited for.
+type Waited = fn(&mut Command, std::time::Duration) -> Result<Option<subprocess::SelfReport>>;
+
+fn run_as(program: &str, args: &[&str], wait: Waited) -> Result<String> {
     let Some(path) = find(program) else {
         bail!("{program} is not installed");
     };
@@ -34,7 +48,7 @@ pub fn run(program: &str, args: &[&str]) -> Result<String> {
         });
     }
     let line = format!("{program} {}", args.join(" "));
-    let Some(report) = crate::subprocess::ask(&mut command, crate::subprocess::ASK_LIMIT)? else {
+    let Some(report) = wait(&mut command, subprocess::ASK_LIMIT)? else {
         bail!("cannot start {}", path.display());
     };
     let said = String::from_utf8_lossy(&report.stdout).trim().to_string();
