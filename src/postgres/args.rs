@@ -56,7 +56,8 @@ pub struct PostgresArgs {
     pub experiments: Option<Vec<Experiment>>,
 
     /// Transports of the throwaway cluster, comma-separated (unix, unix-abstract, tcp,
-    /// tcp6, tls) [default: unix,tcp,tls].
+    /// tcp6, tls; as root, into a second cluster in a container's network: veth,
+    /// bridge, published, docker-proxy, unix-shared) [default: unix,tcp,tls].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub transports: Option<Vec<crate::transport::Transport>>,
 

@@ -20,6 +20,16 @@
 //! every experiment is checked against that clean state. The postmaster runs in its own
 //! process group (a Ctrl-C meant for sockbench must not reach it) and gets SIGQUIT if
 //! sockbench dies without cleaning up.
+//!
+//! Transports into a container (`crate::container`) get a cluster of their own,
+//! started inside a container's network and mounts ([`Cluster::start_all`]): its
+//! postmaster listens on the container's addresses (the veth pair's and the
+//! bridge's, port 5432 as in the postgres image) and on its socket directory, shared
+//! into the container as a volume, which the host's client opens by its own path
+//! (`unix-shared`, `requirepeer` as on the host). Its data directory is a copy of
+//! the host cluster's, made by the server account right after `initdb`, so a run
+//! pays for one `initdb`. The container's network is removed once the server has
+//! stopped, and the directory after it.
 
 use super::account::{self, Account};
 use super::bindir::Binaries;
@@ -27,17 +37,23 @@ use super::hba::{self, AuthMethod, ProbeAddr, ADMIN_ROLE, ROLE, STANDING};
 use super::libpq::{ConnParams, PgConn};
 use super::process::{self, Spawned};
 use super::tamper::Facts;
+use crate::container::{ClientSide, Crossing, Network};
+use crate::cpu::ServerRole;
 use crate::dir::Dir;
 use crate::error::usage;
 use crate::leftovers::PrivateDir;
 use crate::transport::{Place, SocketKind, Transport, MAX_UNIX_PATH};
 use anyhow::{bail, Context, Result};
-use std::path::PathBuf;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Connections beyond the clients: the administrator's, the startup probes', and
 /// the superuser reserve.
 const CONNECTION_MARGIN: u32 = 20;
+/// The port the cluster in a container listens on: the container's network is
+/// sockbench's own, so PostgreSQL's usual port is free there.
+const CONTAINER_PORT: u16 = 5432;
 
 /// A running throwaway cluster.
 pub struct Cluster {
@@ -53,14 +69,73 @@ pub struct Cluster {
     /// The data directory, held open: it belongs to the server account, so files
     /// root writes there are written through this descriptor, never by path.
     data: Dir,
+    /// The container the cluster runs in, `None` on the host; removed after the
+    /// server has stopped.
+    container: Option<Container>,
     // Last, so the directory goes after the server has stopped.
     dir: Option<PrivateDir>,
+}
+
+/// A cluster's container: its network, and where each transport into it reaches
+/// the server.
+struct Container {
+    network: Network,
+    ways: Vec<Way>,
+}
+
+/// Where one transport's client connects to the cluster in a container over TCP,
+/// and the `docker-proxy` in between, if any.
+struct Way {
+    transport: Transport,
+    address: SocketAddr,
+    proxy: Option<u32>,
 }
 
 impl Cluster {
     /// Creates and starts a cluster listening for the `transports` to be measured,
     /// with room for `clients` connections at once besides sockbench's own.
     pub fn start(binaries: &Binaries, transports: &[Transport], clients: u32) -> Result<Cluster> {
+        let mut cluster = Cluster::make(transports, None)?;
+        cluster.init(binaries)?;
+        cluster.run(binaries, transports, clients)?;
+        Ok(cluster)
+    }
+
+    /// The clusters `transports` need, each started as [`Cluster::start`] does: one
+    /// on the host for the host's transports, and one in a container's network for
+    /// the transports into one, whose data directory is a copy of the first's,
+    /// fresh from `initdb`. The host's comes first.
+    pub fn start_all(
+        binaries: &Binaries,
+        transports: &[Transport],
+        clients: u32,
+    ) -> Result<Vec<Cluster>> {
+        let (host, inside): (Vec<Transport>, Vec<Transport>) =
+            transports.iter().partition(|t| t.crossing().is_none());
+        let mut made: Vec<(Cluster, Vec<Transport>)> = Vec::new();
+        for on in [host, inside].into_iter().filter(|on| !on.is_empty()) {
+            let network = match on[0].crossing() {
+                Some(_) => Some(Network::build().context("cannot build a container's network")?),
+                None => None,
+            };
+            let cluster = Cluster::make(&on, network)?;
+            match made.first() {
+                Some((first, _)) => cluster.copy_data(first)?,
+                None => cluster.init(binaries)?,
+            }
+            made.push((cluster, on));
+        }
+        let mut started = Vec::new();
+        for (mut cluster, on) in made {
+            cluster.run(binaries, &on, clients)?;
+            started.push(cluster);
+        }
+        Ok(started)
+    }
+
+    /// A cluster's directories, in `network`'s container when there is one: its
+    /// `data` and `sock`, the server account's, not yet made by `initdb`.
+    fn make(transports: &[Transport], network: Option<Network>) -> Result<Cluster> {
         // PostgreSQL's unix_socket_directories and libpq's host are comma-separated
         // lists: the socket directory under TMPDIR would be split in two.
         let tmp = std::env::temp_dir();
@@ -84,7 +159,7 @@ impl Cluster {
         let owner = account.as_ref().map(Account::owner);
         let data = dir.dir().make_dir("data", 0o700, owner)?;
         dir.dir().make_dir("sock", 0o700, owner)?;
-        let mut cluster = Cluster {
+        Ok(Cluster {
             server: None,
             port: 0,
             socket_dir: base.join("sock"),
@@ -97,18 +172,94 @@ impl Cluster {
             baseline: None,
             base,
             data,
+            container: network.map(|network| Container {
+                network,
+                ways: Vec::new(),
+            }),
             dir: Some(dir),
-        };
-        cluster.init(binaries)?;
+        })
+    }
+
+    /// Starts the server made by `init` or `copy_data` for `transports`, with room
+    /// for `clients`, and makes role `foo`.
+    fn run(&mut self, binaries: &Binaries, transports: &[Transport], clients: u32) -> Result<()> {
+        if let Some(container) = &self.container {
+            // The socket directory as a volume of the container's.
+            let dir = self.socket_dir.clone();
+            container
+                .network
+                .inside(move || crate::container::share_here(&dir))??;
+        }
         let max_connections = clients.saturating_add(CONNECTION_MARGIN).max(200);
-        cluster.launch(
+        self.launch(
             binaries,
             transports.iter().any(|t| t.place() == Place::Ipv6),
             max_connections,
         )?;
-        cluster.create_role()?;
-        cluster.baseline = Some(Facts::read(&cluster)?);
-        Ok(cluster)
+        self.open_ways(transports)?;
+        self.create_role()?;
+        self.baseline = Some(Facts::read(self)?);
+        Ok(())
+    }
+
+    /// For each transport into the container, where its client connects: the
+    /// container's address, or the host's port published to it (by a DNAT rule or
+    /// through `docker-proxy`).
+    fn open_ways(&mut self, transports: &[Transport]) -> Result<()> {
+        let port = self.port;
+        let Some(container) = &mut self.container else {
+            return Ok(());
+        };
+        for &transport in transports {
+            let network = &mut container.network;
+            let (address, proxy) = match transport.crossing() {
+                Some(c @ (Crossing::Veth | Crossing::Bridge)) => {
+                    (network.server_address(c, port), None)
+                }
+                Some(Crossing::Published) => (network.publish(port)?, None),
+                Some(Crossing::DockerProxy) => {
+                    let (address, pid) = network.docker_proxy(port)?;
+                    (address, Some(pid))
+                }
+                Some(Crossing::Shared) | None => continue,
+            };
+            container.ways.push(Way {
+                transport,
+                address,
+                proxy,
+            });
+        }
+        Ok(())
+    }
+
+    /// Fills the data directory with a copy of `first`'s, fresh from `init` (its
+    /// certificate and `pg_ident.conf` too), and writes this cluster's own
+    /// `pg_hba.conf`. The server account copies: both directories are its own, and
+    /// root never acts by path inside them.
+    fn copy_data(&self, first: &Cluster) -> Result<()> {
+        let args = [
+            "-a".to_string(),
+            format!("{}/.", first.base.join("data").display()),
+            self.base.join("data").display().to_string(),
+        ];
+        process::run_to_end(
+            Path::new(COPY),
+            &args,
+            self.account.as_ref(),
+            &self.base.join("copy.log"),
+            Duration::from_secs(60),
+        )?;
+        self.write_private("pg_hba.conf", self.hba_conf(STANDING).as_bytes())
+    }
+
+    /// `pg_hba.conf` for `method`, role `foo` coming over TCP from loopback on the
+    /// host, or from sockbench's networks into a container.
+    fn hba_conf(&self, method: AuthMethod) -> String {
+        let clients = match self.container {
+            Some(_) => hba::CONTAINER_NETWORKS,
+            None => hba::LOOPBACK,
+        };
+        hba::hba_conf(method, clients)
     }
 
     fn init(&self, binaries: &Binaries) -> Result<()> {
@@ -145,7 +296,7 @@ impl Cluster {
             "pg_ident.conf",
             hba::ident_conf(&account::current_user_name()).as_bytes(),
         )?;
-        self.write_private("pg_hba.conf", hba::hba_conf(STANDING).as_bytes())
+        self.write_private("pg_hba.conf", self.hba_conf(STANDING).as_bytes())
     }
 
     /// Writes a file of the data directory that only the server account can read:
@@ -159,12 +310,23 @@ impl Cluster {
     }
 
     /// Starts the postmaster on a free port (a few tries, in case another program
-    /// takes the port first) and waits until it accepts connections.
+    /// takes the port first), or in a container on its addresses, and waits until
+    /// it accepts connections.
     fn launch(&mut self, binaries: &Binaries, tcp6: bool, max_connections: u32) -> Result<()> {
         let mut last_error = None;
         for _ in 0..3 {
-            self.port = free_port()?;
-            let listen = if tcp6 { "127.0.0.1,::1" } else { "127.0.0.1" };
+            let listen = match &self.container {
+                Some(c) => {
+                    self.port = CONTAINER_PORT;
+                    [Crossing::Veth, Crossing::Bridge]
+                        .map(|x| c.network.server_address(x, CONTAINER_PORT).ip().to_string())
+                        .join(",")
+                }
+                None => {
+                    self.port = free_port()?;
+                    if tcp6 { "127.0.0.1,::1" } else { "127.0.0.1" }.to_string()
+                }
+            };
             let settings = [
                 format!("listen_addresses={listen}"),
                 format!("port={}", self.port),
@@ -182,21 +344,17 @@ impl Cluster {
                 args.push(s);
             }
             let log = self.base.join("postgres.log");
-            // SIGQUIT if sockbench dies: the postmaster's immediate shutdown, which
-            // also ends its backends.
-            let server = Spawned::start(
-                &binaries.postgres(),
-                &args,
-                self.account.as_ref(),
-                &log,
-                libc::SIGQUIT,
-            )?;
+            let server = self.spawn(binaries.postgres(), args, log.clone())?;
             let pid = server.pid();
             self.server = Some(server);
             if let Some(dir) = &self.dir {
                 dir.record_server(pid)?;
             }
             match self.wait_ready() {
+                // Nothing but sockbench's own processes is in the container's
+                // network, and its socket directory is private: no other account
+                // can answer there.
+                Ok(()) if self.container.is_some() => return Ok(()),
                 Ok(()) => {
                     let name = self.abstract_name.as_deref();
                     let account = self.account.as_ref();
@@ -205,7 +363,7 @@ impl Cluster {
                 Err(e) => {
                     self.stop();
                     let port_taken = process::tail(&log).contains("Address already in use");
-                    if !port_taken {
+                    if !port_taken || self.container.is_some() {
                         return Err(e);
                     }
                     last_error = Some(e);
@@ -213,6 +371,19 @@ impl Cluster {
             }
         }
         Err(last_error.unwrap_or_else(|| anyhow::anyhow!("the server did not start")))
+    }
+
+    /// Starts the postmaster, in the container when the cluster has one (where it
+    /// and its backends stay, and from whose thread it gets its death signal).
+    fn spawn(&self, program: PathBuf, args: Vec<String>, log: PathBuf) -> Result<Spawned> {
+        let account = self.account.clone();
+        // SIGQUIT if sockbench dies: the postmaster's immediate shutdown, which
+        // also ends its backends.
+        let start = move || Spawned::start(&program, &args, account.as_ref(), &log, libc::SIGQUIT);
+        match &self.container {
+            Some(c) => c.network.inside(start)?,
+            None => start(),
+        }
     }
 
     fn wait_ready(&mut self) -> Result<()> {
@@ -291,30 +462,51 @@ impl Cluster {
             .map_or_else(account::current_user_name, |a| a.name.clone())
     }
 
+    /// Whether the cluster is the one that serves `transport`: the host's serves
+    /// the host's transports, the container's those into it.
+    pub fn serves(&self, transport: Transport) -> bool {
+        transport.crossing().is_some() == self.container.is_some()
+    }
+
     /// How role `foo` reaches the server over `transport`, password included.
     pub fn params(&self, transport: Transport) -> Result<ConnParams> {
+        if !self.serves(transport) {
+            match self.container {
+                Some(_) => bail!("the cluster in a container is not reached over {transport}"),
+                None => bail!("the cluster is not in a container"),
+            }
+        }
         // The place gives the host; the kind of socket whether TLS is asked for.
+        let mut port = self.port;
         let host = match transport.place() {
-            Place::Path => self.socket_dir.display().to_string(),
+            Place::Path | Place::Container(Crossing::Shared) => {
+                self.socket_dir.display().to_string()
+            }
             Place::Abstract => match &self.abstract_name {
                 Some(name) => format!("@{name}"),
                 None => bail!("the cluster was started without unix-abstract"),
             },
             Place::Ipv4 => "127.0.0.1".into(),
             Place::Ipv6 => "::1".into(),
-            Place::Container(_) => bail!("the cluster is not in a container"),
+            Place::Container(_) => {
+                let way = self
+                    .way(transport)
+                    .with_context(|| format!("the cluster was started without {transport}"))?;
+                port = way.address.port();
+                way.address.ip().to_string()
+            }
         };
         let sslmode = match transport.kind() {
             SocketKind::Tls => "require",
             SocketKind::Unix | SocketKind::Tcp => "disable",
         };
-        let unix = matches!(transport.place(), Place::Path | Place::Abstract);
+        let unix = matches!(transport.within().place(), Place::Path | Place::Abstract);
         // libpq checks the peer of a Unix socket before it sends anything: a squatter
         // on the abstract name never gets the password.
         let requirepeer = unix.then(|| ("requirepeer", self.server_account_name()));
         Ok(ConnParams::new(requirepeer.into_iter().chain([
             ("host", host),
-            ("port", self.port.to_string()),
+            ("port", port.to_string()),
             ("user", ROLE.to_string()),
             ("dbname", ROLE.to_string()),
             ("password", self.password.clone()),
@@ -322,6 +514,31 @@ impl Cluster {
             ("gssencmode", "disable".to_string()),
             ("connect_timeout", "10".to_string()),
         ])))
+    }
+
+    /// Where `transport`'s client connects to the cluster in a container over TCP.
+    fn way(&self, transport: Transport) -> Option<&Way> {
+        let ways = self.container.as_ref().map_or(&[][..], |c| &c.ways);
+        ways.iter().find(|w| w.transport == transport)
+    }
+
+    /// The processes that serve `transport`: the postmaster (its backends
+    /// below it), and the `docker-proxy` in between as `proxy`.
+    pub fn roles(&self, transport: Transport) -> Vec<ServerRole> {
+        let proxy = self.way(transport).and_then(|w| w.proxy);
+        (self.pid().map(ServerRole::server).into_iter())
+            .chain(proxy.map(|pid| ServerRole::started("proxy", pid)))
+            .collect()
+    }
+
+    /// Over the bridge, the client is in a container of its own: the calling
+    /// thread is moved there while the guard lives, and every connection to the
+    /// bridge's address is made meanwhile (threads started meanwhile are there too).
+    pub fn client_side(&self, transport: Transport) -> Result<Option<ClientSide<'_>>> {
+        match (&self.container, transport) {
+            (Some(c), Transport::Bridge) => c.network.client_side().map(Some),
+            _ => Ok(None),
+        }
     }
 
     /// Switches every connection of role `foo` to `method`: stores the password the
@@ -338,13 +555,22 @@ impl Cluster {
         }
         let admin = PgConn::connect(&self.admin_params())?;
         self.store_password(&admin, method)?;
-        self.write_private("pg_hba.conf", hba::hba_conf(method).as_bytes())?;
+        self.write_private("pg_hba.conf", self.hba_conf(method).as_bytes())?;
         admin.query_value("SELECT pg_reload_conf()")?;
         let socket = self.socket_dir.join(format!(".s.PGSQL.{}", self.port));
+        // In a container, over the veth pair, which the host reaches.
+        let tcp = match &self.container {
+            Some(c) => c
+                .network
+                .server_address(Crossing::Veth, self.port)
+                .ip()
+                .to_string(),
+            None => "127.0.0.1".to_string(),
+        };
         hba::wait_until_switched(
             method,
             &ProbeAddr::Unix(&socket),
-            &ProbeAddr::Host("127.0.0.1", self.port),
+            &ProbeAddr::Host(&tcp, self.port),
         )?;
         Ok(())
     }
@@ -415,10 +641,15 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         self.stop();
-        // After the server has stopped: the directory goes, its owner file last.
+        // After the server has stopped: the container's network (its mounts with
+        // it), then the directory, its owner file last.
+        self.container.take();
         self.dir.take();
     }
 }
+
+/// The program that copies a fresh data directory, as the server account.
+const COPY: &str = "/bin/cp";
 
 /// A port on 127.0.0.1 that was free a moment ago.
 fn free_port() -> Result<u16> {

@@ -107,6 +107,65 @@ fn auth_switch_really_switches_and_cleanup_is_complete() {
 }
 
 #[test]
+fn a_cluster_in_a_container_runs_there_and_admits_foo_as_the_hosts_does() {
+    let test = "a_cluster_in_a_container_runs_there";
+    let Some(binaries) = binaries_or_skip(test) else {
+        return;
+    };
+    if let Some(why) = crate::container::Network::missing(crate::container::Crossing::Veth) {
+        eprintln!("SKIPPED {test}: {why}");
+        return;
+    }
+    let transports = [Transport::Tcp, Transport::Veth, Transport::UnixShared];
+    let mut clusters = Cluster::start_all(&binaries, &transports, 1).expect("clusters start");
+    assert_eq!(clusters.len(), 2);
+    assert!(clusters[0].serves(Transport::Tcp) && !clusters[0].serves(Transport::Veth));
+    assert!(clusters[1].serves(Transport::Veth) && clusters[1].serves(Transport::UnixShared));
+    assert!(clusters[1].params(Transport::Tcp).is_err());
+    let pids: Vec<u32> = clusters.iter().map(|c| c.pid().unwrap()).collect();
+    let dirs: Vec<_> = clusters.iter().map(|c| c.dir().to_path_buf()).collect();
+    // The host's postmaster in the host's namespaces, the other in the container's.
+    let ns = |pid: u32, kind: &str| std::fs::read_link(format!("/proc/{pid}/ns/{kind}")).unwrap();
+    let me = std::process::id();
+    for kind in ["net", "mnt"] {
+        assert_eq!(ns(pids[0], kind), ns(me, kind), "{kind}");
+        assert_ne!(ns(pids[1], kind), ns(me, kind), "{kind}");
+    }
+
+    let inside = &mut clusters[1];
+    let veth = inside.params(Transport::Veth).unwrap();
+    let shared = inside.params(Transport::UnixShared).unwrap();
+    assert_eq!(veth.get("port").as_deref(), Some("5432"));
+    // The shared socket is opened by the host's path, its peer checked.
+    let account = super::account::server_account().unwrap();
+    let expected = account.map_or_else(super::account::current_user_name, |a| a.name);
+    assert_eq!(shared.get("requirepeer"), Some(expected));
+    let socket_dir = inside.socket_dir().display().to_string();
+    assert_eq!(shared.get("host"), Some(socket_dir));
+    assert!(PgConn::connect(&shared).unwrap().over_unix_socket());
+    let wrong = |p: &super::libpq::ConnParams| p.with(&[("password", "not-the-password")]);
+    let e = PgConn::connect(&wrong(&veth))
+        .err()
+        .expect("a wrong password refused");
+    assert!(e.is_auth_failure(), "{e}");
+    // Trust through the shared private directory only, never over the network.
+    inside.set_auth(AuthMethod::Trust).unwrap();
+    PgConn::connect(&wrong(&shared)).expect("trust on the shared socket");
+    assert!(
+        PgConn::connect(&veth).is_err(),
+        "trust is never offered over TCP"
+    );
+    inside.set_auth(super::hba::STANDING).unwrap();
+    PgConn::connect(&veth).expect("md5 again");
+
+    drop(clusters);
+    for (pid, dir) in pids.into_iter().zip(dirs) {
+        assert!(!process_alive(pid), "postmaster {pid} still running");
+        assert!(!dir.exists(), "{} left behind", dir.display());
+    }
+}
+
+#[test]
 fn user_urls_are_measured_and_their_passwords_never_written() {
     let Some(binaries) = binaries_or_skip("user_urls_are_measured") else {
         return;

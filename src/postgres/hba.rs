@@ -68,11 +68,21 @@ impl AuthMethod {
     }
 }
 
-/// The whole `pg_hba.conf` for a method. Every line names its role and database: the
-/// administrator on the Unix socket by peer only, the benchmark role by `method` on
-/// the Unix sockets, and over TCP only by a method that needs its password (peer is
-/// invalid on host lines, and trust is never offered there).
-pub fn hba_conf(method: AuthMethod) -> String {
+/// Where role `foo` connects from over TCP to a cluster on the host: loopback.
+pub const LOOPBACK: &[&str] = &["127.0.0.1/32", "::1/128"];
+/// Where it connects from to a cluster in a container (`crate::container`): the
+/// host's end of the veth pair and the client container, in RFC 2544's
+/// benchmarking range that sockbench's networks take their addresses from (a
+/// connection published on the host's 127.0.0.1 arrives masqueraded from the
+/// host's end).
+pub const CONTAINER_NETWORKS: &[&str] = &["198.18.0.0/15"];
+
+/// The whole `pg_hba.conf` for a method, role `foo` connecting over TCP from
+/// `clients` ([`LOOPBACK`] or [`CONTAINER_NETWORKS`]). Every line names its role and
+/// database: the administrator on the Unix socket by peer only, the benchmark role
+/// by `method` on the Unix sockets, and over TCP only by a method that needs its
+/// password (peer is invalid on host lines, and trust is never offered there).
+pub fn hba_conf(method: AuthMethod, clients: &[&str]) -> String {
     let local = match method {
         AuthMethod::Peer => format!("peer map={PEER_MAP}"),
         m => m.name().to_string(),
@@ -82,13 +92,15 @@ pub fn hba_conf(method: AuthMethod) -> String {
     } else {
         method.name()
     };
-    format!(
+    let mut text = format!(
         "# Written by sockbench for a throwaway cluster.\n\
          local all {ADMIN_ROLE} peer map={ADMIN_MAP}\n\
-         local {ROLE} {ROLE} {local}\n\
-         host {ROLE} {ROLE} 127.0.0.1/32 {host}\n\
-         host {ROLE} {ROLE} ::1/128 {host}\n"
-    )
+         local {ROLE} {ROLE} {local}\n"
+    );
+    for from in clients {
+        text += &format!("host {ROLE} {ROLE} {from} {host}\n");
+    }
+    text
 }
 
 /// The `pg_ident.conf` that lets the OS account sockbench runs as, and no other, log
@@ -250,19 +262,31 @@ mod tests {
 
     #[test]
     fn hba_never_uses_peer_or_trust_on_host_lines() {
-        let text = hba_conf(AuthMethod::Peer);
+        let text = hba_conf(AuthMethod::Peer, LOOPBACK);
         assert!(text.contains("local foo foo peer map=sockbench\n"));
         assert!(text.contains("host foo foo 127.0.0.1/32 reject"));
-        let text = hba_conf(AuthMethod::Trust);
+        let text = hba_conf(AuthMethod::Trust, LOOPBACK);
         assert!(text.contains("local foo foo trust\n"), "{text}");
         assert!(
             text.contains("host foo foo 127.0.0.1/32 reject\n"),
             "{text}"
         );
         assert!(text.contains("host foo foo ::1/128 reject\n"), "{text}");
-        assert!(hba_conf(AuthMethod::Md5).contains("host foo foo 127.0.0.1/32 md5"));
-        for method in AuthMethod::ALL {
-            let text = hba_conf(method);
+        assert!(hba_conf(AuthMethod::Md5, LOOPBACK).contains("host foo foo 127.0.0.1/32 md5"));
+        // In a container: the same rule from sockbench's networks, and nothing else.
+        let text = hba_conf(AuthMethod::Md5, CONTAINER_NETWORKS);
+        assert!(text.contains("host foo foo 198.18.0.0/15 md5\n"), "{text}");
+        assert!(!text.contains("127.0.0.1"), "{text}");
+        let text = hba_conf(AuthMethod::Trust, CONTAINER_NETWORKS);
+        assert!(
+            text.contains("host foo foo 198.18.0.0/15 reject\n"),
+            "{text}"
+        );
+        for (method, clients) in AuthMethod::ALL
+            .into_iter()
+            .flat_map(|m| [(m, LOOPBACK), (m, CONTAINER_NETWORKS)])
+        {
+            let text = hba_conf(method, clients);
             let trusting: Vec<&str> = text
                 .lines()
                 .filter(|l| l.starts_with("host") && l.ends_with(" trust"))
@@ -274,8 +298,11 @@ mod tests {
 
     #[test]
     fn the_administrator_is_admitted_by_peer_only_and_never_over_tcp() {
-        for method in AuthMethod::ALL {
-            let text = hba_conf(method);
+        for (method, clients) in AuthMethod::ALL
+            .into_iter()
+            .flat_map(|m| [(m, LOOPBACK), (m, CONTAINER_NETWORKS)])
+        {
+            let text = hba_conf(method, clients);
             let admin: Vec<&str> = text
                 .lines()
                 .filter(|l| l.split_whitespace().nth(2) == Some(ADMIN_ROLE))

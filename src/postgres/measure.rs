@@ -12,7 +12,7 @@ use super::plan::{PostgresPlan, Source};
 use super::preflight;
 use super::suite::Suite;
 use super::targets::{
-    cluster_targets, name_apart, server_targets, url_target, user_target, ServerTargets, UrlArg,
+    cluster_target, name_apart, server_targets, url_target, user_target, ServerTargets, UrlArg,
 };
 use crate::cpu::affinity::Placement;
 use crate::harness::estimate::{Estimate, Timing};
@@ -28,6 +28,10 @@ use std::time::Duration;
 /// the baseline of what role `foo` may change), and stopping it: about 2.5 s on
 /// 2 vCPUs.
 const CLUSTER_START: Duration = Duration::from_millis(2_500);
+/// The second cluster, for the transports into a container: its network, a copy
+/// of the first's data directory, the server and its baseline, and removing them:
+/// about 0.9 s here with other builds running.
+const CONTAINER_START: Duration = Duration::from_millis(1_000);
 
 impl Plan for PostgresPlan {
     fn measure(&self, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
@@ -40,7 +44,15 @@ impl Plan for PostgresPlan {
 
     fn estimate(&self) -> Estimate {
         let (targets, setup) = match &self.source {
-            Source::Throwaway { transports, .. } => (transports.len(), CLUSTER_START),
+            Source::Throwaway { transports, .. } => {
+                let contained = transports.iter().any(|t| t.crossing().is_some());
+                let second = if contained {
+                    CONTAINER_START
+                } else {
+                    Duration::ZERO
+                };
+                (transports.len(), CLUSTER_START + second)
+            }
             // A `--server` is compared over the transports it is found on: unix,
             // tcp and tls at most.
             Source::User { urls, server, .. } => (
@@ -83,15 +95,15 @@ impl Plan for PostgresPlan {
 
 /// Runs every experiment of the plan, saving each into the session as it finishes.
 pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink) -> Result<()> {
-    let mut cluster = None;
+    let mut clusters = Vec::new();
     let (targets, auth_targets, methods) = match &plan.source {
         Source::Throwaway {
             bindir,
             transports,
             methods,
         } => {
-            let (started, targets) = start_cluster(plan, bindir.as_deref(), transports, progress)?;
-            cluster = Some(started);
+            let (started, targets) = start_clusters(plan, bindir.as_deref(), transports, progress)?;
+            clusters = started;
             (targets, Vec::new(), methods.clone())
         }
         Source::User {
@@ -115,14 +127,22 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
     };
     if let Some(first) = targets.first() {
         if plan.experiments.contains(&Experiment::Concurrent) {
+            let serving = first
+                .transport
+                .and_then(|t| Some((clusters.iter().find(|c| c.serves(t))?, t)));
+            let _client = match serving {
+                Some((cluster, t)) => cluster.client_side(t)?,
+                None => None,
+            };
             preflight::script_runs(first, &plan.concurrent.script)?;
         }
     }
-    let placements = placements(plan, &targets, cluster.is_some())?;
+    let placements = placements(plan, &targets, !clusters.is_empty())?;
     let mut suite = Suite {
         targets,
         auth_targets,
-        cluster: cluster.as_mut().map(|c| (c, methods)),
+        clusters: clusters.iter_mut().collect(),
+        methods,
         budget: plan.budget.clone(),
         concurrent: plan.concurrent.clone(),
         rounds: plan.rounds,
@@ -136,14 +156,15 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
     Ok(())
 }
 
-/// The throwaway cluster, started on `transports` with its line said, and its
-/// targets.
-fn start_cluster(
+/// The throwaway clusters, started on `transports` with their line said (one on
+/// the host, one in a container for the transports into one), and the targets,
+/// in the order of `transports`.
+fn start_clusters(
     plan: &PostgresPlan,
     bindir: Option<&std::path::Path>,
     transports: &[Transport],
     progress: &dyn Progress,
-) -> Result<(Cluster, Vec<Target>)> {
+) -> Result<(Vec<Cluster>, Vec<Target>)> {
     let binaries = Binaries::find(bindir)?;
     let (line, surprising) = cluster_line();
     // On stderr to stay, when login variables set for some server are not
@@ -152,8 +173,14 @@ fn start_cluster(
         eprintln!("{}", printable(&line));
     }
     progress.note(&line);
-    let started = Cluster::start(&binaries, transports, connections_needed(plan))?;
-    let targets = cluster_targets(&started, transports)?;
+    let started = Cluster::start_all(&binaries, transports, connections_needed(plan))?;
+    let targets = transports
+        .iter()
+        .map(|&t| match started.iter().find(|c| c.serves(t)) {
+            Some(cluster) => cluster_target(cluster, t),
+            None => anyhow::bail!("no throwaway cluster serves {t}"),
+        })
+        .collect::<Result<_>>()?;
     Ok((started, targets))
 }
 

@@ -36,13 +36,19 @@ use clap::{Args, FromArgMatches};
 /// The family as `families.rs` registers it.
 pub static FAMILY: Family = Family {
     name: "postgres",
-    // Every transport whose place libpq can reach and whose kind it speaks.
+    // Every transport whose place libpq can reach and whose kind it speaks; those
+    // into a container reach a second cluster started in one (`cluster.rs`).
     transports: &[
         Transport::Unix,
         Transport::UnixAbstract,
         Transport::Tcp,
         Transport::Tcp6,
         Transport::Tls,
+        Transport::Veth,
+        Transport::Bridge,
+        Transport::Published,
+        Transport::DockerProxy,
+        Transport::UnixShared,
     ],
     server: Some("PostgreSQL"),
     experiments: &[

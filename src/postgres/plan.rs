@@ -321,17 +321,22 @@ fn check_rows_fit(rows: &[u64]) -> Result<()> {
     Ok(())
 }
 
-/// The transports, if the throwaway cluster can listen on all of them.
+/// The transports, if the throwaway cluster can listen on all of them, without
+/// those into a container this machine cannot build (each left out in one line).
 fn supported(transports: Vec<Transport>) -> Result<Vec<Transport>> {
     super::FAMILY.check_transports(&transports).map_err(usage)?;
-    Ok(transports)
+    crate::plan::buildable("postgres", transports)
 }
 
 /// Whether the throwaway cluster can offer trust over `transports`: only over the
-/// Unix socket in its private directory, and only when no abstract socket, which any
-/// local account can reach, listens (see `AuthMethod::private_only`).
+/// Unix socket in its private directory (the host's, or the one shared into the
+/// container), and only when no abstract socket, which any local account can
+/// reach, listens (see `AuthMethod::private_only`).
 fn trust_offered(transports: &[Transport]) -> bool {
-    transports.contains(&Transport::Unix) && !transports.contains(&Transport::UnixAbstract)
+    [Transport::Unix, Transport::UnixShared]
+        .iter()
+        .any(|t| transports.contains(t))
+        && !transports.contains(&Transport::UnixAbstract)
 }
 
 /// On the throwaway cluster, `auth` has a method that applies to some transport:

@@ -2,8 +2,9 @@
 //! harness and builds its records, with the figures derived across experiments
 //! (handshake = connection − one query; auth cost = connection − trust's).
 //!
-//! On the throwaway cluster, every experiment is checked against the cluster's
-//! clean baseline before and after it runs (`tamper.rs`).
+//! On the throwaway clusters (the host's, and the one in a container for the
+//! transports into one), every experiment is checked against each cluster's clean
+//! baseline before and after it runs (`tamper.rs`).
 
 use super::cluster::Cluster;
 use super::experiment::concurrent::{self, RunSpec};
@@ -29,8 +30,11 @@ pub struct Suite<'a> {
     pub targets: Vec<Target>,
     /// For the auth experiment on user servers: each method's target.
     pub auth_targets: Vec<(AuthMethod, Target)>,
-    /// The throwaway cluster and the methods to compare on it.
-    pub cluster: Option<(&'a mut Cluster, Vec<AuthMethod>)>,
+    /// The throwaway clusters (none on a user's servers): each target of one is
+    /// served by the cluster that [`Cluster::serves`] its transport.
+    pub clusters: Vec<&'a mut Cluster>,
+    /// The methods the auth experiment compares on the throwaway clusters.
+    pub methods: Vec<AuthMethod>,
     pub budget: Budget,
     pub concurrent: ConcurrentPlan,
     pub rounds: crate::harness::Rounds,
@@ -46,8 +50,17 @@ struct PostgresRunner<'s> {
     experiment: Experiment,
     targets: &'s [Target],
     cases: &'s [PgCase],
-    cluster: Option<&'s mut Cluster>,
+    clusters: Vec<&'s mut Cluster>,
     budget: &'s Budget,
+}
+
+impl PostgresRunner<'_> {
+    /// The throwaway cluster that serves `target`, if any.
+    fn cluster(&self, target: &Target) -> Option<(&Cluster, Transport)> {
+        let transport = target.transport?;
+        let cluster = self.clusters.iter().find(|c| c.serves(transport))?;
+        Some((&**cluster, transport))
+    }
 }
 
 #[derive(Clone)]
@@ -65,21 +78,30 @@ impl Runner for PostgresRunner<'_> {
     }
 
     fn enter(&mut self, case: usize) -> Result<()> {
-        if let (Some(cluster), Some(method)) = (&mut self.cluster, self.cases[case].method) {
-            cluster.set_auth(method).with_context(|| {
-                format!("cannot switch the throwaway cluster to {method} authentication")
-            })?;
+        if let Some(method) = self.cases[case].method {
+            for cluster in &mut self.clusters {
+                cluster.set_auth(method).with_context(|| {
+                    format!("cannot switch the throwaway cluster to {method} authentication")
+                })?;
+            }
         }
         Ok(())
     }
 
-    fn server_roles(&self, _target: usize) -> Vec<ServerRole> {
-        let postmaster = self.cluster.as_ref().and_then(|c| c.pid());
-        postmaster.map(ServerRole::server).into_iter().collect()
+    fn server_roles(&self, target: usize) -> Vec<ServerRole> {
+        match self.cluster(&self.targets[target]) {
+            Some((cluster, transport)) => cluster.roles(transport),
+            None => Vec::new(),
+        }
     }
 
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
         let (t, b) = (&self.targets[target], self.budget);
+        // Over the bridge, the client is in a container of its own.
+        let _client = match self.cluster(t) {
+            Some((cluster, transport)) => cluster.client_side(transport)?,
+            None => None,
+        };
         match self.experiment {
             Experiment::Query => fitted::query_trial(t, &b.queries, b.protocol, meter),
             Experiment::Rows => fitted::rows_trial(t, &b.rows, meter),
@@ -103,7 +125,7 @@ impl Suite<'_> {
     /// and is never pinned, so connect and auth run placed freely there, as said.
     fn placements_for(&self, experiment: Experiment) -> Vec<Placement> {
         let forks = matches!(experiment, Experiment::Connect | Experiment::Auth);
-        if self.cluster.is_some() || !forks || self.placements == [Placement::Free] {
+        if !self.clusters.is_empty() || !forks || self.placements == [Placement::Free] {
             return self.placements.clone();
         }
         eprintln!(
@@ -140,7 +162,7 @@ impl Suite<'_> {
             experiment,
             targets: &targets,
             cases: &cases,
-            cluster: self.cluster.as_mut().map(|(c, _)| &mut **c),
+            clusters: self.clusters.iter_mut().map(|c| &mut **c).collect(),
             budget: &self.budget,
         };
         let per_case = run_cases(
@@ -153,29 +175,30 @@ impl Suite<'_> {
             self.progress,
         )?;
         if experiment == Experiment::Auth {
-            if let Some(cluster) = &mut runner.cluster {
+            for cluster in &mut runner.clusters {
                 cluster.set_auth(STANDING)?;
             }
         }
         self.untouched(described.id, !script)?;
-        if let (true, Some((cluster, _))) = (script, &mut self.cluster) {
-            cluster.accept_objects()?;
+        if script {
+            for cluster in &mut self.clusters {
+                cluster.accept_objects()?;
+            }
         }
         let mut records = self.records(experiment, &targets, &cases, per_case);
         pair(&mut records, &described.headline);
         Ok(records)
     }
 
-    /// On the throwaway cluster, an error unless what role `foo` could change is as
-    /// it was when the cluster was made (its objects only when `objects`).
+    /// On the throwaway clusters, an error unless what role `foo` could change is
+    /// as it was when each was made (its objects only when `objects`).
     fn untouched(&self, experiment: &str, objects: bool) -> Result<()> {
-        match &self.cluster {
-            Some((cluster, _)) => match cluster.baseline() {
-                Some(baseline) => baseline.unchanged(cluster, experiment, objects),
-                None => Ok(()),
-            },
-            None => Ok(()),
+        for cluster in &self.clusters {
+            if let Some(baseline) = cluster.baseline() {
+                baseline.unchanged(cluster, experiment, objects)?;
+            }
         }
+        Ok(())
     }
 
     /// How `experiment` describes itself in this run: the concurrent experiment at a
@@ -191,7 +214,7 @@ impl Suite<'_> {
     /// The targets of `experiment` and its cases over them.
     fn cases(&self, experiment: Experiment) -> (Vec<Target>, Vec<PgCase>) {
         let all: Vec<usize> = (0..self.targets.len()).collect();
-        let standing = self.cluster.is_some().then(|| STANDING.name().to_string());
+        let standing = (!self.clusters.is_empty()).then(|| STANDING.name().to_string());
         let described = self.described(experiment);
         let protocol = (self.budget.protocol != Protocol::Simple)
             .then(|| self.budget.protocol.name().to_string());
@@ -276,34 +299,35 @@ impl Suite<'_> {
                 load: None,
             }
         };
-        match &self.cluster {
-            Some((_, methods)) => {
-                let cases = methods
-                    .iter()
-                    .map(|&m| {
-                        let applies = (0..self.targets.len())
-                            .filter(|&t| !m.local_only() || self.targets[t].unix_socket)
-                            .filter(|&t| {
-                                !m.private_only()
-                                    || self.targets[t].transport == Some(Transport::Unix)
-                            })
-                            .collect();
-                        case(m, applies)
+        if self.clusters.is_empty() {
+            let targets = self.auth_targets.iter().map(|(_, t)| t.clone()).collect();
+            let cases = self
+                .auth_targets
+                .iter()
+                .enumerate()
+                .map(|(i, (m, _))| case(*m, vec![i]))
+                .collect();
+            return (targets, cases);
+        }
+        let cases = self
+            .methods
+            .iter()
+            .map(|&m| {
+                let applies = (0..self.targets.len())
+                    .filter(|&t| !m.local_only() || self.targets[t].unix_socket)
+                    // Trust: the Unix sockets in a cluster's private directory.
+                    .filter(|&t| {
+                        !m.private_only()
+                            || matches!(
+                                self.targets[t].transport,
+                                Some(Transport::Unix | Transport::UnixShared)
+                            )
                     })
                     .collect();
-                (self.targets.clone(), cases)
-            }
-            None => {
-                let targets = self.auth_targets.iter().map(|(_, t)| t.clone()).collect();
-                let cases = self
-                    .auth_targets
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (m, _))| case(*m, vec![i]))
-                    .collect();
-                (targets, cases)
-            }
-        }
+                case(m, applies)
+            })
+            .collect();
+        (self.targets.clone(), cases)
     }
 
     /// The records of a finished experiment (for each case, one per target it
@@ -320,7 +344,7 @@ impl Suite<'_> {
             for (&t, mut r) in case.targets.iter().zip(per_target) {
                 let target = &targets[t];
                 let mut server = target.server.clone();
-                if self.cluster.is_some() {
+                if !self.clusters.is_empty() {
                     let method = case.method.unwrap_or(STANDING);
                     server.password_storage = Some(method.password_storage().to_string());
                 }

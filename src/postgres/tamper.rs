@@ -143,7 +143,8 @@ mod tests {
         let mut suite = Suite {
             targets: cluster_targets(cluster, &transports)?,
             auth_targets: Vec::new(),
-            cluster: Some((cluster, Vec::new())),
+            clusters: vec![cluster],
+            methods: Vec::new(),
             budget: plan.budget.clone(),
             concurrent: plan.concurrent.clone(),
             rounds: plan.rounds,

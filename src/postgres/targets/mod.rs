@@ -27,21 +27,31 @@ use crate::transport::{SocketKind, TlsInfo, Transport, CERTIFICATE_KIND};
 use anyhow::{bail, Context, Result};
 
 /// The cluster's targets, one per transport.
+#[cfg(test)]
 pub fn cluster_targets(cluster: &Cluster, transports: &[Transport]) -> Result<Vec<Target>> {
     transports
         .iter()
-        .map(|&t| {
-            let params = cluster.params(t)?;
-            let conn = PgConn::connect(&params).map_err(|e| {
-                anyhow::anyhow!("cannot connect to the throwaway cluster over {t}: {e}")
-            })?;
-            let target = describe(t.name(), params, &conn, Some(t))?;
-            if target.tls.is_some() != (t == Transport::Tls) {
-                bail!("the connection over {t} did not use TLS as expected");
-            }
-            Ok(target)
-        })
+        .map(|&t| cluster_target(cluster, t))
         .collect()
+}
+
+/// The cluster's target over transport `t` (into its container, from the client's
+/// container where `t` says so).
+pub fn cluster_target(cluster: &Cluster, t: Transport) -> Result<Target> {
+    let params = cluster.params(t)?;
+    let conn = {
+        let _client = cluster.client_side(t)?;
+        PgConn::connect(&params)
+            .map_err(|e| anyhow::anyhow!("cannot connect to the throwaway cluster over {t}: {e}"))?
+    };
+    let target = describe(t.name(), params, &conn, Some(t))?;
+    if target.tls.is_some() != (t == Transport::Tls) {
+        bail!("the connection over {t} did not use TLS as expected");
+    }
+    if target.unix_socket != (t.kind() == SocketKind::Unix) {
+        bail!("the connection over {t} did not reach the socket it names");
+    }
+    Ok(target)
 }
 
 /// The connection parameters of a user's server: the URI's (or conninfo's), plus
