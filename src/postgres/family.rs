@@ -5,9 +5,11 @@
 use super::args::PostgresArgs;
 use super::bindir::Binaries;
 use super::plan::PostgresPlan;
+use crate::container::Network;
 use crate::leftovers::DirKind;
-use crate::plan::Measuring;
+use crate::plan::{Measuring, DEFAULT_TRANSPORTS};
 use crate::report::family::{Plan, Redaction};
+use crate::transport::Transport;
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -33,11 +35,21 @@ const PG_BINDIR: &str = "pg_bindir";
 /// installed only leaves the family out, in one line.
 pub fn quick(run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
     let pg_bindir = run.get_one::<PathBuf>(PG_BINDIR).cloned();
-    let plan = PostgresPlan::from_args(&PostgresArgs {
+    // As root, one container comparison: the query round trip over a published
+    // port, the bridge and a shared socket, beside the host's transports.
+    let contained: Vec<Transport> = CONTAINED
+        .into_iter()
+        .filter(|t| t.crossing().and_then(Network::missing).is_none())
+        .collect();
+    let mut transports = DEFAULT_TRANSPORTS.to_vec();
+    transports.extend(&contained);
+    let mut plan = PostgresPlan::from_args(&PostgresArgs {
         measuring: Measuring::quick(),
         pg_bindir: pg_bindir.clone(),
+        transports: Some(transports),
         ..PostgresArgs::default()
     })?;
+    plan.query_only = contained;
     match Binaries::find(pg_bindir.as_deref()) {
         Ok(_) => Ok(Some(Box::new(plan))),
         Err(_) if pg_bindir.is_none() => {
@@ -50,6 +62,13 @@ pub fn quick(run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
         Err(e) => Err(e),
     }
 }
+
+/// The ways into a container `run` measures the query over, as root.
+const CONTAINED: [Transport; 3] = [
+    Transport::Published,
+    Transport::Bridge,
+    Transport::UnixShared,
+];
 
 /// A throwaway cluster's directory (`cluster.rs`), with its data directory in
 /// `data/`; it records its postmaster in its owner file, so the sweep keeps it

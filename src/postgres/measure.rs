@@ -65,6 +65,10 @@ impl Plan for PostgresPlan {
             .experiments
             .iter()
             .map(|&e| {
+                let targets = match e {
+                    Experiment::Query => targets,
+                    _ => targets.saturating_sub(self.query_only.len()),
+                };
                 let cases = match e {
                     Experiment::Concurrent => self.concurrent.clients.len() * targets,
                     Experiment::Auth => match &self.source {
@@ -149,6 +153,7 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
         placements,
         progress,
         per_query_ns: Default::default(),
+        query_only: plan.query_only.clone(),
     };
     for &experiment in &plan.experiments {
         sink.keep(suite.run(experiment))?;

@@ -69,6 +69,9 @@ pub struct PostgresPlan {
     pub placement_asked: bool,
     pub budget: Budget,
     pub concurrent: ConcurrentPlan,
+    /// Transports the query experiment alone measures (`run`'s container
+    /// comparison); every other experiment leaves them out.
+    pub query_only: Vec<Transport>,
 }
 
 /// Concurrent clients when `--clients` is not given.
@@ -108,6 +111,7 @@ impl PostgresPlan {
             placement_asked: !args.measuring.placement.is_empty(),
             budget,
             concurrent,
+            query_only: Vec::new(),
         })
     }
 }

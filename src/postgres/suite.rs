@@ -42,6 +42,8 @@ pub struct Suite<'a> {
     pub progress: &'a dyn Progress,
     /// Time per query from the query experiment, by target label.
     pub per_query_ns: HashMap<String, f64>,
+    /// Transports only the query experiment measures.
+    pub query_only: Vec<Transport>,
 }
 
 /// One experiment's cases as the harness runs them: each case's parameters, the
@@ -61,6 +63,35 @@ impl PostgresRunner<'_> {
         let cluster = self.clusters.iter().find(|c| c.serves(transport))?;
         Some((&**cluster, transport))
     }
+}
+
+/// `targets` and `cases` without the targets over `left_out`, each case's
+/// targets renumbered; a case left with none goes.
+fn without(
+    targets: Vec<Target>,
+    cases: Vec<PgCase>,
+    left_out: &[Transport],
+) -> (Vec<Target>, Vec<PgCase>) {
+    if left_out.is_empty() {
+        return (targets, cases);
+    }
+    let mut renumbered = Vec::with_capacity(targets.len());
+    let mut kept = Vec::new();
+    for target in targets {
+        let keep = !target.transport.is_some_and(|t| left_out.contains(&t));
+        renumbered.push(keep.then_some(kept.len()));
+        if keep {
+            kept.push(target);
+        }
+    }
+    let cases = cases
+        .into_iter()
+        .filter_map(|mut c| {
+            c.targets = c.targets.iter().filter_map(|&t| renumbered[t]).collect();
+            (!c.targets.is_empty()).then_some(c)
+        })
+        .collect();
+    (kept, cases)
 }
 
 #[derive(Clone)]
@@ -139,6 +170,10 @@ impl Suite<'_> {
     /// Runs every round of `experiment` and returns its paired records.
     pub fn run(&mut self, experiment: Experiment) -> Result<Vec<ResultRecord>> {
         let (targets, cases) = self.cases(experiment);
+        let (targets, cases) = match experiment {
+            Experiment::Query => (targets, cases),
+            _ => without(targets, cases, &self.query_only),
+        };
         let described = self.described(experiment);
         let placements = self.placements_for(experiment);
         let mut cases = harness::placed(cases, &placements, |c| &mut c.params);
