@@ -38,7 +38,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::Path;
 
 /// How a client reaches the server in the container (a transport's place,
-/// `crate::transport::Place::Container`).
+/// `Place::Container` of the transports).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Crossing {
     Veth,
