@@ -25,7 +25,9 @@
 # One sockperf server per path (`sockperf server --tcp -i ADDR -p PORT`, started once,
 # serving each run's connection in turn), in the server namespace for the three
 # container paths. Everything made is removed on every way out (the end, an error,
-# Ctrl-C, SIGTERM): the servers, the nftables table, the host link, the namespaces.
+# Ctrl-C, SIGTERM): the servers, the nftables table, the host link, the namespaces,
+# and what an interrupted sockbench leaves for its next run to sweep (its nftables
+# table; its private directories, in a TMPDIR inside this script's directory).
 # A SIGKILLed run leaves the table and its directory in TMPDIR (the namespaces, the
 # link and the servers die with it, bench/lib/twin-network.sh); the next run
 # removes the table.
@@ -72,6 +74,18 @@
 # (sockperf's client from the shell's `times` of it over all its messages, its server
 # from /proc/PID/task/*/schedstat; sockbench's from its result file, over its timed
 # loops). With both on one CPU (same), the mean round trip is at least that.
+#
+# What to expect on these 2-vCPU VMs, measured 2026-11-27 with other builds and
+# sockbench runs going (load average 6-10), two runs of the defaults: the median ratio
+# was within 1.1× on all 8 lines in one run and on 6 of 8 in the other (same
+# published 0.80, split veth 0.91: sockbench faster), each round's ratio ranging
+# 0.5-2.0 with whatever shared the pinned CPU at the time; pooled over the 10 rounds,
+# every line's median lay in 0.94-1.07 and the 95% interval of its geometric mean
+# held 1. The round trip (each line's median): 7-11.5 µs on one CPU, 17.5-22 µs
+# split. The CPU per round trip held steadier, sockbench's 0.85-0.98× sockperf's
+# (which counts its whole process, its start and the sorting of its samples
+# included). Only a quiet machine (load < 1) gives ratios to hold against the target
+# to better than about ±20%.
 #
 # As root (namespaces, links, nftables). SOCKBENCH names the binary (default: built
 # here with cargo, target/release/sockbench), SOCKPERF sockperf's. Wall time about
@@ -130,25 +144,54 @@ sb_limit=$((60 + trials * 10))
 
 # shellcheck source=bench/lib/twin-network.sh
 source bench/lib/twin-network.sh
-work=$(mktemp -d "${TMPDIR:-/tmp}/sockbench-sockperf-XXXXXX")
-# sockperf is run by this name, so that its command line names the work directory.
-ln -s "$sockperf" "$work/sockperf"
-sp=$work/sockperf
 declare -A server_pid target client_ns_of
 
+# sockbench's own nftables tables (sockbench_N), and those there at the start; only
+# where sockbench makes them, for published (the twin uses nftables then too, so
+# listing them loads nothing into the kernel that the run would not).
+publishes=
+for t in $transports; do [ "$t" = published ] && publishes=1; done
+sockbench_tables() {
+    [ -n "$publishes" ] || return 0
+    nft list tables ip | sed -n 's/^table ip \(sockbench_[0-9]*\)$/\1/p'
+}
+tables_at_start=$(sockbench_tables)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sockbench-sockperf-XXXXXX")
 cleanup() {
     set +e
-    local pid
+    local pid table
     for pid in "${server_pid[@]}"; do
         { kill "$pid" && wait "$pid"; } 2>/dev/null
     done
     server_pid=()
     twin_network_down
+    # An interrupted sockbench (Ctrl-C, SIGTERM) leaves its nftables table for its next
+    # run to sweep: one made since this script started whose host link sbk<N>h is
+    # gone is abandoned (sockbench's own rule, src/container/sweep.rs), and removed.
+    # Its link goes with its namespace, which the kernel removes a moment after the
+    # run ends: waited for, a few seconds at most.
+    for table in $(sockbench_tables); do
+        grep -qx "$table" <<<"$tables_at_start" && continue
+        for _ in $(seq 30); do
+            [ -e /sys/class/net/sbk"${table#sockbench_}"h ] || break
+            sleep 0.1
+        done
+        [ -e /sys/class/net/sbk"${table#sockbench_}"h ] && continue
+        nft delete table ip "$table" &&
+            echo "removed nftables table ip $table, left by an interrupted sockbench" >&2
+    done
     rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# sockperf is run by this name, so that its command line names the work directory.
+ln -s "$sockperf" "$work/sockperf"
+sp=$work/sockperf
+# sockbench's TMPDIR: the private directories an interrupted sockbench leaves for its
+# next run to sweep go with this script's.
+mkdir "$work/tmp"
 
 # Starts a sockperf server for PATH in the namespace NS (the host's when empty) on
 # ADDR:PORT and waits until it listens. In the script's own shell (its death kills the
@@ -293,7 +336,7 @@ PY
 sockbench_run() { # PATH PLACEMENT
     local t=$1 p=$2
     rm -f "$work/sb.json"
-    timeout --foreground -k 5 "$sb_limit" taskset -c "$cpu_a,$cpu_b" "$sb" sockets \
+    TMPDIR=$work/tmp timeout --foreground -k 5 "$sb_limit" taskset -c "$cpu_a,$cpu_b" "$sb" sockets \
         --workloads pingpong --transports "$t" --sizes 64 --placement "$p" \
         --trials "$trials" --quiet --json "$work/sb.json" >/dev/null 2>"$work/sb.err" || {
         echo "sockbench sockets failed on $t: $(tail -5 "$work/sb.err")" >&2
@@ -343,14 +386,15 @@ for round in $(seq "$rounds"); do
         if [ $((round % 2)) = 1 ]; then order=(sockperf sockbench); else order=(sockbench sockperf); fi
         for tool in "${order[@]}"; do
             t0=$EPOCHREALTIME
-            # (Assigned first, so that a failure inside ends the script.)
+            # Run in this shell, not in $(…): on Ctrl-C or SIGTERM it waits for the tool
+            # to end before the trap cleans up after both.
             if [ "$tool" = sockperf ]; then
-                figures=$(sockperf_run "$t" "$placement")
-                read -r p_rtt p_mean p_cpu p_reruns <<<"$figures"
+                sockperf_run "$t" "$placement" >"$work/figures"
+                read -r p_rtt p_mean p_cpu p_reruns <"$work/figures"
                 p_s=$(since "$t0")
             else
-                figures=$(sockbench_run "$t" "$placement")
-                read -r s_rtt s_mean s_cpu s_reruns <<<"$figures"
+                sockbench_run "$t" "$placement" >"$work/figures"
+                read -r s_rtt s_mean s_cpu s_reruns <"$work/figures"
                 s_s=$(since "$t0")
             fi
         done

@@ -57,11 +57,12 @@ fn host_network() -> (Vec<String>, String, Vec<String>) {
         .map(str::to_string)
         .collect();
     let namespaces = said("ip", &["netns", "list"]);
-    // The ruleset table by table: a table's block starts at an unindented line.
+    // The ruleset table by table: a table's block runs from its `table` line to the
+    // next (blank lines between its chains included).
     let mut tables: Vec<String> = Vec::new();
     for line in said("nft", &["list", "ruleset"]).lines() {
         match tables.last_mut() {
-            Some(table) if line.starts_with([' ', '\t', '}']) => {
+            Some(table) if !line.starts_with("table ") => {
                 table.push('\n');
                 table.push_str(line);
             }

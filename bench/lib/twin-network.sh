@@ -82,11 +82,6 @@ new_ns() {
 
 # Builds the namespaces, the host link, the bridge and their addresses.
 twin_network_up() {
-    if ip -4 -o addr show to 198.19.255.0/24 | grep -q .; then
-        echo "198.19.255.0/24 is already in use on this host, not by a run of this script:" >&2
-        ip -4 -o addr show to 198.19.255.0/24 >&2
-        return 1
-    fi
     new_ns; server_ns=$REPLY
     new_ns; bridge_ns=$REPLY
     new_ns; client_ns=$REPLY
@@ -99,6 +94,11 @@ twin_network_up() {
     }
     link_made=1
     ip link set "$LINK" alias "sockbench bench twin of pid $$"
+    if ip -4 -o addr show to 198.19.255.0/24 | grep -q .; then
+        echo "198.19.255.0/24 is in use on this host by something else than sockbench:" >&2
+        ip -4 -o addr show to 198.19.255.0/24 >&2
+        return 1
+    fi
     if nft list table ip "$TABLE" >/dev/null 2>&1; then
         # Only a run holding the claim makes this table, and this one holds it now.
         echo "removing nftables table ip $TABLE, left by a run that was killed" >&2
