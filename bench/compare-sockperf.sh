@@ -73,19 +73,23 @@
 # Where the time goes: "cpu/rt" is each tool's CPU per round trip, client + server, µs
 # (sockperf's client from the shell's `times` of it over all its messages, its server
 # from /proc/PID/task/*/schedstat; sockbench's from its result file, over its timed
-# loops). With both on one CPU (same), the mean round trip is at least that.
+# loops). With both on one CPU (same), the mean round trip is at least that. "busy" is
+# the share of one CPU the two kept busy together, CPU per round trip × round trips
+# per second: on one CPU, well under 100% means other processes took the rest of
+# it, and the round trip is theirs as much as the tool's; a ratio far from 1 with one
+# tool's busy far below the other's says which one the host slowed.
 #
 # What to expect on these 2-vCPU VMs, measured 2026-11-27 with other builds and
-# sockbench runs going (load average 6-10), two runs of the defaults: the median ratio
-# was within 1.1× on all 8 lines in one run and on 6 of 8 in the other (same
-# published 0.80, split veth 0.91: sockbench faster), each round's ratio ranging
-# 0.5-2.0 with whatever shared the pinned CPU at the time; pooled over the 10 rounds,
-# every line's median lay in 0.94-1.07 and the 95% interval of its geometric mean
-# held 1. The round trip (each line's median): 7-11.5 µs on one CPU, 17.5-22 µs
-# split. The CPU per round trip held steadier, sockbench's 0.85-0.98× sockperf's
-# (which counts its whole process, its start and the sorting of its samples
-# included). Only a quiet machine (load < 1) gives ratios to hold against the target
-# to better than about ±20%.
+# sockbench runs going: four runs of the defaults (load average 2-10) had the median
+# ratio within 1.1× on 8, 6, 5 and 8 of the 8 lines, each round's ratio ranging 0.3-5
+# with whatever shared the pinned CPUs at the time (same tcp's median: 0.99, 0.98,
+# 1.79, 1.07 from run to run). Pooled over the 20 rounds, every line's median lay in
+# 0.95-1.05, the 95% interval of its geometric mean held 1, and each tool's best
+# round was within 10% of the other's. The round trip (each line's median over the
+# 20): 8.3-10.2 µs on one CPU, 19.5-22 µs split. The CPU per round trip, sockbench's
+# 0.8-1.1× sockperf's (whose figure counts its whole process, its start and the
+# sorting of its samples included). Only a quiet machine (load < 1) gives 5-round
+# ratios to hold against the target to better than about ±20%.
 #
 # As root (namespaces, links, nftables). SOCKBENCH names the binary (default: built
 # here with cargo, target/release/sockbench), SOCKPERF sockperf's. Wall time about
@@ -260,9 +264,10 @@ cpu_ns() { awk '{ s += $1 } END { printf "%.0f\n", s }' /proc/"$1"/task/*/scheds
 # Seconds since START (an $EPOCHREALTIME).
 since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$EPOCHREALTIME"; }
 
-# sockperf's half of a line: TRIALS runs; prints "RTT_US MEAN_US CPU_US RERUNS": the
-# median over the runs of each run's median round trip and mean round trip (2 × what
-# sockperf prints), and of its CPU per round trip, client + server; and how many runs
+# sockperf's half of a line: TRIALS runs; prints "RTT_US MEAN_US CPU_US BUSY RERUNS":
+# the median over the runs of each run's median round trip and mean round trip (2 ×
+# what sockperf prints), of its CPU per round trip, client + server, and of the share
+# of one CPU they kept busy (that CPU × its round trips per second); and how many runs
 # were run again because sockperf found no round trip to report in its window (it
 # leaves out its first 400 ms and last 50 ms): at most 2 more runs each, as
 # sockbench's reruns.
@@ -308,8 +313,10 @@ if any(int(x) for x in lost):
 # `times`: children's "XmY.YYYs XmY.YYYs" on the last line.
 client_s = sum(float(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([0-9.]+)s", text.splitlines()[-1]))
 cpu_us = (client_s * 1e9 + server_ns) / int(sent) / 1e3
+valid_s, valid_n = one(r"\[Valid Duration\] RunTime=([0-9.]+) sec;.*ReceivedMessages=(\d+)")
+busy = cpu_us * int(valid_n) / float(valid_s) / 1e4
 # sockperf prints half a round trip (latency = RTT/2): twice it is the round trip.
-print(f"{2 * float(half_p50):.3f} {2 * float(half_avg):.3f} {cpu_us:.2f}")
+print(f"{2 * float(half_p50):.3f} {2 * float(half_avg):.3f} {cpu_us:.2f} {busy:.1f}")
 PY
 )
             [ "$figures" != none ] && break
@@ -325,13 +332,14 @@ PY
     python3 - "$runs" "$reruns" <<'PY'
 import statistics, sys
 runs = [list(map(float, r.split())) for r in sys.argv[1].split(";") if r.strip()]
-print(" ".join(f"{statistics.median(r[i] for r in runs):.2f}" for i in range(3)), sys.argv[2])
+print(" ".join(f"{statistics.median(r[i] for r in runs):.2f}" for i in range(4)), sys.argv[2])
 PY
 }
 
-# sockbench's half: prints "RTT_US MEAN_US CPU_US RERUNS" from its result file: the
-# median over its trials of each trial's median and mean round trip and of its CPU per
-# round trip (client + server), and how many trials it ran again. Checks that every
+# sockbench's half: prints "RTT_US MEAN_US CPU_US BUSY RERUNS" from its result file:
+# the median over its trials of each trial's median and mean round trip, of its CPU per
+# round trip (client + server) and of its round trips per second (BUSY: the two
+# multiplied, a share of one CPU), and how many trials it ran again. Checks that every
 # trial ran on the CPUs the placement gives.
 sockbench_run() { # PATH PLACEMENT
     local t=$1 p=$2
@@ -360,7 +368,8 @@ for i, trial in enumerate(r["trials"]):
 cpu = m.get("cpu", {})
 cpu_ns = cpu.get("client", {}).get("cpu_ns", float("nan")) + cpu.get("server", {}).get("cpu_ns", float("nan"))
 reruns = sum(trial.get("reruns", 0) for trial in r["trials"])
-print(f"{m['rtt_ns']['p50'] / 1e3:.2f} {m['rtt_ns']['mean'] / 1e3:.2f} {cpu_ns / 1e3:.2f} {reruns}")
+busy = cpu_ns * m["ops_per_s"] / 1e7
+print(f"{m['rtt_ns']['p50'] / 1e3:.2f} {m['rtt_ns']['mean'] / 1e3:.2f} {cpu_ns / 1e3:.2f} {busy:.1f} {reruns}")
 PY
 }
 
@@ -374,8 +383,8 @@ echo "  the other; CPUs $cpu_a,$cpu_b, each tool's runs taking them in turn (sam
     "$cpu_b; split: $cpu_a→$cpu_b then $cpu_b→$cpu_a)"
 echo "RTT: median round trip, µs, the median over the runs; sockperf prints half a round trip"
 echo "  (its latency = RTT/2, percentile 50.000), so its RTT here is 2 × that"
-printf '%-5s %-6s %-10s %9s %9s %7s %15s %13s %7s %11s %5s\n' round place path sockperf \
-    sockbench ratio 'mean sp/sb' 'cpu/rt sp/sb' 'reruns' 'seconds' load
+printf '%-5s %-6s %-10s %9s %9s %7s %15s %13s %9s %7s %11s %5s\n' round place path sockperf \
+    sockbench ratio 'mean sp/sb' 'cpu/rt sp/sb' 'busy' 'reruns' 'seconds' load
 declare -A sp_rtts sb_rtts ratios mean_ratios cpu_cols loads
 started=$EPOCHREALTIME
 for round in $(seq "$rounds"); do
@@ -390,11 +399,11 @@ for round in $(seq "$rounds"); do
             # to end before the trap cleans up after both.
             if [ "$tool" = sockperf ]; then
                 sockperf_run "$t" "$placement" >"$work/figures"
-                read -r p_rtt p_mean p_cpu p_reruns <"$work/figures"
+                read -r p_rtt p_mean p_cpu p_busy p_reruns <"$work/figures"
                 p_s=$(since "$t0")
             else
                 sockbench_run "$t" "$placement" >"$work/figures"
-                read -r s_rtt s_mean s_cpu s_reruns <"$work/figures"
+                read -r s_rtt s_mean s_cpu s_busy s_reruns <"$work/figures"
                 s_s=$(since "$t0")
             fi
         done
@@ -405,10 +414,10 @@ for round in $(seq "$rounds"); do
         sb_rtts[$key]+="$s_rtt "
         ratios[$key]+="$r "
         mean_ratios[$key]+="$mr "
-        cpu_cols[$key]+="$p_cpu $s_cpu;"
-        printf '%-5s %-6s %-10s %7.2fµs %7.2fµs %7s %6.1f/%-6.1fµs %5.1f/%-5.1fµs %3s/%-3s %5s/%-5s %5s\n' \
+        cpu_cols[$key]+="$p_cpu $s_cpu $p_busy $s_busy;"
+        printf '%-5s %-6s %-10s %7.2fµs %7.2fµs %7s %6.1f/%-6.1fµs %5.1f/%-5.1fµs %3.0f/%-3.0f%% %3s/%-3s %5s/%-5s %5s\n' \
             "$round" "$placement" "$t" "$p_rtt" "$s_rtt" "$r" "$p_mean" "$s_mean" "$p_cpu" \
-            "$s_cpu" "$p_reruns" "$s_reruns" "$p_s" "$s_s" "$load"
+            "$s_cpu" "$p_busy" "$s_busy" "$p_reruns" "$s_reruns" "$p_s" "$s_s" "$load"
     done
   done
 done
@@ -416,8 +425,8 @@ done
 echo
 echo "median over $rounds rounds (RTT, µs; ratio = sockbench ÷ sockperf, the median of each"
 echo "round's ratio, with its spread lowest-highest; target within 1.1×, 0.91-1.1):"
-printf '  %-6s %-10s %9s %9s %21s %20s %13s\n' place path sockperf sockbench ratio \
-    'mean ratio' 'cpu/rt sp/sb'
+printf '  %-6s %-10s %9s %9s %21s %20s %13s %9s\n' place path sockperf sockbench ratio \
+    'mean ratio' 'cpu/rt sp/sb' 'busy'
 for p in $placements; do
     for t in $transports; do
         key="$p $t"
@@ -430,9 +439,9 @@ spread = lambda xs: (lambda v: f"{statistics.median(v):.3f} ({v[0]:.3f}-{v[-1]:.
 r = med(ratios)
 word = "within 1.1×" if 1 / 1.1 <= r <= 1.1 else "sockbench slower" if r > 1.1 else "sockbench faster"
 rows = [list(map(float, c.split())) for c in cpu.split(";") if c.strip()]
-c = [statistics.median(row[i] for row in rows) for i in range(2)]
+c = [statistics.median(row[i] for row in rows) for i in range(4)]
 print(f"  {p:<6} {t:<10} {med(sp):7.2f}µs {med(sb):7.2f}µs {spread(ratios):>21} {spread(means):>20} "
-      f"{c[0]:5.1f}/{c[1]:<5.1f}µs  {word}")
+      f"{c[0]:5.1f}/{c[1]:<5.1f}µs {c[2]:3.0f}/{c[3]:<3.0f}%  {word}")
 PY
     done
 done
