@@ -68,7 +68,7 @@ fn completions_cover_the_families_commands_and_options() {
 #[test]
 fn completions_offer_the_values_of_named_options() {
     let values = [
-        "unix unix-abstract tcp tcp6 tls",
+        "unix unix-abstract tcp tcp6 tls veth bridge published docker-proxy unix-shared",
         "connect pingpong stream concurrent",
         "query connect auth rows concurrent",
         "ping get pipeline connect concurrent",
@@ -89,7 +89,10 @@ fn completions_offer_the_values_of_named_options() {
         ("'*--workloads=", "(connect pingpong stream concurrent)"),
         ("'*--experiments=", "(query connect auth rows concurrent)"),
         ("'-M+", "(simple extended prepared)"),
-        ("'*--transports=", "(unix unix-abstract tcp tcp6 tls)"),
+        (
+            "'*--transports=",
+            "(unix unix-abstract tcp tcp6 tls veth bridge published docker-proxy unix-shared)",
+        ),
     ] {
         assert!(
             zsh.lines()
