@@ -333,10 +333,7 @@ fn pgbench_scripts_protocols_and_rates_run_against_pgbench_tables() {
     // rate is their median.
     let r = &results(&file, "postgres.concurrent")[0];
     let trials = r["trials"].as_array().unwrap();
-    let failed: f64 = trials
-        .iter()
-        .map(|t| t["failed"].as_f64().unwrap())
-        .sum();
+    let failed: f64 = trials.iter().map(|t| t["failed"].as_f64().unwrap()).sum();
     let done: f64 = trials.iter().map(|t| t["count"].as_f64().unwrap()).sum();
     assert!(
         failed > 0.0,

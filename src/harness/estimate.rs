@@ -102,9 +102,23 @@ impl ExperimentTime {
         self.trials_per_round * u64::from(rounds)
     }
 
+    /// Seconds of one counting trial with what surrounds it: its timed loop is a
+    /// share of a measured one's ([`crate::cpu::Meter::counting`]).
+    pub fn per_counting_trial_s(&self) -> f64 {
+        let share = f64::from(crate::cpu::COUNTING_SHARE);
+        self.trial.as_secs_f64() / share + self.around().as_secs_f64()
+    }
+
+    /// Seconds of the counting rounds.
+    fn counting_s(&self) -> f64 {
+        (self.trials_per_round * u64::from(self.counting_rounds)) as f64
+            * self.per_counting_trial_s()
+    }
+
     /// Seconds it is expected to take: its planned trials, none run again.
     pub fn expected_s(&self) -> f64 {
-        self.planned_trials() as f64 * self.per_trial_s()
+        let rounds = self.warmup_rounds + self.rounds.min;
+        (self.trials_per_round * u64::from(rounds)) as f64 * self.per_trial_s() + self.counting_s()
     }
 
     /// Seconds it may take at most: more rounds to settle (up to `rounds.max`, and
@@ -114,7 +128,7 @@ impl ExperimentTime {
         let round_s = self.trials_per_round as f64 * self.per_trial_s();
         let min_s = f64::from(self.rounds.min) * round_s;
         let settling = (min_s * self.rounds.time_factor).min(f64::from(self.rounds.max) * round_s);
-        let others = f64::from(self.warmup_rounds + self.counting_rounds) * round_s;
+        let others = f64::from(self.warmup_rounds) * round_s + self.counting_s();
         (settling.max(min_s) + others).max(self.busy_s())
     }
 
@@ -286,7 +300,9 @@ mod tests {
 
     #[test]
     fn expected_time_is_the_planned_trials_with_what_surrounds_them() {
-        // 5 rounds and 4 counting rounds of 12 trials of 0.5 s (with overhead).
+        // 5 rounds of 12 trials of 0.5 s (with overhead), and 4 counting rounds
+        // of 12 trials of their half loop (0.2325 s) and the same overhead
+        // (0.035 s): 30 s and 12.84 s.
         let settling = Rounds {
             min: 5,
             max: 20,
@@ -294,10 +310,10 @@ mod tests {
         };
         let w = work(12, 500, settling, 4);
         assert_eq!(w.planned_trials(), 12 * 9);
-        assert!((w.expected_s() - 54.0).abs() < 1e-9);
-        // More rounds: 3 × the 5 rounds' 30 s, then the counting rounds' 24 s.
-        assert!((w.most_s() - 114.0).abs() < 1e-9, "{}", w.most_s());
-        assert!((w.busy_s() - 81.0).abs() < 1e-9);
+        assert!((w.expected_s() - 42.84).abs() < 1e-9, "{}", w.expected_s());
+        // More rounds: 3 × the 5 rounds' 30 s, then the counting rounds' 12.84 s.
+        assert!((w.most_s() - 102.84).abs() < 1e-9, "{}", w.most_s());
+        assert!((w.busy_s() - 64.26).abs() < 1e-9);
         // The round cap binds before the time factor.
         let capped = work(12, 500, Rounds { max: 8, ..settling }, 0);
         assert!((capped.most_s() - 48.0).abs() < 1e-9, "{}", capped.most_s());
@@ -317,8 +333,8 @@ mod tests {
             },
         ]);
         let setup = 3.0 + COMMAND_SETUP.as_secs_f64();
-        assert!((all.expected_s() - (setup + 104.0)).abs() < 1e-9);
-        assert!((all.most_s() - (setup + 189.0)).abs() < 1e-9);
+        assert!((all.expected_s() - (setup + 92.84)).abs() < 1e-9);
+        assert!((all.most_s() - (setup + 177.84)).abs() < 1e-9);
         assert_eq!(all.trials_per_round(), 14);
         assert_eq!(all.rounds(), Some((5, 20)));
         assert_eq!(

@@ -4,7 +4,7 @@
 
 use super::args::PostgresArgs;
 use super::bindir::Binaries;
-use super::plan::PostgresPlan;
+use super::plan::{LeftOut, PostgresPlan};
 use crate::container::Network;
 use crate::leftovers::DirKind;
 use crate::plan::{Measuring, DEFAULT_TRANSPORTS};
@@ -49,7 +49,10 @@ pub fn quick(run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
         transports: Some(transports),
         ..PostgresArgs::default()
     })?;
-    plan.query_only = contained;
+    plan.left_out = LeftOut {
+        query_only: contained,
+        auth: vec![Transport::Tcp, Transport::Tls],
+    };
     match Binaries::find(pg_bindir.as_deref()) {
         Ok(_) => Ok(Some(Box::new(plan))),
         Err(_) if pg_bindir.is_none() => {

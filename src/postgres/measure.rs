@@ -43,7 +43,7 @@ impl Plan for PostgresPlan {
     }
 
     fn estimate(&self) -> Estimate {
-        let (targets, setup) = match &self.source {
+        let setup = match &self.source {
             Source::Throwaway { transports, .. } => {
                 let contained = transports.iter().any(|t| t.crossing().is_some());
                 let second = if contained {
@@ -51,24 +51,25 @@ impl Plan for PostgresPlan {
                 } else {
                     Duration::ZERO
                 };
-                (transports.len(), CLUSTER_START + second)
+                CLUSTER_START + second
+            }
+            Source::User { .. } => Duration::ZERO,
+        };
+        let targets = |e: Experiment| match &self.source {
+            Source::Throwaway { transports, .. } => {
+                let left_out = self.left_out.of(e);
+                transports.iter().filter(|t| !left_out.contains(t)).count()
             }
             // A `--server` is compared over the transports it is found on: unix,
             // tcp and tls at most.
-            Source::User { urls, server, .. } => (
-                urls.len() + if server.is_some() { 3 } else { 0 },
-                Duration::ZERO,
-            ),
+            Source::User { urls, server, .. } => urls.len() + if server.is_some() { 3 } else { 0 },
         };
         let placed = self.placements.len() as u64;
         let works = self
             .experiments
             .iter()
             .map(|&e| {
-                let targets = match e {
-                    Experiment::Query => targets,
-                    _ => targets.saturating_sub(self.query_only.len()),
-                };
+                let targets = targets(e);
                 let cases = match e {
                     Experiment::Concurrent => self.concurrent.clients.len() * targets,
                     Experiment::Auth => match &self.source {
@@ -153,7 +154,7 @@ pub fn measure(plan: &PostgresPlan, progress: &dyn Progress, sink: &mut dyn Sink
         placements,
         progress,
         per_query_ns: Default::default(),
-        query_only: plan.query_only.clone(),
+        left_out: plan.left_out.clone(),
     };
     for &experiment in &plan.experiments {
         sink.keep(suite.run(experiment))?;

@@ -69,9 +69,31 @@ pub struct PostgresPlan {
     pub placement_asked: bool,
     pub budget: Budget,
     pub concurrent: ConcurrentPlan,
-    /// Transports the query experiment alone measures (`run`'s container
-    /// comparison); every other experiment leaves them out.
+    /// Transports some experiments leave out (`run`'s shorter plan).
+    pub left_out: LeftOut,
+}
+
+/// Transports some experiments leave out, to keep `sockbench run` short: the ways
+/// into a container are measured by the query experiment alone (the container
+/// comparison), and authentication over unix alone (what a method costs does not
+/// depend on the transport it is asked over).
+#[derive(Debug, Clone, Default)]
+pub struct LeftOut {
+    /// Measured by the query experiment alone.
     pub query_only: Vec<Transport>,
+    /// Left out of the auth experiment too.
+    pub auth: Vec<Transport>,
+}
+
+impl LeftOut {
+    /// The transports `experiment` leaves out.
+    pub fn of(&self, experiment: Experiment) -> Vec<Transport> {
+        match experiment {
+            Experiment::Query => Vec::new(),
+            Experiment::Auth => self.query_only.iter().chain(&self.auth).copied().collect(),
+            _ => self.query_only.clone(),
+        }
+    }
 }
 
 /// Concurrent clients when `--clients` is not given.
@@ -111,7 +133,7 @@ impl PostgresPlan {
             placement_asked: !args.measuring.placement.is_empty(),
             budget,
             concurrent,
-            query_only: Vec::new(),
+            left_out: LeftOut::default(),
         })
     }
 }

@@ -11,7 +11,7 @@ use super::experiment::concurrent::{self, RunSpec};
 use super::experiment::{connect, fitted, Budget, Experiment, Target};
 use super::hba::{AuthMethod, STANDING};
 use super::libpq::Protocol;
-use super::plan::ConcurrentPlan;
+use super::plan::{ConcurrentPlan, LeftOut};
 use crate::cpu::affinity::Placement;
 use crate::cpu::{Meter, ServerRole};
 use crate::harness::estimate::Timing;
@@ -42,8 +42,8 @@ pub struct Suite<'a> {
     pub progress: &'a dyn Progress,
     /// Time per query from the query experiment, by target label.
     pub per_query_ns: HashMap<String, f64>,
-    /// Transports only the query experiment measures.
-    pub query_only: Vec<Transport>,
+    /// Transports some experiments leave out.
+    pub left_out: LeftOut,
 }
 
 /// One experiment's cases as the harness runs them: each case's parameters, the
@@ -127,7 +127,7 @@ impl Runner for PostgresRunner<'_> {
     }
 
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
-        let (t, b) = (&self.targets[target], self.budget);
+        let (t, b) = (&self.targets[target], &self.budget.for_trial(meter));
         // Over the bridge, the client is in a container of its own.
         let _client = match self.cluster(t) {
             Some((cluster, transport)) => cluster.client_side(transport)?,
@@ -141,6 +141,7 @@ impl Runner for PostgresRunner<'_> {
             Experiment::Concurrent => {
                 let case = &self.cases[case];
                 let mut load = case.load.clone().context("no load")?;
+                load.duration = b.concurrent_time;
                 if let Some((_, label)) = &mut load.progress {
                     *label = format!("{}, {}", t.label, case.label);
                 }
@@ -170,10 +171,7 @@ impl Suite<'_> {
     /// Runs every round of `experiment` and returns its paired records.
     pub fn run(&mut self, experiment: Experiment) -> Result<Vec<ResultRecord>> {
         let (targets, cases) = self.cases(experiment);
-        let (targets, cases) = match experiment {
-            Experiment::Query => (targets, cases),
-            _ => without(targets, cases, &self.query_only),
-        };
+        let (targets, cases) = without(targets, cases, &self.left_out.of(experiment));
         let described = self.described(experiment);
         let placements = self.placements_for(experiment);
         let mut cases = harness::placed(cases, &placements, |c| &mut c.params);

@@ -151,7 +151,7 @@ mod tests {
             placements: plan.placements.clone(),
             progress: &crate::harness::Silent,
             per_query_ns: Default::default(),
-            query_only: Vec::new(),
+            left_out: Default::default(),
         };
         suite.run(experiment).map(|_| ())
     }

@@ -133,7 +133,7 @@ impl Experiment {
         peer: request::PeerCheck,
     ) -> Result<Trial> {
         let ask = http::Ask::of(params)?;
-        let budget = &plan.budget;
+        let budget = &plan.budget.for_trial(meter);
         let connections = || -> Result<usize> {
             let n = params
                 .get(keys::CONNECTIONS)

@@ -4,6 +4,7 @@ use super::args::ProxyArgs;
 use super::keys::*;
 use super::Experiment;
 use crate::cpu::affinity::Placement;
+use crate::cpu::{Meter, COUNTING_SHARE};
 use crate::error::usage;
 use crate::harness::Rounds;
 use crate::plan::distinct;
@@ -106,6 +107,19 @@ impl Budget {
         concurrent: Duration::from_millis(60),
         overload: Duration::from_millis(60),
     };
+
+    /// This budget, or for a counting trial's `meter` its share of it.
+    pub fn for_trial(&self, meter: &Meter) -> Budget {
+        if !meter.counting() {
+            return *self;
+        }
+        Budget {
+            requests: self.requests / COUNTING_SHARE,
+            connect: self.connect / COUNTING_SHARE,
+            concurrent: self.concurrent / COUNTING_SHARE,
+            overload: self.overload / COUNTING_SHARE,
+        }
+    }
 }
 
 crate::named! {

@@ -125,7 +125,7 @@ impl Experiment {
         plan: &RedisPlan,
         meter: &mut Meter,
     ) -> Result<Trial> {
-        let budget = &plan.budget;
+        let budget = &plan.budget.for_trial(meter);
         let param = |value: Option<u64>| value.context("experiment parameter missing");
         match self {
             Experiment::Ping => {

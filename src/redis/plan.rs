@@ -5,6 +5,7 @@ use super::keys::*;
 use super::url::{self, UserUrl};
 use super::Experiment;
 use crate::cpu::affinity::Placement;
+use crate::cpu::{Meter, COUNTING_SHARE};
 use crate::error::usage;
 use crate::harness::Rounds;
 use crate::plan::{distinct, DEFAULT_TRANSPORTS};
@@ -55,6 +56,18 @@ impl Budget {
         connect: Duration::from_millis(100),
         concurrent: Duration::from_millis(125),
     };
+
+    /// This budget, or for a counting trial's `meter` its share of it.
+    pub fn for_trial(&self, meter: &Meter) -> Budget {
+        if !meter.counting() {
+            return *self;
+        }
+        Budget {
+            round_trips: self.round_trips / COUNTING_SHARE,
+            connect: self.connect / COUNTING_SHARE,
+            concurrent: self.concurrent / COUNTING_SHARE,
+        }
+    }
 }
 
 /// A validated `redis` run.

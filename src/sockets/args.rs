@@ -41,7 +41,7 @@ pub struct SocketsArgs {
     pub write_sizes: Option<Vec<String>>,
 
     /// How long each stream trial streams, as iperf3's -t: 10, 2.5s, 500ms
-    /// [default: 2 s, or 0.2 s with --quick, or until 1 GiB (128 MiB) came first].
+    /// [default: 2 s, or 0.15 s with --quick, or until 1 GiB (96 MiB) came first].
     /// The rounds repeat it, transports in turn.
     #[arg(short = 't', long = "time", value_name = "SECONDS", value_parser = crate::units::parse_duration)]
     pub time: Option<std::time::Duration>,

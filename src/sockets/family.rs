@@ -8,10 +8,13 @@ use crate::plan::Measuring;
 use crate::report::family::Plan;
 use anyhow::Result;
 
-/// `sockets --quick`: always part of `run`, as its server is sockbench itself.
+/// `sockets --quick` with round trips at the smallest and largest sizes alone (to
+/// keep `run` within its two minutes): always part of `run`, as its server is
+/// sockbench itself.
 pub fn quick(_run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
     let plan = SocketsPlan::from_args(&SocketsArgs {
         measuring: Measuring::quick(),
+        sizes: Some(vec!["64".into(), "64KiB".into()]),
         ..SocketsArgs::default()
     })?;
     Ok(Some(Box::new(plan)))

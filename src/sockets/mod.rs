@@ -19,7 +19,7 @@ pub(crate) mod stream;
 pub(crate) mod suite;
 mod watchdog;
 
-use crate::cpu::Meter;
+use crate::cpu::{Meter, COUNTING_SHARE};
 use crate::report::experiment::{Description, Family};
 use crate::report::family::RunPart;
 use crate::results::{Params, Trial};
@@ -96,6 +96,7 @@ impl Experiment {
         budget: &Budget,
         meter: &mut Meter,
     ) -> Result<Trial> {
+        let budget = &budget.for_trial(meter);
         match self {
             Experiment::Connect => connect::trial(target, budget.connect, meter),
             Experiment::PingPong => {
@@ -144,10 +145,24 @@ impl Budget {
     pub const QUICK: Budget = Budget {
         connect: Duration::from_millis(125),
         pingpong: Duration::from_millis(75),
-        stream: Duration::from_millis(200),
-        stream_bytes: 128 << 20,
+        stream: Duration::from_millis(150),
+        stream_bytes: 96 << 20,
         concurrent: Duration::from_millis(150),
     };
+
+    /// This budget, or for a counting trial's `meter` its share of it.
+    pub fn for_trial(&self, meter: &Meter) -> Budget {
+        if !meter.counting() {
+            return *self;
+        }
+        Budget {
+            connect: self.connect / COUNTING_SHARE,
+            pingpong: self.pingpong / COUNTING_SHARE,
+            stream: self.stream / COUNTING_SHARE,
+            stream_bytes: self.stream_bytes / u64::from(COUNTING_SHARE),
+            concurrent: self.concurrent / COUNTING_SHARE,
+        }
+    }
 }
 
 /// One transport of a running server, ready to connect to.

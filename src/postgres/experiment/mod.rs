@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use super::libpq::{ConnParams, PgConn, Protocol};
 use crate::cpu::placed::ServerSide;
+use crate::cpu::{Meter, COUNTING_SHARE};
 
 crate::named! {
     /// One PostgreSQL experiment.
@@ -102,12 +103,36 @@ impl Budget {
             protocol: Protocol::Simple,
             queries: vec![500, 1_000, 2_000],
             rows: vec![50_000, 100_000, 200_000],
-            connections: 100,
-            connect_time: Duration::from_millis(300),
-            auth_connections: 25,
-            auth_time: Duration::from_millis(200),
-            concurrent_time: Duration::from_secs(1),
-            concurrent_warmup: Duration::from_millis(200),
+            connections: 60,
+            connect_time: Duration::from_millis(200),
+            auth_connections: 15,
+            auth_time: Duration::from_millis(120),
+            concurrent_time: Duration::from_millis(300),
+            concurrent_warmup: Duration::from_millis(50),
+        }
+    }
+
+    /// This budget, or for a counting trial's `meter` its share of it: each
+    /// count, connection limit and time (a counting trial needs as many
+    /// operations of each N as a count per operation needs, not the fit's).
+    pub fn for_trial(&self, meter: &Meter) -> Budget {
+        if !meter.counting() {
+            return self.clone();
+        }
+        let share = |counts: &[u64]| {
+            let n = u64::from(COUNTING_SHARE);
+            counts.iter().map(|c| (c / n).max(1)).collect()
+        };
+        Budget {
+            protocol: self.protocol,
+            queries: share(&self.queries),
+            rows: share(&self.rows),
+            connections: (self.connections / u64::from(COUNTING_SHARE)).max(1),
+            connect_time: self.connect_time / COUNTING_SHARE,
+            auth_connections: (self.auth_connections / u64::from(COUNTING_SHARE)).max(1),
+            auth_time: self.auth_time / COUNTING_SHARE,
+            concurrent_time: self.concurrent_time / COUNTING_SHARE,
+            concurrent_warmup: self.concurrent_warmup,
         }
     }
 }
