@@ -75,8 +75,8 @@ pub struct PostgresPlan {
 
 /// Transports some experiments leave out, to keep `sockbench run` short: the ways
 /// into a container are measured by the query experiment alone (the container
-/// comparison), and authentication over unix alone (what a method costs does not
-/// depend on the transport it is asked over).
+/// comparison), and authentication over unix alone (the connect experiment
+/// compares the transports for a new connection already).
 #[derive(Debug, Clone, Default)]
 pub struct LeftOut {
     /// Measured by the query experiment alone.
