@@ -1064,10 +1064,14 @@ fn measured(scratch: &Path, dir: &Path, args: &[&str]) -> (Value, String, Vec<Se
             });
             match (seen.iter_mut().find(|s| s.pid == p), uid) {
                 // A change of account and an exec after the fork: what it ends
-                // with is what ran.
+                // with is what ran (a process that has exited, not yet reaped,
+                // has an empty command line: the last one seen is kept).
                 (Some(s), Some(uid)) => {
-                    s.cmdline = cmdline(p);
-                    s.uid = uid;
+                    let now = cmdline(p);
+                    if !now.is_empty() {
+                        s.cmdline = now;
+                        s.uid = uid;
+                    }
                 }
                 (Some(_), None) => {}
                 (None, _) => seen.extend(uid.map(|uid| Seen {
