@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 const PATHS: [&str; 4] = ["tcp", "veth", "bridge", "published"];
@@ -89,27 +89,18 @@ fn compare_sockperf_prints_a_ratio_per_path_and_leaves_the_host_as_found() {
     }
     let tmp = tempdir();
     let before = host_network();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/compare-sockperf.sh");
-    let mut child = KillOnDrop(
-        Command::new("bash")
-            .arg(&script)
-            .env("SOCKBENCH", env!("CARGO_BIN_EXE_sockbench"))
-            .env("TMPDIR", tmp.path())
-            .env("ROUNDS", "1")
-            .env("PLACEMENTS", "same")
-            .env("TRIALS", "2")
-            .env("SOCKPERF_TIME", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
+    let env = [
+        ("ROUNDS", "1"),
+        ("PLACEMENTS", "same"),
+        ("TRIALS", "2"),
+        ("SOCKPERF_TIME", "1"),
+    ];
+    let out = bench_script(
+        "compare-sockperf.sh",
+        tmp.path(),
+        &env,
+        Duration::from_secs(240),
     );
-    let (status, _) = exit_within(&mut child, Duration::from_secs(240));
-    let mut out = String::new();
-    std::io::Read::read_to_string(child.0.stdout.as_mut().unwrap(), &mut out).unwrap();
-    let err = stderr_of(&mut child);
-    assert!(status.success(), "{out}\n{err}");
     assert!(out.contains("RTT/2"), "the conversion is not said:\n{out}");
     for path in PATHS {
         let line = out

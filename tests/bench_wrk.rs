@@ -7,7 +7,6 @@ mod common;
 
 use common::*;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 #[test]
@@ -27,28 +26,14 @@ fn compare_wrk_prints_both_rates_and_their_ratio() {
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/compare-wrk.sh");
-    let mut child = KillOnDrop(
-        Command::new("bash")
-            .arg(&script)
-            .env("SOCKBENCH", env!("CARGO_BIN_EXE_sockbench"))
-            .env("TMPDIR", tmp.path())
-            .env("ROUNDS", "1")
-            .env("DURATION", "1")
-            .env("PLACEMENTS", "pinned")
-            .env("TRANSPORTS", "unix")
-            .env("CONNECTIONS", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let (status, _) = exit_within(&mut child, Duration::from_secs(120));
-    let mut out = String::new();
-    std::io::Read::read_to_string(child.0.stdout.as_mut().unwrap(), &mut out).unwrap();
-    let err = stderr_of(&mut child);
-    assert!(status.success(), "{out}\n{err}");
+    let env = [
+        ("ROUNDS", "1"),
+        ("DURATION", "1"),
+        ("PLACEMENTS", "pinned"),
+        ("TRANSPORTS", "unix"),
+        ("CONNECTIONS", "1"),
+    ];
+    let out = bench_script("compare-wrk.sh", tmp.path(), &env, Duration::from_secs(120));
     for target in ["nginx  unix", "direct tcp"] {
         let line = out
             .lines()

@@ -242,6 +242,33 @@ pub fn exit_within(
     }
 }
 
+/// Runs `bench/NAME` end to end against this build's sockbench, with TMPDIR
+/// `tmp` and the variables `env`, and returns what it printed on stdout; fails
+/// (killing it) unless it succeeds within `limit`.
+pub fn bench_script(name: &str, tmp: &Path, env: &[(&str, &str)], limit: Duration) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("bench")
+        .join(name);
+    let mut child = KillOnDrop(
+        Command::new("bash")
+            .arg(&script)
+            .env("SOCKBENCH", env!("CARGO_BIN_EXE_sockbench"))
+            .env("TMPDIR", tmp)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let (status, _) = exit_within(&mut child, limit);
+    let mut out = String::new();
+    std::io::Read::read_to_string(child.0.stdout.as_mut().unwrap(), &mut out).unwrap();
+    let err = stderr_of(&mut child);
+    assert!(status.success(), "{name}: {out}\n{err}");
+    out
+}
+
 /// Starts `sockbench serve` and returns it with the addresses it reported.
 pub fn start_serve(tmp: &Path, listen: &[String]) -> (KillOnDrop, Vec<String>) {
     let mut cmd = sockbench(tmp);
