@@ -48,7 +48,7 @@ impl Snapshot {
         let server_ns: f64 = server
             .iter()
             .filter_map(|role| proc::process_times(role.pid, true))
-            .map(|(u, s)| u + s)
+            .map(|t| t.cpu_ns)
             .sum();
         Some(Snapshot {
             at: Instant::now(),

@@ -6,9 +6,10 @@
 //!
 //! Two ways to count, because counting is not free:
 //! - [`Meter::times`]: CPU time from `getrusage` (the client, every thread) and
-//!   `/proc/<pid>/stat` (the server with its children, in clock ticks), read before
-//!   and after the loop and never during it. Every measured trial uses it, so its
-//!   wall time is not touched.
+//!   each server process's CPU clock, with `/proc/<pid>/stat` for its children
+//!   waited for and the user/system split, read before and after the loop and
+//!   never during it. Every measured trial uses it, so its wall time is not
+//!   touched.
 //! - [`Meter::counters`]: kernel counters from `perf_event_open` (CPU time, context
 //!   switches, migrations, and instructions where the hardware exposes them),
 //!   inherited by every thread and process the watched task starts after they
@@ -142,6 +143,20 @@ impl Counts {
             }
         }
         self
+    }
+
+    /// The user/system split of a loop's counts made to add up to its CPU time:
+    /// in the proportion the split counted, or unknown where it counted nothing
+    /// (a loop shorter than `/proc`'s clock tick).
+    fn split_as_ticked(mut self) -> Counts {
+        let ticked = self.user_ns.zip(self.sys_ns).map(|(u, s)| u + s);
+        if ticked.is_some_and(|t| t <= 0.0) && self.cpu_ns > 0.0 {
+            self.user_ns = None;
+            self.sys_ns = None;
+            return self;
+        }
+        let times = self;
+        self.split_like(&times)
     }
 
     /// Each figure's median over `all`.
@@ -401,11 +416,12 @@ impl Meter {
             .iter()
             .zip(&ended.server)
             .map(|(before, after)| match (before, after) {
-                (Some(before), Some(after)) => Some(after.per_op(before, ops)).filter(|c| {
-                    c.cpu_ns >= 0.0
-                        && c.sys_ns.is_none_or(|s| s >= 0.0)
-                        && c.user_ns.is_none_or(|u| u >= 0.0)
-                }),
+                (Some(before), Some(after)) => Some(after.per_op(before, ops).split_as_ticked())
+                    .filter(|c| {
+                        c.cpu_ns >= 0.0
+                            && c.sys_ns.is_none_or(|s| s >= 0.0)
+                            && c.user_ns.is_none_or(|u| u >= 0.0)
+                    }),
                 _ => None,
             })
             .collect();
@@ -480,11 +496,11 @@ fn read(side: &mut SideCounters, pid: Option<u32>) -> Option<Counts> {
     let times = match pid {
         None => proc::own_usage(),
         Some(pid) => {
-            let (user, sys) = proc::process_times(pid, true)?;
+            let t = proc::process_times(pid, true)?;
             Counts {
-                cpu_ns: user + sys,
-                user_ns: Some(user),
-                sys_ns: Some(sys),
+                cpu_ns: t.cpu_ns,
+                user_ns: Some(t.user_ns),
+                sys_ns: Some(t.sys_ns),
                 ..Counts::default()
             }
         }

@@ -35,9 +35,9 @@ impl ServerSide {
         if let Some(cpus) = &self.cpus {
             affinity::pin_process(pid, cpus)?;
         }
-        let (user, sys) = proc::process_times(pid, false)
+        let times = proc::process_times(pid, false)
             .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))?;
-        self.lock().push((pid, user + sys));
+        self.lock().push((pid, times.cpu_ns));
         Ok(())
     }
 
@@ -55,8 +55,8 @@ impl ServerSide {
         self.lock()
             .iter()
             .filter_map(|&(pid, at)| {
-                let (user, sys) = proc::process_times(pid, false)?;
-                Some((user + sys - at).max(0.0))
+                let now = proc::process_times(pid, false)?.cpu_ns;
+                Some((now - at).max(0.0))
             })
             .sum()
     }

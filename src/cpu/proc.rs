@@ -38,41 +38,81 @@ pub fn parent(pid: u32) -> Option<u32> {
         .ok()
 }
 
-/// User and system time, ns, of process `pid` with all its threads, plus the
+/// A process's CPU time so far, ns.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Times {
+    /// The total, to the nanosecond where the kernel's CPU clock of each process
+    /// can be read (everyone's can: `clock_getcpuclockid`), else in clock ticks.
+    pub cpu_ns: f64,
+    /// The user and system time `/proc` counts in clock ticks (10 ms here): a loop
+    /// shorter than a few ticks is split between them in their proportion
+    /// ([`super::Counts::split_as_ticked`]), never measured by them.
+    pub user_ns: f64,
+    pub sys_ns: f64,
+}
+
+/// User and system time of process `pid` with all its threads, plus the
 /// processes it started: those already waited for, and (with `live_children`)
 /// every one still running below it, each with the ones it waited for, read one
 /// by one. A child reaped while they are read would be counted twice or not at
 /// all, so the reading is taken again (a few times at most) until the waited-for
 /// total did not move meanwhile.
-pub fn process_times(pid: u32, live_children: bool) -> Option<(f64, f64)> {
-    let tick = 1e9 / ticks_per_s();
+pub fn process_times(pid: u32, live_children: bool) -> Option<Times> {
     let mut last = None;
     for _ in 0..5 {
-        let [user, sys, c_user, c_sys] = own_and_waited(pid)?;
-        let (mut user, mut sys) = (user + c_user, sys + c_sys);
-        if !live_children {
-            return Some((user * tick, sys * tick));
-        }
-        for below in descendants(pid) {
-            if let Some([u, s, cu, cs]) = own_and_waited(below) {
-                user += u + cu;
-                sys += s + cs;
+        let (mut times, waited) = own_and_waited(pid)?;
+        if live_children {
+            for below in descendants(pid) {
+                if let Some((t, _)) = own_and_waited(below) {
+                    times.cpu_ns += t.cpu_ns;
+                    times.user_ns += t.user_ns;
+                    times.sys_ns += t.sys_ns;
+                }
             }
+        } else {
+            return Some(times);
         }
-        last = Some((user * tick, sys * tick));
-        let [_, _, after_user, after_sys] = own_and_waited(pid)?;
-        if (after_user, after_sys) == (c_user, c_sys) {
+        last = Some(times);
+        if own_and_waited(pid)?.1 == waited {
             break;
         }
     }
     last
 }
 
-/// utime, stime, cutime and cstime of process `pid` (fields 14–17), in ticks.
-fn own_and_waited(pid: u32) -> Option<[f64; 4]> {
+/// The CPU time of process `pid` with the processes it waited for, and their
+/// share of it (cutime and cstime, fields 16 and 17, in ticks): its own from its
+/// CPU clock where readable, else from utime and stime (fields 14 and 15).
+fn own_and_waited(pid: u32) -> Option<(Times, [u64; 2])> {
     let f = stat_fields(&format!("/proc/{pid}/stat"))?;
-    let field = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
-    Some([field(11)?, field(12)?, field(13)?, field(14)?])
+    let field = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
+    let [user, sys, c_user, c_sys] = [field(11)?, field(12)?, field(13)?, field(14)?];
+    let tick = 1e9 / ticks_per_s();
+    let ticked = |t: u64| t as f64 * tick;
+    let own = cpu_clock_ns(pid).unwrap_or(ticked(user + sys));
+    let times = Times {
+        cpu_ns: own + ticked(c_user + c_sys),
+        user_ns: ticked(user + c_user),
+        sys_ns: ticked(sys + c_sys),
+    };
+    Some((times, [c_user, c_sys]))
+}
+
+/// The CPU time process `pid` has used, every thread of it (those ended too),
+/// ns, from its CPU clock.
+fn cpu_clock_ns(pid: u32) -> Option<f64> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: `clock` is a valid, writable clockid_t.
+    if unsafe { libc::clock_getcpuclockid(pid as libc::pid_t, &mut clock) } != 0 {
+        return None;
+    }
+    // SAFETY: an all-zero timespec is a valid value for clock_gettime to fill.
+    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: `t` is a valid, writable timespec.
+    if unsafe { libc::clock_gettime(clock, &mut t) } != 0 {
+        return None;
+    }
+    Some(t.tv_sec as f64 * 1e9 + t.tv_nsec as f64)
 }
 
 /// The running children of `pid`, from every one of its threads.
@@ -156,15 +196,22 @@ pub fn threads(pid: u32) -> Vec<i32> {
 }
 
 /// Every thread of process `pid` and of every running process below it, with the
-/// CPU time it has used (clock ticks) and the CPU it last ran on.
+/// CPU time it has used (ns: from `schedstat`, or in clock ticks where the kernel
+/// keeps no scheduler statistics) and the CPU it last ran on.
 pub fn tasks(pid: u32) -> Vec<(i32, u64, Option<u32>)> {
+    let tick = (1e9 / ticks_per_s()) as u64;
     std::iter::once(pid)
         .chain(descendants(pid))
         .flat_map(|p| {
             threads(p).into_iter().filter_map(move |tid| {
-                let f = stat_fields(&format!("/proc/{p}/task/{tid}/stat"))?;
+                let task = format!("/proc/{p}/task/{tid}");
+                let f = stat_fields(&format!("{task}/stat"))?;
                 let get = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
-                Some((tid, get(11)? + get(12)?, get(36).map(|c| c as u32)))
+                let ran = fs::read_to_string(format!("{task}/schedstat"))
+                    .ok()
+                    .and_then(|s| s.split_whitespace().next()?.parse().ok())
+                    .or_else(|| Some((get(11)? + get(12)?) * tick))?;
+                Some((tid, ran, get(36).map(|c| c as u32)))
             })
         })
         .collect()

@@ -254,3 +254,30 @@ fn one_role_keeps_the_server_side_as_it_was() {
     assert!(cost.roles.is_empty(), "{:?}", cost.roles);
     assert!(cost.server.expect("the server side").cpu_ns > 20e6);
 }
+
+#[test]
+fn a_servers_time_is_counted_over_a_loop_shorter_than_a_clock_tick() {
+    let _turn = one_at_a_time();
+    let busy = Busy::start(false);
+    // 2 ms loops, against /proc's 10 ms ticks: counted in ticks, each would read
+    // nothing or a whole tick.
+    // SAFETY: sysconf reads a constant of the system.
+    let tick = 1e9 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let mut read = Vec::new();
+    for _ in 0..20 {
+        let mut meter = Meter::times(&[ServerRole::server(busy.pid())]);
+        meter.start();
+        std::thread::sleep(Duration::from_millis(2));
+        meter.stop(1);
+        let server = meter.take().expect("a cost").server.expect("the server");
+        if let (Some(user), Some(sys)) = (server.user_ns, server.sys_ns) {
+            let sum = user + sys;
+            assert!((sum - server.cpu_ns).abs() < 1.0, "{server:?}");
+        }
+        read.push(server.cpu_ns);
+    }
+    assert!(
+        read.iter().any(|&ns| ns > 0.0 && ns % tick != 0.0),
+        "every reading a whole number of clock ticks: {read:?}"
+    );
+}
