@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Does sockbench's pingpong time a round trip as sockperf does? Measures the 64 B TCP
-# round trip on each path of TRANSPORTS (default "tcp veth bridge published") with
-# both tools, placement held equal, for ROUNDS rounds (default 5), in each placement
-# of PLACEMENTS (default "same split"); each line is a pair run back to back, which
-# tool goes first alternating from round to round:
-#   sockperf ping-pong --tcp -m 64 -t SOCKPERF_TIME -i ADDR -p PORT   (TRIALS runs)
+# Does sockbench's pingpong time a round trip as sockperf does? Measures the 64 B round
+# trip (TCP; UDP on the udp path) on each path of TRANSPORTS (default "tcp veth bridge
+# published udp") with both tools, placement held equal, for ROUNDS rounds (default
+# 5), in each placement of PLACEMENTS (default "same split"); each line is a pair run
+# back to back, which tool goes first alternating from round to round:
+#   sockperf ping-pong --tcp -m 64 -t SOCKPERF_TIME -i ADDR -p PORT   (TRIALS runs;
+#       on udp without --tcp: UDP is sockperf's default)
 #   sockbench sockets --workloads pingpong --transports PATH --sizes 64 \
 #       --placement same|split --trials TRIALS
 # and prints per line each tool's median round trip, sockbench ÷ sockperf, and per
@@ -21,16 +22,22 @@
 #              runs in the client namespace, through nsenter);
 #   published  the host's 127.0.0.1:PORT, DNAT to the server's veth address (an
 #              nftables table of its own, sockbench_bench, masquerade out of the veth
-#              pair, route_localnet on its host end).
-# One sockperf server per path (`sockperf server --tcp -i ADDR -p PORT`, started once,
-# serving each run's connection in turn), in the server namespace for the three
-# container paths. Everything made is removed on every way out (the end, an error,
-# Ctrl-C, SIGTERM): the servers, the nftables table, the host link, the namespaces,
-# and what an interrupted sockbench leaves for its next run to sweep (its nftables
-# table; its private directories, in a TMPDIR inside this script's directory).
-# A SIGKILLed run leaves the table and its directory in TMPDIR (the namespaces, the
-# link and the servers die with it, bench/lib/twin-network.sh); the next run
-# removes the table.
+#              pair, route_localnet on its host end);
+#   udp        the host's 127.0.0.1 over UDP, client and server in the host's
+#              namespace (sockbench's udp transport).
+# One sockperf server per path (`sockperf server --tcp -i ADDR -p PORT`, on udp
+# without --tcp; started once, serving each run's connection or datagrams in turn), in
+# the server namespace for the three container paths. Everything made is removed on
+# every way out (the end, an error, Ctrl-C, SIGTERM): the servers, the nftables table,
+# the host link, the namespaces, and what an interrupted sockbench leaves for its next
+# run to sweep (its nftables table; its private directories, in a TMPDIR inside this
+# script's directory). A SIGKILLed run leaves the table and its directory in TMPDIR
+# (the namespaces, the link and the servers die with it, bench/lib/twin-network.sh);
+# the next run removes the table.
+# No unix-dgram path (nor unix, unix-seqpacket): sockperf 3.7 has no Unix domain
+# sockets (its --help and man page know IP addresses only, -i ADDR -p PORT, UDP or
+# TCP; they came after 3.7, Mellanox/sockperf#178, 2022), so sockbench's Unix
+# transports are not anchored here.
 #
 # Placement is held equal, on the two CPUs CPUS (default: the first two this script
 # may use, "A,B"):
@@ -48,20 +55,33 @@
 #
 # Equal footing, and what still differs:
 # - Both: one TCP connection (TCP_NODELAY on both ends: sockperf's default outside its
-#   throughput mode, sockbench's always), one 64-byte message out, the same 64 bytes
-#   back, the next sent once the reply is read; blocking send and receive on both
-#   ends, no busy polling (sockperf's server and client use recvfrom() when given one
-#   address, -i; its default --mps is max in ping-pong). 64 B is sockperf's whole
-#   message (-m counts its 14-byte header).
-# - Warm-up: sockperf (3.7) sends no warm-up message over TCP (only to multicast
-#   groups), sleeps 2 s once connected, then times -t seconds of round trips and
-#   leaves out its first 400 ms and last 50 ms: with -t 1 its figures come from about
-#   0.55 s of round trips, and a run takes about 3.5 s. sockbench sends up to 1000
-#   untimed round trips (at most 50 ms), then times 0.5 s.
-# - A new connection per run (sockperf) and per trial (sockbench).
-# - sockperf reports half a round trip: its "percentile 50.000" and "avg-latency" are
-#   RTT/2 (each round trip's time, halved; --full-rtt would print RTT). The RTT here
-#   is 2 × sockperf's figure.
+#   throughput mode, sockbench's always), or on udp one UDP socket at each end; one
+#   64-byte message out, the same 64 bytes back, the next sent once the reply is read;
+#   blocking send and receive on both ends, no busy polling (sockperf's server and
+#   client use recvfrom() when given one address, -i; its default --mps is max in
+#   ping-pong). 64 B is sockperf's whole message (-m counts its 14-byte header), on
+#   udp one 64-byte datagram each way.
+# - udp: sockperf's sockets are unconnected, sockbench's connected. sockperf's client
+#   (3.7; its --help does not say, strace shows it) makes its socket and never calls
+#   connect() or bind(): it sends each request with sendto() to the server's address
+#   (bound to a port at its first send) and reads the reply with recvfrom(); its
+#   server answers each with sendto() to the address it came from. sockbench's client
+#   connect()s its socket to the server's, and its server answers from a socket of its
+#   own connected to the client (src/sockets/server/datagram.rs): both send and
+#   receive without an address, on a route the socket keeps, where an unconnected
+#   send looks its route up every time. A datagram lost on the way would leave
+#   sockperf's client waiting out its run; the script stops on any message sockperf
+#   counts dropped, duplicated or out of order (none on loopback, one in flight).
+# - Warm-up: sockperf (3.7) sends no warm-up message over TCP nor to one UDP address
+#   (only to multicast groups; it prints "Warmup stage" all the same), sleeps 2 s once
+#   connected (on udp, once its socket is made), then times -t seconds of round trips
+#   and leaves out its first 400 ms and last 50 ms: with -t 1 its figures come from
+#   about 0.55 s of round trips, and a run takes about 3.5 s (3.2 s on udp). sockbench
+#   sends up to 1000 untimed round trips (at most 50 ms), then times 0.5 s.
+# - A new connection (on udp, socket) per run (sockperf) and per trial (sockbench).
+# - sockperf reports half a round trip, over UDP as over TCP: its "percentile 50.000"
+#   and "avg-latency" are RTT/2 (each round trip's time, halved; --full-rtt would
+#   print RTT). The RTT here is 2 × sockperf's figure.
 # - sockbench runs a trial again when other processes disturbed it (at most twice,
 #   within 1.5× its expected time); sockperf keeps whatever happened, unless it
 #   found no round trip to report in its window ("No valid observations found", seen
@@ -80,21 +100,25 @@
 # tool's busy far below the other's says which one the host slowed.
 #
 # What to expect on these 2-vCPU VMs, measured 2026-11-27 with other builds and
-# sockbench runs going: four runs of the defaults (load average 2-10) had the median
-# ratio within 1.1× on 8, 6, 5 and 8 of the 8 lines, each round's ratio ranging 0.3-5
-# with whatever shared the pinned CPUs at the time (same tcp's median: 0.99, 0.98,
-# 1.79, 1.07 from run to run). Pooled over the 20 rounds, every line's median lay in
-# 0.95-1.05, the 95% interval of its geometric mean held 1, and each tool's best
-# round was within 10% of the other's. The round trip (each line's median over the
-# 20): 8.3-10.2 µs on one CPU, 19.5-22 µs split. The CPU per round trip, sockbench's
-# 0.8-1.1× sockperf's (whose figure counts its whole process, its start and the
-# sorting of its samples included). Only a quiet machine (load < 1) gives 5-round
-# ratios to hold against the target to better than about ±20%.
+# sockbench runs going: four runs of the defaults then, without udp (load average
+# 2-10), had the median ratio within 1.1× on 8, 6, 5 and 8 of the 8 lines, each
+# round's ratio ranging 0.3-5 with whatever shared the pinned CPUs at the time (same
+# tcp's median: 0.99, 0.98, 1.79, 1.07 from run to run). Pooled over the 20 rounds,
+# every line's median lay in 0.95-1.05, the 95% interval of its geometric mean held
+# 1, and each tool's best round was within 10% of the other's. The round trip (each
+# line's median over the 20): 8.3-10.2 µs on one CPU, 19.5-22 µs split. The CPU per
+# round trip, sockbench's 0.8-1.1× sockperf's (whose figure counts its whole process,
+# its start and the sorting of its samples included). Only a quiet machine (load < 1)
+# gives 5-round ratios to hold against the target to better than about ±20%.
+# udp, one run of 5 rounds (TRANSPORTS=udp, load average 1.6-2.7): median ratio 0.97
+# (0.95-0.98) on one CPU, round trip 11.2 µs sockperf, 10.8 µs sockbench, CPU per
+# round trip 11.9/11.2 µs; split 0.94 (0.71-0.96), either tool's round trip 21-32 µs
+# from round to round. Both within 1.1×.
 #
 # As root (namespaces, links, nftables). SOCKBENCH names the binary (default: built
 # here with cargo, target/release/sockbench), SOCKPERF sockperf's. Wall time about
 # ROUNDS × placements × paths × (TRIALS × (SOCKPERF_TIME + 2.5 s) + sockbench's run,
-# about (TRIALS + 4) × 0.6 s + 1 s): with the defaults, 40 lines in about 10 minutes.
+# about (TRIALS + 4) × 0.6 s + 1 s): with the defaults, 50 lines in about 12 minutes.
 set -euo pipefail
 # A failure inside $(…) ends the script too.
 shopt -s inherit_errexit
@@ -119,7 +143,7 @@ done
 [ "$(id -u)" = 0 ] || { echo "run as root: it builds network namespaces, links and NAT" >&2; exit 1; }
 
 rounds=${ROUNDS:-5}
-transports=${TRANSPORTS:-tcp veth bridge published}
+transports=${TRANSPORTS:-tcp veth bridge published udp}
 placements=${PLACEMENTS:-same split}
 trials=${TRIALS:-2}
 sp_time=${SOCKPERF_TIME:-1}
@@ -131,8 +155,8 @@ if [ $((trials % 2)) != 0 ] || [ "$trials" -lt 2 ]; then
     exit 2
 fi
 for t in $transports; do
-    case $t in tcp | veth | bridge | published) ;; *)
-        echo "unknown path $t (tcp, veth, bridge, published)" >&2; exit 2 ;;
+    case $t in tcp | veth | bridge | published | udp) ;; *)
+        echo "unknown path $t (tcp, veth, bridge, published, udp)" >&2; exit 2 ;;
     esac
 done
 for p in $placements; do
@@ -197,13 +221,22 @@ sp=$work/sockperf
 # next run to sweep go with this script's.
 mkdir "$work/tmp"
 
+# sockperf's protocol option for PATH, in the array proto: --tcp, or none on udp
+# (UDP, sockperf's default).
+protocol_of() { # PATH
+    proto=(--tcp)
+    [ "$1" != udp ] || proto=()
+}
+
 # Starts a sockperf server for PATH in the namespace NS (the host's when empty) on
-# ADDR:PORT and waits until it listens. In the script's own shell (its death kills the
-# server). Returns 1 when the port was taken.
+# ADDR:PORT and waits until it listens (on udp: until its socket is bound). In the
+# script's own shell (its death kills the server). Returns 1 when the port was taken.
 start_server() { # PATH NS ADDR PORT
-    local t=$1 ns=$2 addr=$3 port=$4 prefix=() i pid listening
+    local t=$1 ns=$2 addr=$3 port=$4 prefix=() proto i pid listening sockets=-t
     [ -n "$ns" ] && prefix=(nsenter --net=/proc/"$ns"/ns/net --)
-    setpriv --pdeathsig KILL "${prefix[@]}" "$sp" server --tcp -i "$addr" -p "$port" \
+    protocol_of "$t"
+    [ "$t" != udp ] || sockets=-u
+    setpriv --pdeathsig KILL "${prefix[@]}" "$sp" server "${proto[@]}" -i "$addr" -p "$port" \
         >"$work/server-$t.log" 2>&1 &
     pid=$!
     server_pid[$t]=$pid
@@ -212,7 +245,7 @@ start_server() { # PATH NS ADDR PORT
             unset "server_pid[$t]"
             return 1
         fi
-        listening=$(in_ns "$ns" ss -Hltnp "src $addr:$port")
+        listening=$(in_ns "$ns" ss -Hlnp "$sockets" "src $addr:$port")
         [[ $listening == *"pid=$pid,"* ]] && return 0
         sleep 0.05
     done
@@ -220,24 +253,29 @@ start_server() { # PATH NS ADDR PORT
     exit 1
 }
 
-# A free port of the host's 127.0.0.1 (taken again by the server started on it next:
-# start_server checks that its own process holds it).
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# A free TCP or UDP port of the host's 127.0.0.1 (taken again by the server started on
+# it next: start_server checks that its own process holds it).
+free_port() { # tcp|udp
+    python3 -c 'import socket, sys
+s = socket.socket(type=socket.SOCK_DGRAM if sys.argv[1] == "udp" else socket.SOCK_STREAM)
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])' "$1"
 }
 
 needs_network=
-for t in $transports; do [ "$t" != tcp ] && needs_network=1; done
+for t in $transports; do
+    case $t in tcp | udp) ;; *) needs_network=1 ;; esac
+done
 [ -n "$needs_network" ] && twin_network_up
 for t in $transports; do
     case $t in
-        tcp)
+        tcp | udp)
             for _ in 1 2 3 4 5; do
-                port=$(free_port)
-                start_server tcp "" 127.0.0.1 "$port" && break
+                port=$(free_port "$t")
+                start_server "$t" "" 127.0.0.1 "$port" && break
             done
-            [ -n "${server_pid[tcp]:-}" ] || { echo "no free port for sockperf's server" >&2; exit 1; }
-            client_ns_of[tcp]="" target[tcp]="127.0.0.1 $port" ;;
+            [ -n "${server_pid[$t]:-}" ] || { echo "no free port for sockperf's $t server" >&2; exit 1; }
+            client_ns_of[$t]="" target[$t]="127.0.0.1 $port" ;;
         veth)
             start_server veth "$server_ns" "$veth_addr" 11111
             client_ns_of[veth]="" target[veth]="$veth_addr 11111" ;;
@@ -272,8 +310,9 @@ since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1
 # leaves out its first 400 ms and last 50 ms): at most 2 more runs each, as
 # sockbench's reruns.
 sockperf_run() { # PATH PLACEMENT
-    local t=$1 p=$2 i cc sc addr port s0 s1 out figures prefix=() runs="" reruns=0 tries
+    local t=$1 p=$2 i cc sc addr port s0 s1 out figures prefix=() proto runs="" reruns=0 tries
     read -r addr port <<<"${target[$t]}"
+    protocol_of "$t"
     [ -n "${client_ns_of[$t]}" ] && prefix=(nsenter --net=/proc/"${client_ns_of[$t]}"/ns/net --)
     for ((i = 0; i < trials; i++)); do
         read -r cc sc <<<"$(cpus_of "$p" "$i")"
@@ -284,7 +323,7 @@ sockperf_run() { # PATH PLACEMENT
             # time: sockperf's client alone (nsenter and taskset exec it).
             out=$( (rc=0
                 timeout --foreground -k 5 "$sp_limit" "${prefix[@]}" taskset -c "$cc" \
-                    "$sp" ping-pong --tcp -i "$addr" -p "$port" -m 64 -t "$sp_time" || rc=$?
+                    "$sp" ping-pong "${proto[@]}" -i "$addr" -p "$port" -m 64 -t "$sp_time" || rc=$?
                 times
                 exit "$rc") 2>&1) || {
                 echo "sockperf ping-pong failed on $t ($addr:$port): $(tail -5 <<<"$out")" >&2
@@ -376,8 +415,10 @@ PY
 ratio() { python3 -c "print(f'{$1/$2:.3f}')"; }
 
 echo "sockbench: $sb"
+protocols=
+for t in $transports; do [ "$t" = udp ] && protocols=" (on udp without --tcp: UDP)"; done
 echo "sockperf: $sockperf ($("$sockperf" --version 2>&1 | head -1 | sed 's/.*version //')):" \
-    "ping-pong --tcp -m 64 -t $sp_time, $trials runs a line; sockbench --trials $trials"
+    "ping-pong --tcp -m 64 -t $sp_time$protocols, $trials runs a line; sockbench --trials $trials"
 echo "placement: same = client and server on one CPU, split = client on one CPU, server on"
 echo "  the other; CPUs $cpu_a,$cpu_b, each tool's runs taking them in turn (same: $cpu_a then" \
     "$cpu_b; split: $cpu_a→$cpu_b then $cpu_b→$cpu_a)"

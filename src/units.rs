@@ -256,8 +256,19 @@ pub fn format_size(bytes: u64) -> String {
     let scaled = |unit: u64, name: &str| {
         if bytes % unit == 0 {
             format!("{} {name}", bytes / unit)
-        } else {
+        } else if (bytes * 10) % unit == 0 {
             format!("{:.1} {name}", bytes as f64 / unit as f64)
+        } else {
+            // Not a tenth of a unit (UDP's 65,507 B): the bytes themselves.
+            let digits = bytes.to_string();
+            let mut grouped = String::new();
+            for (i, d) in digits.chars().enumerate() {
+                if i > 0 && (digits.len() - i) % 3 == 0 {
+                    grouped.push(',');
+                }
+                grouped.push(d);
+            }
+            format!("{grouped} B")
         }
     };
     match bytes {
@@ -402,5 +413,7 @@ mod tests {
         assert_eq!(format_size(4096), "4 KiB");
         assert_eq!(format_size(1 << 20), "1 MiB");
         assert_eq!(format_size(1536), "1.5 KiB");
+        assert_eq!(format_size(65_507), "65,507 B");
+        assert_eq!(format_size(212_960), "212,960 B");
     }
 }

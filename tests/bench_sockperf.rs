@@ -1,9 +1,9 @@
 //! `bench/compare-sockperf.sh` runs end to end against Debian's sockperf and
 //! sockbench, one short round on one CPU: a line per path (tcp, veth, bridge,
-//! published) with both tools' round trips and their ratio, and afterwards the host
-//! as it was: its links, named network namespaces and nftables ruleset, and nothing
-//! of the script's left running. Without sockperf, ip or nft installed the test
-//! says so and returns (CI installs them).
+//! published, and udp: UDP on loopback) with both tools' round trips and their
+//! ratio, and afterwards the host as it was: its links, named network namespaces and
+//! nftables ruleset, and nothing of the script's left running. Without sockperf, ip
+//! or nft installed the test says so and returns (CI installs them).
 
 mod common;
 
@@ -12,7 +12,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-const PATHS: [&str; 4] = ["tcp", "veth", "bridge", "published"];
+/// The script's default paths (its TRANSPORTS, not set here).
+const PATHS: [&str; 5] = ["tcp", "veth", "bridge", "published", "udp"];
 
 /// Where Debian installs `program`, if it does.
 fn installed(program: &str) -> bool {

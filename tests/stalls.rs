@@ -129,17 +129,29 @@ fn sigint_during_a_postgres_stall_ends_the_run_at_once() {
 
 /// A sockets run whose connect experiment has finished, with its server stopped.
 fn stall_sockets(scratch: &Path, json: &Path) -> (KillOnDrop, Stopped) {
+    stall_sockets_at(scratch, json, "unix,tcp", "connect,pingpong,stream")
+}
+
+/// A sockets run over `transports` whose first of `workloads` has finished, with
+/// its server stopped.
+fn stall_sockets_at(
+    scratch: &Path,
+    json: &Path,
+    transports: &str,
+    workloads: &str,
+) -> (KillOnDrop, Stopped) {
     let args = [
         "sockets",
         "--quick",
         "--trials",
         "3",
         "--transports",
-        "unix,tcp",
+        transports,
         "--workloads",
-        "connect,pingpong,stream",
+        workloads,
     ];
-    let child = start_then_wait_for(scratch, json, "sockets.connect", &args);
+    let first = format!("sockets.{}", workloads.split(',').next().unwrap());
+    let child = start_then_wait_for(scratch, json, &first, &args);
     let server = children_mentioning(child.0.id(), "serve").pop();
     let server = server.expect("no server child");
     (child, Stopped::new(server))
@@ -178,5 +190,48 @@ fn sigint_during_a_sockets_stall_ends_the_run_at_once() {
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(took < Duration::from_secs(2), "took {took:?} after Ctrl-C");
     assert_eq!(experiments_in(&json), ["sockets.connect"]);
+    assert_clean(&scratch);
+}
+
+/// Nothing tells a datagram socket its server is gone: the watchdog that stops a
+/// stalled server wakes the client's blocked receive (or send) itself.
+#[test]
+fn a_stalled_datagram_server_ends_the_run_within_its_timeout() {
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let json = tmp.path().join("out.json");
+    let (mut child, _stopped) = stall_sockets_at(
+        &scratch,
+        &json,
+        "unix-dgram,udp",
+        "pingpong,messages,concurrent",
+    );
+    let (status, took) = exit_within(&mut child, Duration::from_secs(20));
+    let stderr = stderr_of(&mut child);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(took >= Duration::from_secs(7), "gave up after {took:?}");
+    assert!(stderr.contains("did no work for 8 s"), "{stderr}");
+    assert_eq!(experiments_in(&json), ["sockets.pingpong"]);
+    assert_clean(&scratch);
+}
+
+#[test]
+fn sigint_during_a_datagram_stall_ends_the_run_at_once() {
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let json = tmp.path().join("out.json");
+    let (mut child, _stopped) = stall_sockets_at(
+        &scratch,
+        &json,
+        "udp,unix-dgram",
+        "pingpong,messages,concurrent",
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    signal(&child.0, libc::SIGINT);
+    let (status, took) = exit_within(&mut child, Duration::from_secs(5));
+    let stderr = stderr_of(&mut child);
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(took < Duration::from_secs(2), "took {took:?} after Ctrl-C");
+    assert_eq!(experiments_in(&json), ["sockets.pingpong"]);
     assert_clean(&scratch);
 }

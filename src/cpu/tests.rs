@@ -21,11 +21,17 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Spins until this thread has used `time` of CPU, however busy the machine is
+/// (for at most ten times as long). The clocks are read every 100,000 turns: a
+/// thread's CPU clock is a system call, and the loop is to run in user mode.
 fn spin(time: Duration) -> u64 {
-    let end = Instant::now() + time;
+    let until = thread_cpu_ns() + time.as_nanos() as f64;
+    let end = Instant::now() + time * 10;
     let mut n = 0u64;
-    while Instant::now() < end {
-        n = std::hint::black_box(n + 1);
+    while thread_cpu_ns() < until && Instant::now() < end {
+        for _ in 0..100_000 {
+            n = std::hint::black_box(n + 1);
+        }
     }
     n
 }
@@ -169,9 +175,11 @@ fn threads_started_after_opening_count_while_they_still_run() {
         if cost.source != counters::CountedBy::PerfEvent {
             return; // getrusage counts the whole process: nothing to tell apart
         }
-        // The worker spun through the whole window: about 300 ms of CPU.
+        // The worker spun through the whole window: up to about 300 ms of CPU,
+        // less as far as other work on the machine took its CPU (none counted
+        // would mean the thread was missed).
         let ms = cost.client.cpu_ns / 1e6;
-        assert!((200.0..=400.0).contains(&ms), "{ms:.0} ms counted");
+        assert!((50.0..=400.0).contains(&ms), "{ms:.0} ms counted");
     })
     .join()
     .unwrap();

@@ -498,7 +498,7 @@ impl Cluster {
         };
         let sslmode = match transport.kind() {
             SocketKind::Tls => "require",
-            SocketKind::Unix | SocketKind::Tcp => "disable",
+            _ => "disable",
         };
         let unix = matches!(transport.within().place(), Place::Path | Place::Abstract);
         // libpq checks the peer of a Unix socket before it sends anything: a squatter

@@ -329,7 +329,12 @@ impl RedisServer {
             | Transport::Bridge
             | Transport::Published
             | Transport::DockerProxy
-            | Transport::UnixShared => return None,
+            | Transport::UnixShared
+            | Transport::UnixSeqpacket
+            | Transport::UnixDgram
+            | Transport::UnixDgramAbstract
+            | Transport::Udp
+            | Transport::Udp6 => return None,
         };
         Some(Endpoint { transport, address })
     }

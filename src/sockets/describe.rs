@@ -6,10 +6,14 @@
 
 use super::keys::*;
 use crate::report::block::Block;
+use crate::report::block::Cell;
 use crate::report::columns::{distinct, having, Columns, TAILS};
 use crate::report::experiment::{
-    CaseParam, Chart, Description, Form, Pick, VerdictLine, Work, WorkKind,
+    CaseParam, Chart, Description, Form, OwnLine, Pick, VerdictLine, Work, WorkKind,
 };
+use crate::report::verdict::failed::{percent, Failures};
+use crate::report::verdict::listed;
+use crate::report::verdict::own::{Placed, Said};
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
 use crate::units::format_size;
@@ -25,7 +29,7 @@ const BY_CLIENTS: CaseParam = CaseParam::new(CLIENTS.name, Form::Number, "{} cli
     .short(Some("{} cl."));
 
 /// Every figure the experiments record.
-const FIGURES: &[Metric] = &[CONNECTIONS, RTT, THROUGHPUT, OPS];
+const FIGURES: &[Metric] = &[CONNECTIONS, RTT, THROUGHPUT, OPS, RECEIVED_RATE, WAITED];
 
 pub static CONNECT: Description = Description {
     id: "sockets.connect",
@@ -182,6 +186,46 @@ pub static CONCURRENT: Description = Description {
     own_line: None,
 };
 
+/// Messages received per second, one way.
+const RECEIVED_RATE: Metric = Metric::new("msgs_per_s", Unit::Rate, Better::Higher);
+/// The share of sends that waited for room.
+const WAITED: Metric = Metric::new("waited_share", Unit::Count, Better::Lower);
+
+pub static MESSAGES: Description = Description {
+    id: "sockets.messages",
+    title: "messages one way, as fast as the sender can",
+    chart_title: "Messages received per second by message size",
+    headline: RECEIVED_RATE,
+    figures: FIGURES,
+    budgets: BUDGETS,
+    cases: &[BY_SIZE, BY_RECEIVE_BUFFER],
+    table: messages,
+    charts: &[],
+    verdict: Some(VerdictLine {
+        counted: None,
+        rank: 55,
+        case: Pick::Smallest(BY_SIZE),
+        what: |p| format!("{} messages one way", format_size(p.get(SIZE).unwrap_or(0))),
+        metric: RECEIVED_RATE,
+        work: Work {
+            heading: "Messages one way",
+            op: "message",
+            ops: "messages",
+            kind: WorkKind::Bulk,
+            typical: &[],
+            pool_against: None,
+        },
+    }),
+    own_line: Some(OwnLine {
+        rank: 56,
+        heading: "Messages lost one way",
+        says: messages_lost,
+    }),
+};
+
+const BY_RECEIVE_BUFFER: CaseParam =
+    CaseParam::new(RECEIVE_BUFFER.name, Form::Size, "receive buffer {}").short(Some("rcv {}"));
+
 fn connect(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
     let cells = table.place(&records.iter().collect::<Vec<_>>());
@@ -257,6 +301,117 @@ fn concurrent(records: &[ResultRecord]) -> Block {
         }
     }
     finish(&CONCURRENT, table, records)
+}
+
+fn messages(records: &[ResultRecord]) -> Block {
+    let mut table = Columns::of(records);
+    let case = |r: &ResultRecord| (r.params.get(SIZE), r.params.get(RECEIVE_BUFFER));
+    for each in distinct(records, case) {
+        let cells = table.place(&having(records, case, &each));
+        let (size, buffer) = each;
+        let buffer = buffer.map_or(String::new(), |b| {
+            format!(", receive buffer {}", format_size(b))
+        });
+        let label = format!("{}{buffer}: received/s", format_size(size.unwrap_or(0)));
+        table.line(&label, &cells, Unit::Rate, |r| r.metrics.get(MSGS_PER_S));
+        table.range("  range", &cells, Unit::Rate);
+        table.cells("  lost (of all sent)", &cells, |r| {
+            let (lost, sent) = lost_of(r)?;
+            Some(Cell::text(share(lost, sent)))
+        });
+        table.cells("  sends that waited", &cells, |r| {
+            let w = r.metrics.get(WAITED_SHARE)? * 100.0;
+            Some(Cell::text(if w > 0.0 && w < 0.1 {
+                "< 0.1%".to_string()
+            } else {
+                format!("{w:.1}%")
+            }))
+        });
+    }
+    let mut block = finish(&MESSAGES, table, records);
+    block.notes.push(
+        "one way, as fast as the sender can, until the receiver has counted what came; \
+         lost: sent but never received (UDP drops a message that finds the receiver's \
+         buffer full; a Unix datagram's or a stream's sender waits for room instead, and \
+         \"sends that waited\" is the percentage of sends that did)"
+            .into(),
+    );
+    block
+}
+
+/// A record's messages lost and sent, over all its rounds.
+fn lost_of(r: &ResultRecord) -> Option<(u64, u64)> {
+    let lost: u64 = r.trials.iter().filter_map(|t| t.metrics.get(LOST)).sum();
+    let sent: u64 = r.trials.iter().filter_map(|t| t.metrics.get(SENT)).sum();
+    (sent > 0).then_some((lost, sent))
+}
+
+/// `lost` of `all` as a percentage a reader can trust: none is "none", and a
+/// share too small to round to 0.1% is said as less.
+fn share(lost: u64, all: u64) -> String {
+    let p = lost as f64 * 100.0 / all.max(1) as f64;
+    match lost {
+        0 => "none".into(),
+        _ if p < 0.1 => "< 0.1%".into(),
+        _ if p < 10.0 => format!("{p:.1}%"),
+        _ => format!("{p:.0}%"),
+    }
+}
+
+/// What was lost over each transport at the largest size measured: the share of
+/// all the rounds' messages, its range over the rounds, and for a transport that
+/// lost none, that its sender waited instead.
+fn messages_lost(run: &Placed) -> Option<Said> {
+    let of = run.of(&MESSAGES);
+    let largest = of
+        .iter()
+        .map(|r| (r.params.get(SIZE), r.params.get(RECEIVE_BUFFER)))
+        .max()?;
+    let cases: Vec<&ResultRecord> = of
+        .into_iter()
+        .filter(|r| (r.params.get(SIZE), r.params.get(RECEIVE_BUFFER)) == largest)
+        .collect();
+    if cases.len() < 2 {
+        return None;
+    }
+    let each: Vec<Failures> = cases.iter().filter_map(|r| Failures::of(r, LOST)).collect();
+    let mut lost = Vec::new();
+    let mut none = Vec::new();
+    for f in &each {
+        if f.failed == 0 {
+            none.push(f.transport.clone());
+        } else {
+            let range = match f.rounds {
+                1 => "in its one round".to_string(),
+                n => format!("{}–{} over {n} rounds", percent(f.low), percent(f.high)),
+            };
+            lost.push(format!(
+                "{} lost {} of the messages sent ({range})",
+                f.transport,
+                share(f.failed, f.all),
+            ));
+        }
+    }
+    if !none.is_empty() {
+        let waits = match (lost.is_empty(), none.len()) {
+            (true, _) => "",
+            (false, 1) => ": its sender waits for room instead",
+            (false, _) => ": their sender waits for room instead",
+        };
+        lost.push(format!("{} lost none{waits}", listed(&none)));
+    }
+    let (size, buffer) = largest;
+    Some(Said {
+        case: format!(
+            "{} messages{}",
+            format_size(size.unwrap_or(0)),
+            buffer.map_or(String::new(), |b| format!(
+                ", receive buffer {}",
+                format_size(b)
+            ))
+        ),
+        says: lost.join("; "),
+    })
 }
 
 /// The block of `experiment` with the rows laid out and the footnotes.

@@ -15,7 +15,7 @@
 use super::server::protocol::GREETING;
 use super::Target;
 use crate::transport::{Connector, Endpoint, SocketKind, Transport};
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
@@ -53,6 +53,16 @@ enum Behaviour {
 /// answered there instead, and how to start a sockbench server.
 pub fn check(target: &Target) -> Result<()> {
     let endpoint = &target.endpoint;
+    if target.connector.datagram().is_some() {
+        // No connection to look at: a session either starts or says why not.
+        let request = crate::sockets::server::protocol::Request::PingPong { size: 1 };
+        return target.session(request).map(drop).with_context(|| {
+            format!(
+                "no sockbench server answers at {endpoint}; start one with `sockbench serve \
+                 --listen {endpoint}`"
+            )
+        });
+    }
     let conn = target.connector.connect_within(GREETING_WAIT);
     let mut conn = match conn {
         Ok(conn) => conn,
@@ -256,6 +266,11 @@ fn example(transport: Transport) -> &'static str {
         Transport::Tcp => "tcp:127.0.0.1:7000",
         Transport::Tcp6 => "tcp:[::1]:7000",
         Transport::Tls => "tls:127.0.0.1:7443",
+        Transport::UnixSeqpacket => "unix-seqpacket:/tmp/sockbench-seqpacket.sock",
+        Transport::UnixDgram => "unix-dgram:/tmp/sockbench-dgram.sock",
+        Transport::UnixDgramAbstract => "unix-dgram-abstract:sockbench",
+        Transport::Udp => "udp:127.0.0.1:7000",
+        Transport::Udp6 => "udp:[::1]:7000",
         Transport::Veth
         | Transport::Bridge
         | Transport::Published

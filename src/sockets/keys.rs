@@ -11,6 +11,9 @@ pub const WRITE_SIZE: Key<u64> = Key::new("write_size");
 /// Connections streaming at once (iperf3's `-P`), when more than one; the
 /// throughput is their total.
 pub const STREAMS: Key<u64> = Key::new("streams");
+/// The receive buffer the messages workload's receiver asks for (`SO_RCVBUF`),
+/// bytes; absent: the system's default.
+pub const RECEIVE_BUFFER: Key<u64> = Key::new("receive_buffer");
 /// Concurrent clients.
 pub const CLIENTS: Key<u64> = Key::new("clients");
 /// Time budget of each trial's timed loop, milliseconds.
@@ -37,3 +40,12 @@ pub const TIME_WAIT_AFTER: Key<f64> = Key::new("time_wait_after");
 /// 1 for a trial that stopped early to keep ephemeral ports from running out;
 /// summed over trials, how many did.
 pub const PORT_LIMITED: Key<u64> = Key::new("port_limited");
+/// Messages received per second, one way (messages).
+pub const MSGS_PER_S: Key<f64> = Key::new("msgs_per_s");
+/// Messages sent and received in a trial (messages); summed over trials.
+pub const SENT: Key<u64> = Key::new("sent");
+pub const RECEIVED: Key<u64> = Key::new("received");
+/// Messages the receiver never got (`sent` less `received`); summed over trials.
+pub const LOST: Key<u64> = Key::new("lost");
+/// The share of sends that found no room and waited for it (messages).
+pub const WAITED_SHARE: Key<f64> = Key::new("waited_share");

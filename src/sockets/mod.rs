@@ -12,6 +12,7 @@ pub(crate) mod describe;
 pub(crate) mod family;
 mod first_contact;
 pub(crate) mod keys;
+pub(crate) mod messages;
 pub(crate) mod pingpong;
 pub(crate) mod plan;
 pub(crate) mod server;
@@ -24,12 +25,16 @@ use crate::report::experiment::{Description, Family};
 use crate::report::family::RunPart;
 use crate::results::{Params, Trial};
 use crate::sockets::keys::*;
-use crate::transport::{Conn, Connector, Endpoint, TlsInfo, TlsVersion, Transport};
+use crate::transport::{
+    Carries, Conn, Connector, Datagram, Endpoint, Peer, TlsInfo, TlsVersion, Transport,
+};
 use anyhow::{bail, Context, Result};
 use clap::{Args, FromArgMatches};
-use server::protocol::{Request, GREETING};
+use server::protocol::{Request, BYE, GREETING};
 use std::io::{Read, Write};
-use std::time::Duration;
+use std::os::fd::RawFd;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// The family as `families.rs` registers it.
 pub static FAMILY: Family = Family {
@@ -41,6 +46,7 @@ pub static FAMILY: Family = Family {
         &describe::PINGPONG,
         &describe::STREAM,
         &describe::CONCURRENT,
+        &describe::MESSAGES,
     ],
     command: || {
         let about = "Raw transport experiments against sockbench's own server process";
@@ -73,6 +79,9 @@ crate::named! {
         Stream = "stream",
         /// Many clients doing round trips at once.
         Concurrent = "concurrent",
+        /// Messages one way as fast as the sender can: how many arrive, how many
+        /// are lost.
+        Messages = "messages",
     }
 }
 
@@ -85,6 +94,26 @@ impl Experiment {
             Experiment::PingPong => &describe::PINGPONG,
             Experiment::Stream => &describe::STREAM,
             Experiment::Concurrent => &describe::CONCURRENT,
+            Experiment::Messages => &describe::MESSAGES,
+        }
+    }
+
+    /// Whether this workload means something on `transport`; if not, why, in
+    /// words that finish "leaves out unix-dgram and udp: …".
+    pub fn applies_to(self, transport: Transport) -> Result<(), &'static str> {
+        let carries = transport.kind().carries();
+        match self {
+            Experiment::Connect if carries == Carries::Datagrams => {
+                Err("a datagram socket has no connection to open")
+            }
+            Experiment::Stream if carries != Carries::Bytes => Err(
+                "a stream of bytes needs a stream socket; one that keeps messages whole \
+                     has the messages workload",
+            ),
+            Experiment::Messages if transport.kind() == crate::transport::SocketKind::Tls => {
+                Err("it compares kinds of socket, not encryption")
+            }
+            _ => Ok(()),
         }
     }
 
@@ -114,6 +143,13 @@ impl Experiment {
                 let clients = param(params.get(CLIENTS))? as usize;
                 concurrent::trial(target, clients, budget.concurrent, meter)
             }
+            Experiment::Messages => messages::trial(
+                target,
+                param(params.get(SIZE))?,
+                params.get(RECEIVE_BUFFER),
+                budget.messages,
+                meter,
+            ),
         }
     }
 }
@@ -130,6 +166,7 @@ pub struct Budget {
     pub stream: Duration,
     pub stream_bytes: u64,
     pub concurrent: Duration,
+    pub messages: Duration,
 }
 
 impl Budget {
@@ -139,6 +176,7 @@ impl Budget {
         stream: Duration::from_millis(2000),
         stream_bytes: 1 << 30,
         concurrent: Duration::from_millis(1000),
+        messages: Duration::from_millis(500),
     };
     /// Half of what it was with 3 rounds: `--quick` (and `run`) runs twice the
     /// rounds, shorter, as more rounds narrow an interval faster than longer ones.
@@ -148,6 +186,7 @@ impl Budget {
         stream: Duration::from_millis(150),
         stream_bytes: 96 << 20,
         concurrent: Duration::from_millis(150),
+        messages: Duration::from_millis(75),
     };
 
     /// This budget, or for a counting trial's `meter` its share of it.
@@ -161,6 +200,7 @@ impl Budget {
             stream: self.stream / COUNTING_SHARE,
             stream_bytes: self.stream_bytes / u64::from(COUNTING_SHARE),
             concurrent: self.concurrent / COUNTING_SHARE,
+            messages: self.messages / COUNTING_SHARE,
         }
     }
 }
@@ -170,7 +210,75 @@ pub struct Target {
     pub transport: Transport,
     pub endpoint: Endpoint,
     pub connector: Connector,
+    /// The sockets its sessions block on, for the watchdog to wake.
+    pub blocking: Blocking,
 }
+
+/// The sockets a target's sessions block on. When the watchdog stops a stalled
+/// server (or on Ctrl-C), a connection's blocked read returns as its socket closes,
+/// but nothing tells a datagram socket its server is gone: the watchdog shuts these
+/// down ([`Blocking::wake`]), which wakes their reads. No timer is armed in the
+/// timed loops for it.
+#[derive(Default)]
+pub struct Blocking(Mutex<Vec<RawFd>>);
+
+impl Blocking {
+    fn hold(&self, fd: RawFd) {
+        self.lock().push(fd);
+    }
+
+    fn release(&self, fd: RawFd) {
+        self.lock().retain(|&f| f != fd);
+    }
+
+    /// Shuts down every socket held, waking its blocked reads and writes.
+    pub fn wake(&self) {
+        for &fd in self.lock().iter() {
+            // SAFETY: a socket its session holds open until it has released it,
+            // which this lock keeps it from doing meanwhile.
+            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<RawFd>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A session with the server: its socket, held where the watchdog can wake it,
+/// and for a datagram socket a goodbye when it ends (an empty datagram; a server
+/// that misses it ends the session once it has heard nothing for a minute).
+pub struct Session<'a> {
+    conn: Conn,
+    held: &'a Blocking,
+    datagrams: bool,
+}
+
+impl std::ops::Deref for Session<'_> {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for Session<'_> {
+    fn deref_mut(&mut self) -> &mut Conn {
+        &mut self.conn
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        self.held.release(self.conn.as_raw_fd());
+        if self.datagrams && self.conn.set_nonblocking(true).is_ok() {
+            let _ = self.conn.write(BYE);
+        }
+    }
+}
+
+/// How long a datagram client waits for the greeting before it sends its request
+/// again (a datagram may be lost); it gives up after [`IO_TIMEOUT`].
+const RESEND: Duration = Duration::from_millis(200);
 
 impl Target {
     pub fn new(endpoint: Endpoint, tls_version: TlsVersion) -> Result<Target> {
@@ -178,6 +286,7 @@ impl Target {
             transport: endpoint.transport(),
             connector: Connector::new(&endpoint, tls_version)?,
             endpoint,
+            blocking: Blocking::default(),
         })
     }
 
@@ -202,10 +311,61 @@ impl Target {
     }
 
     /// Opens a session for `request`.
-    pub fn session(&self, request: Request) -> Result<Conn> {
-        let mut conn = self.open()?;
-        conn.write_all(&request.encode())?;
-        Ok(conn)
+    pub fn session(&self, request: Request) -> Result<Session<'_>> {
+        let (conn, datagrams) = match self.connector.datagram() {
+            None => {
+                let mut conn = self.open()?;
+                conn.write_all(&request.encode())?;
+                (conn, false)
+            }
+            Some(client) => {
+                let (socket, server) = client
+                    .with_context(|| format!("cannot open a socket to reach {}", self.endpoint))?;
+                (self.datagram_session(socket, server, request)?, true)
+            }
+        };
+        self.blocking.hold(conn.as_raw_fd());
+        Ok(Session {
+            conn,
+            held: &self.blocking,
+            datagrams,
+        })
+    }
+
+    /// Sends `request` to the datagram server at `server` (again every [`RESEND`]
+    /// while no greeting comes, for at most [`IO_TIMEOUT`]), and connects `socket`
+    /// to the socket the greeting came from: the server's own for this session.
+    fn datagram_session(&self, socket: Datagram, server: &Peer, request: Request) -> Result<Conn> {
+        socket.set_read_timeout(Some(RESEND))?;
+        let header = request.encode();
+        // One byte more than a greeting: a longer answer is no greeting.
+        let mut greeting = [0u8; GREETING.len() + 1];
+        let deadline = Instant::now() + IO_TIMEOUT;
+        let from = loop {
+            socket
+                .send_to(&header, server)
+                .with_context(|| format!("cannot send to {}", self.endpoint))?;
+            match socket.recv_from(&mut greeting) {
+                Ok((n, from)) if &greeting[..n] == GREETING => break from,
+                Ok(_) => bail!(
+                    "{} is not a sockbench server (wrong greeting)",
+                    self.endpoint
+                ),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) && Instant::now() < deadline => {}
+                Err(e) => {
+                    return Err(named_timeout(e))
+                        .with_context(|| format!("no greeting from {}", self.endpoint))
+                }
+            }
+        };
+        socket.connect(&from)?;
+        socket.set_read_timeout(Some(IO_TIMEOUT))?;
+        socket.set_write_timeout(Some(IO_TIMEOUT))?;
+        Ok(socket.into_conn())
     }
 
     /// Connections the server saw close right after the greeting so far.

@@ -8,7 +8,7 @@ use crate::plan::{distinct, DEFAULT_TRANSPORTS};
 use crate::results::Params;
 use crate::sockets::server::protocol::MAX_MESSAGE;
 use crate::sockets::{Budget, Experiment};
-use crate::transport::{Endpoint, TlsVersion, Transport};
+use crate::transport::{Carries, Endpoint, TlsVersion, Transport};
 use crate::units::{format_size, parse_size};
 use anyhow::Result;
 use std::time::Duration;
@@ -28,6 +28,16 @@ pub enum Source {
     User(Vec<Endpoint>),
 }
 
+impl Source {
+    /// The transports measured, in the order given.
+    pub fn transports(&self) -> Vec<Transport> {
+        match self {
+            Source::Throwaway(transports) => transports.clone(),
+            Source::User(endpoints) => endpoints.iter().map(Endpoint::transport).collect(),
+        }
+    }
+}
+
 /// A validated `sockets` run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SocketsPlan {
@@ -42,6 +52,10 @@ pub struct SocketsPlan {
     pub streams: u32,
     pub tls_version: TlsVersion,
     pub budget: Budget,
+    /// Message sizes of the messages workload.
+    pub message_sizes: Vec<u64>,
+    /// The receive buffer its receiver asks for (`None`: the system's).
+    pub receive_buffer: Option<u64>,
 }
 
 /// What a connect trial spends besides its timed loop: 50 untimed connections
@@ -58,6 +72,10 @@ const DEFAULT_WORKLOADS: [Experiment; 3] = [
     Experiment::Stream,
 ];
 const DEFAULT_SIZES: [u64; 3] = [64, 4 << 10, 64 << 10];
+const DEFAULT_MESSAGE_SIZES: [u64; 2] = [64, 1 << 10];
+/// The smallest receive buffer worth asking for: the kernel keeps at least about
+/// 2 KiB whatever it is given.
+const RECEIVE_BUFFERS: std::ops::RangeInclusive<u64> = 1..=(1 << 30);
 const DEFAULT_WRITE_SIZES: [u64; 2] = [4 << 10, 64 << 10];
 const DEFAULT_CLIENTS: u32 = 8;
 
@@ -106,10 +124,58 @@ impl SocketsPlan {
         {
             crate::plan::check_open_files("--clients", u64::from(clients))?;
         }
-        let workloads = args.workloads.as_deref().unwrap_or(&DEFAULT_WORKLOADS);
+        let transports = server.transports();
+        let mut defaults = DEFAULT_WORKLOADS.to_vec();
+        // Sockets that keep messages whole are measured by the messages workload too;
+        // a workload that runs on none of the transports is not one of the defaults.
+        if transports
+            .iter()
+            .any(|t| t.kind().carries() != Carries::Bytes)
+        {
+            defaults.push(Experiment::Messages);
+        }
+        defaults.retain(|w| transports.iter().any(|&t| w.applies_to(t).is_ok()));
+        let workloads = args.workloads.as_deref().unwrap_or(&defaults);
         if workloads.is_empty() {
             return Err(usage("--workloads is empty; name at least one workload"));
         }
+        for &w in workloads {
+            let whys: Vec<&str> = transports
+                .iter()
+                .filter_map(|&t| w.applies_to(t).err())
+                .collect();
+            if whys.len() == transports.len() {
+                return Err(usage(format!(
+                    "{w} means nothing on {}: {}; add a transport it runs on, or leave it out \
+                     of --workloads",
+                    names(&transports),
+                    whys.first().copied().unwrap_or_default()
+                )));
+            }
+        }
+        let largest = transports
+            .iter()
+            .filter_map(|t| t.largest_message().map(|m| (m, *t)))
+            .min();
+        if !workloads.contains(&Experiment::Messages)
+            && (args.message_sizes.is_some() || args.receive_buffer.is_some())
+        {
+            return Err(usage(
+                "--message-sizes and --receive-buffer are for the messages workload; add \
+                 messages to --workloads",
+            ));
+        }
+        let receive_buffer = match &args.receive_buffer {
+            Some(text) => {
+                let bytes =
+                    parse_size(text).map_err(|e| usage(format!("--receive-buffer: {e}")))?;
+                if !RECEIVE_BUFFERS.contains(&bytes) {
+                    return Err(usage("--receive-buffer must be between 1 B and 1 GiB"));
+                }
+                Some(bytes)
+            }
+            None => None,
+        };
         let streams = stream_options(args, workloads)?;
         let mut budget = if args.measuring.quick {
             Budget::QUICK
@@ -121,15 +187,28 @@ impl SocketsPlan {
             budget.stream = time;
             budget.stream_bytes = u64::MAX / 4;
         }
-        Ok(SocketsPlan {
+        let experiments = distinct("--workloads", workloads)?;
+        let plan = SocketsPlan {
             server,
-            experiments: distinct("--workloads", workloads)?,
+            experiments,
             rounds,
             placements,
             sizes: match &args.sizes {
-                Some(texts) => sizes("--sizes", texts)?,
-                None => DEFAULT_SIZES.to_vec(),
+                Some(texts) => fitting("--sizes", sizes("--sizes", texts)?, largest)?,
+                // The largest every transport carries in one message, where that is
+                // less than 64 KiB (UDP's 65,507 B).
+                None => DEFAULT_SIZES
+                    .iter()
+                    .map(|&s| largest.map_or(s, |(most, _)| s.min(most)))
+                    .collect(),
             },
+            message_sizes: match &args.message_sizes {
+                Some(texts) => {
+                    fitting("--message-sizes", sizes("--message-sizes", texts)?, largest)?
+                }
+                None => DEFAULT_MESSAGE_SIZES.to_vec(),
+            },
+            receive_buffer,
             write_sizes: match &args.write_sizes {
                 Some(texts) => sizes("--write-sizes", texts)?,
                 None => DEFAULT_WRITE_SIZES.to_vec(),
@@ -138,7 +217,14 @@ impl SocketsPlan {
             streams,
             tls_version: args.tls_version.unwrap_or(TlsVersion::V1_3),
             budget,
-        })
+        };
+        // Once every argument is good: what each workload leaves out, and why.
+        for &w in &plan.experiments {
+            if let Some(line) = left_out(w, &transports) {
+                eprintln!("{line}");
+            }
+        }
+        Ok(plan)
     }
 
     /// The rounds of a workload and how long each of its trials runs.
@@ -151,11 +237,12 @@ impl SocketsPlan {
                 Experiment::PingPong => b.pingpong,
                 Experiment::Stream => b.stream,
                 Experiment::Concurrent => b.concurrent,
+                Experiment::Messages => b.messages,
             },
             around: match experiment {
                 Experiment::Connect => CONNECT_AROUND,
                 Experiment::Concurrent => CLIENT_START * self.clients,
-                Experiment::PingPong | Experiment::Stream => Duration::ZERO,
+                Experiment::PingPong | Experiment::Stream | Experiment::Messages => Duration::ZERO,
             },
         }
     }
@@ -192,6 +279,16 @@ impl SocketsPlan {
             Experiment::Concurrent => vec![Params::default()
                 .with(CLIENTS, Some(u64::from(self.clients)))
                 .with(DURATION_MS, ms(self.budget.concurrent))],
+            Experiment::Messages => self
+                .message_sizes
+                .iter()
+                .map(|&size| {
+                    Params::default()
+                        .with(SIZE, Some(size))
+                        .with(RECEIVE_BUFFER, self.receive_buffer)
+                        .with(DURATION_MS, ms(self.budget.messages))
+                })
+                .collect(),
         }
     }
 }
@@ -225,6 +322,49 @@ fn stream_options(args: &SocketsArgs, workloads: &[Experiment]) -> Result<u32> {
     }
     crate::plan::check_open_files("-P/--parallel", u64::from(streams))?;
     Ok(streams)
+}
+
+/// The line that says which of `transports` workload `w` leaves out and why, if it
+/// leaves out any: `sockets: connect leaves out unix-dgram and udp: a datagram
+/// socket has no connection to open`.
+pub fn left_out(w: Experiment, transports: &[Transport]) -> Option<String> {
+    let out: Vec<(Transport, &str)> = transports
+        .iter()
+        .filter_map(|&t| w.applies_to(t).err().map(|why| (t, why)))
+        .collect();
+    let (_, first_why) = out.first()?;
+    let mut whys = vec![*first_why];
+    for (_, why) in &out {
+        if !whys.contains(why) {
+            whys.push(why);
+        }
+    }
+    let left: Vec<Transport> = out.iter().map(|(t, _)| *t).collect();
+    Some(format!(
+        "sockets: {w} leaves out {}: {}",
+        names(&left),
+        whys.join("; ")
+    ))
+}
+
+/// The transports in words: `unix, udp and tcp`.
+fn names(transports: &[Transport]) -> String {
+    let all: Vec<String> = transports.iter().map(|t| t.to_string()).collect();
+    crate::report::verdict::listed(&all)
+}
+
+/// `sizes`, refused when one is larger than the largest message one of the
+/// transports carries whole (`largest`, and that transport).
+fn fitting(flag: &str, sizes: Vec<u64>, largest: Option<(u64, Transport)>) -> Result<Vec<u64>> {
+    match (sizes.iter().max(), largest) {
+        (Some(&size), Some((most, transport))) if size > most => Err(usage(format!(
+            "{flag}: {} does not fit in one message over {transport}, which carries at most {} \
+             whole; give sizes up to that, or leave {transport} out",
+            format_size(size),
+            format_size(most)
+        ))),
+        _ => Ok(sizes),
+    }
 }
 
 fn sizes(flag: &str, texts: &[String]) -> Result<Vec<u64>> {
@@ -344,6 +484,36 @@ mod tests {
         ] {
             assert!(plan(bad).is_err(), "{bad:?} should be rejected");
         }
+    }
+
+    #[test]
+    fn udp_carries_at_most_one_datagram_and_messages_come_with_whole_messages() {
+        let p = plan(&["--transports", "unix,udp"]).unwrap();
+        assert_eq!(
+            p.sizes,
+            [64, 4096, 65_507],
+            "the largest one datagram carries"
+        );
+        assert!(p.experiments.contains(&Experiment::Messages));
+        assert_eq!(p.message_sizes, [64, 1024]);
+        let streams = plan(&["--transports", "unix,tcp"]).unwrap();
+        assert!(!streams.experiments.contains(&Experiment::Messages));
+        assert_eq!(streams.sizes, DEFAULT_SIZES);
+        let p = plan(&["--transports", "udp6", "--sizes", "65527"]).unwrap();
+        assert_eq!(p.sizes, [65_527]);
+        assert_eq!(p.experiments, [Experiment::PingPong, Experiment::Messages]);
+        for bad in [
+            &["--transports", "udp", "--sizes", "65508"][..],
+            &["--transports", "udp", "--message-sizes", "64KiB"],
+            &["--transports", "unix-dgram,udp", "--workloads", "stream"],
+            &["--workloads", "messages", "--receive-buffer", "0"],
+            &["--workloads", "pingpong", "--message-sizes", "64"],
+        ] {
+            assert!(plan(bad).is_err(), "{bad:?} should be rejected");
+        }
+        let p = plan(&["--workloads", "messages", "--receive-buffer", "4KiB"]).unwrap();
+        let cases = p.cases(Experiment::Messages);
+        assert!(cases.iter().all(|c| c.get(RECEIVE_BUFFER) == Some(4096)));
     }
 
     #[test]

@@ -30,11 +30,7 @@ impl Plan for SocketsPlan {
     }
 
     fn estimate(&self) -> Estimate {
-        let targets = match &self.server {
-            Source::Throwaway(transports) => transports.len(),
-            Source::User(endpoints) => endpoints.len(),
-        };
-        let placed = self.placements.len() * targets;
+        let transports = self.server.transports();
         Estimate {
             setup: match self.server {
                 Source::Throwaway(_) => SERVER_START,
@@ -44,7 +40,8 @@ impl Plan for SocketsPlan {
                 .experiments
                 .iter()
                 .map(|&w| {
-                    let trials = self.cases(w).len() * placed;
+                    let targets = transports.iter().filter(|&&t| w.applies_to(t).is_ok());
+                    let trials = self.cases(w).len() * self.placements.len() * targets.count();
                     self.timing(w).work(trials as u64)
                 })
                 .collect(),
@@ -96,6 +93,9 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
         .collect::<Result<_>>()?;
 
     for &experiment in &plan.experiments {
+        let Some((targets, tls)) = applying(experiment, &targets, &tls) else {
+            continue;
+        };
         let mut runner = SocketsRunner {
             plan,
             experiment,
@@ -119,6 +119,22 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
         sink.keep(records)?;
     }
     Ok(())
+}
+
+/// The targets `experiment` means something on, with their TLS facts (the plan
+/// said which it leaves out, and why: `plan::left_out`); `None` when there are none.
+fn applying<'t, T: Clone>(
+    experiment: Experiment,
+    targets: &'t [Target],
+    tls: &[T],
+) -> Option<(Vec<&'t Target>, Vec<T>)> {
+    let kept: (Vec<&Target>, Vec<T>) = targets
+        .iter()
+        .zip(tls)
+        .filter(|(target, _)| experiment.applies_to(target.transport).is_ok())
+        .map(|(target, tls)| (target, tls.clone()))
+        .unzip();
+    (!kept.0.is_empty()).then_some(kept)
 }
 
 /// The servers sockbench started: on the host, in a container, or both, and the
@@ -220,7 +236,7 @@ struct SocketsRunner<'a> {
     plan: &'a SocketsPlan,
     experiment: Experiment,
     cases: Vec<Params>,
-    targets: &'a [Target],
+    targets: &'a [&'a Target],
     servers: &'a Servers,
     /// The user's server process, found on this machine.
     user_server: Option<u32>,
@@ -244,7 +260,7 @@ impl Runner for SocketsRunner<'_> {
     }
 
     fn trial(&mut self, case: usize, target: usize, meter: &mut Meter) -> Result<Trial> {
-        let (target, params) = (&self.targets[target], &self.cases[case]);
+        let (target, params) = (self.targets[target], &self.cases[case]);
         let budget = &self.plan.budget;
         // Over the bridge, the client is in a container of its own.
         let network = self.servers.contained.as_ref().map(Contained::network);
@@ -255,7 +271,8 @@ impl Runner for SocketsRunner<'_> {
         let Some(pid) = self.servers.child(target.transport) else {
             return self.experiment.run(target, params, budget, meter);
         };
-        match watchdog::watched(pid, || self.experiment.run(target, params, budget, meter)) {
+        let run = || self.experiment.run(target, params, budget, meter);
+        match watchdog::watched(pid, &target.blocking, run) {
             (_, Some(fired)) => Err(watchdog::error(fired, pid)),
             (trial, None) => trial,
         }

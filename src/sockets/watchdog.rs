@@ -8,8 +8,9 @@
 //! the server process has used (from `/proc`). A server that used none for
 //! [`STALL`] while a trial talks to it has stalled: every operation of a trial
 //! makes it work. Either way the watchdog kills the server (sockbench's own child,
-//! by PID, not yet reaped): its sockets close, the blocked read returns, and the
-//! trial ends with one line saying why. A server sockbench did not start (`--server`)
+//! by PID, not yet reaped): its sockets close, the blocked read returns (a
+//! datagram socket, which no close reaches, is shut down: [`super::Blocking`]), and
+//! the trial ends with one line saying why. A server sockbench did not start (`--server`)
 //! is not watched: sockbench cannot stop it, and its connections rely on the
 //! receive timeout set outside the timed loops.
 
@@ -32,10 +33,21 @@ pub enum Fired {
 
 /// Runs `work` while watching the server process `pid`; returns what `work`
 /// returned and, if the watchdog stopped the server meanwhile, why.
-pub fn watched<T>(pid: u32, work: impl FnOnce() -> T) -> (T, Option<Fired>) {
+pub fn watched<T>(
+    pid: u32,
+    blocking: &super::Blocking,
+    work: impl FnOnce() -> T,
+) -> (T, Option<Fired>) {
     let (done, finished) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
-        let watcher = scope.spawn(move || watch(pid, &finished));
+        let watcher = scope.spawn(move || {
+            let fired = watch(pid, &finished);
+            if fired.is_some() {
+                // A datagram socket's read is not woken by its server's end.
+                blocking.wake();
+            }
+            fired
+        });
         let result = work();
         drop(done);
         (result, watcher.join().unwrap_or(None))

@@ -68,17 +68,24 @@ pub fn abstract_listener(name: &str) -> io::Result<Peer> {
 /// descriptors in `/proc/PID/fd` (only processes whose descriptors this one may
 /// read are seen).
 pub fn abstract_holders(name: &str) -> Vec<Peer> {
+    bound_holders(&format!("@{name}"))
+}
+
+/// Every process holding a Unix socket bound to `shown`, as `/proc/net/unix`
+/// shows its address (a path, or `@` and an abstract name), of any type: the
+/// holders of a datagram socket, which has no listener to connect to.
+pub fn bound_holders(shown: &str) -> Vec<Peer> {
     let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {
         return Vec::new();
     };
-    let wanted = format!("@{name}");
+    let wanted = shown;
     let mut found: Vec<Peer> = table
         .lines()
         .skip(1)
         .filter_map(|line| {
             // Num RefCount Protocol Flags Type St Inode Path
             let fields: Vec<&str> = line.split_whitespace().collect();
-            (fields.get(7) == Some(&wanted.as_str())).then(|| fields[6].parse::<u64>().ok())?
+            (fields.get(7) == Some(&wanted)).then(|| fields[6].parse::<u64>().ok())?
         })
         .flat_map(holders)
         .filter_map(|pid| {
@@ -129,22 +136,41 @@ pub fn tcp_listeners_of(pid: u32) -> io::Result<Vec<TcpListener>> {
 /// The listening sockets of the tables `tcp` and `tcp6` in `net`, a `/proc`
 /// directory of one network namespace.
 fn listeners_in(net: &Path) -> io::Result<Vec<TcpListener>> {
-    let mut all = parse_proc_net(&std::fs::read_to_string(net.join("tcp"))?);
-    // A kernel without IPv6 has no tcp6 table: no IPv6 listeners then.
-    if let Ok(text) = std::fs::read_to_string(net.join("tcp6")) {
-        all.extend(parse_proc_net(&text));
+    sockets_in(net, "tcp", LISTENING)
+}
+
+/// Every UDP socket bound to `port` with no peer (a server's), on any address:
+/// from `/proc/net/udp` and `udp6`, in the same form as a TCP listener.
+pub fn udp_servers(port: u16) -> io::Result<Vec<TcpListener>> {
+    let mut all = sockets_in(Path::new("/proc/net"), "udp", UNCONNECTED)?;
+    all.retain(|l| l.port == port);
+    Ok(all)
+}
+
+/// The states `/proc/net` shows of a listening TCP socket and of a UDP socket
+/// with no peer.
+const LISTENING: &str = "0A";
+const UNCONNECTED: &str = "07";
+
+/// The sockets in state `state` of the tables `table` and `table6` in `net`.
+fn sockets_in(net: &Path, table: &str, state: &str) -> io::Result<Vec<TcpListener>> {
+    let mut all = parse_proc_net(&std::fs::read_to_string(net.join(table))?, state);
+    // A kernel without IPv6 has no table of it: no IPv6 sockets then.
+    if let Ok(text) = std::fs::read_to_string(net.join(format!("{table}6"))) {
+        all.extend(parse_proc_net(&text, state));
     }
     Ok(all)
 }
 
-/// The listening sockets of a `/proc/net/tcp` or `/proc/net/tcp6` table.
-fn parse_proc_net(text: &str) -> Vec<TcpListener> {
+/// The sockets in state `state` of a `/proc/net/tcp`, `tcp6`, `udp` or `udp6`
+/// table.
+fn parse_proc_net(text: &str, state: &str) -> Vec<TcpListener> {
     text.lines()
         .skip(1)
         .filter_map(|line| {
             let fields: Vec<&str> = line.split_whitespace().collect();
             // sl local rem st tx:rx tr:when retrnsmt uid timeout inode
-            if fields.len() < 10 || fields[3] != "0A" {
+            if fields.len() < 10 || fields[3] != state {
                 return None;
             }
             let (addr, port) = fields[1].split_once(':')?;
@@ -307,7 +333,7 @@ mod tests {
         let v4 = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   \
                   0: 0100007F:1538 00000000:0000 0A 00000000:00000000 00:00000000 00000000   108        0 4242 1 0 100 0 0 10 0\n   \
                   1: 0100007F:1538 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000   108        0 4243 1 0 20 4 30 10 -1\n";
-        let found = parse_proc_net(v4);
+        let found = parse_proc_net(v4, LISTENING);
         assert_eq!(
             found,
             vec![TcpListener {
@@ -319,8 +345,11 @@ mod tests {
         );
         let v6 = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   \
                   0: 00000000000000000000000001000000:1538 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000    65534        0 77 1 0 100 0 0 10 0\n";
-        assert_eq!(parse_proc_net(v6)[0].addr, IpAddr::V6(Ipv6Addr::LOCALHOST));
-        assert_eq!(parse_proc_net(v6)[0].uid, 65534);
+        assert_eq!(
+            parse_proc_net(v6, LISTENING)[0].addr,
+            IpAddr::V6(Ipv6Addr::LOCALHOST)
+        );
+        assert_eq!(parse_proc_net(v6, LISTENING)[0].uid, 65534);
     }
 
     #[test]

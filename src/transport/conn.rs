@@ -5,21 +5,26 @@
 //! These are enums rather than boxed trait objects so a read or write costs a
 //! predictable branch, not an indirect call, inside the timed loops.
 
+use super::datagram::{Datagram, Peer};
 use super::tls::{self, TlsInfo, TlsVersion};
 use super::{tcp, unix, Address, Endpoint, SocketKind};
 use anyhow::{bail, Result};
 use openssl::ssl::{MidHandshakeSslStream, SslAcceptor, SslConnector, SslStream};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
+use std::os::unix::net::{SocketAddr as UnixAddr, UnixDatagram, UnixListener, UnixStream};
 use std::time::Duration;
 
-/// A connected stream on any transport.
+/// A connected socket on any transport: a stream (a Unix SOCK_SEQPACKET socket
+/// too, in `Unix`), or a connected datagram socket, whose reads and writes are
+/// whole datagrams.
 pub enum Conn {
     Unix(UnixStream),
     Tcp(TcpStream),
     Tls(Box<SslStream<TcpStream>>),
+    UnixDgram(UnixDatagram),
+    Udp(UdpSocket),
 }
 
 impl Conn {
@@ -29,6 +34,8 @@ impl Conn {
             Conn::Unix(s) => s.set_read_timeout(timeout),
             Conn::Tcp(s) => s.set_read_timeout(timeout),
             Conn::Tls(s) => s.get_ref().set_read_timeout(timeout),
+            Conn::UnixDgram(s) => s.set_read_timeout(timeout),
+            Conn::Udp(s) => s.set_read_timeout(timeout),
         }
     }
 
@@ -37,6 +44,8 @@ impl Conn {
             Conn::Unix(s) => s.set_write_timeout(timeout),
             Conn::Tcp(s) => s.set_write_timeout(timeout),
             Conn::Tls(s) => s.get_ref().set_write_timeout(timeout),
+            Conn::UnixDgram(s) => s.set_write_timeout(timeout),
+            Conn::Udp(s) => s.set_write_timeout(timeout),
         }
     }
 
@@ -46,6 +55,8 @@ impl Conn {
             Conn::Unix(s) => s.set_nonblocking(on),
             Conn::Tcp(s) => s.set_nonblocking(on),
             Conn::Tls(s) => s.get_ref().set_nonblocking(on),
+            Conn::UnixDgram(s) => s.set_nonblocking(on),
+            Conn::Udp(s) => s.set_nonblocking(on),
         }
     }
 
@@ -55,6 +66,8 @@ impl Conn {
             Conn::Unix(s) => s.as_raw_fd(),
             Conn::Tcp(s) => s.as_raw_fd(),
             Conn::Tls(s) => s.get_ref().as_raw_fd(),
+            Conn::UnixDgram(s) => s.as_raw_fd(),
+            Conn::Udp(s) => s.as_raw_fd(),
         }
     }
 
@@ -74,6 +87,8 @@ impl Read for Conn {
             Conn::Unix(s) => s.read(buf),
             Conn::Tcp(s) => s.read(buf),
             Conn::Tls(s) => s.read(buf),
+            Conn::UnixDgram(s) => s.recv(buf),
+            Conn::Udp(s) => s.recv(buf),
         }
     }
 }
@@ -85,6 +100,8 @@ impl Write for Conn {
             Conn::Unix(s) => s.write(buf),
             Conn::Tcp(s) => s.write(buf),
             Conn::Tls(s) => s.write(buf),
+            Conn::UnixDgram(s) => s.send(buf),
+            Conn::Udp(s) => s.send(buf),
         }
     }
 
@@ -93,6 +110,7 @@ impl Write for Conn {
             Conn::Unix(s) => s.flush(),
             Conn::Tcp(s) => s.flush(),
             Conn::Tls(s) => s.flush(),
+            Conn::UnixDgram(_) | Conn::Udp(_) => Ok(()),
         }
     }
 }
@@ -112,17 +130,28 @@ pub fn closed_by_peer(e: io::Error) -> io::Error {
 }
 
 /// Everything needed to open connections to one endpoint, prepared once so that
-/// `connect` does no parsing or address conversion inside a timed loop.
+/// `connect` does no parsing or address conversion inside a timed loop. A
+/// datagram socket has no connection to open: its clients start from
+/// [`Connector::datagram`].
 pub enum Connector {
     Unix(UnixAddr),
+    UnixSeqpacket(unix::Sockaddr),
     Tcp(SocketAddr),
     Tls(SocketAddr, SslConnector),
+    Datagram(Peer),
 }
 
 impl Connector {
     pub fn new(endpoint: &Endpoint, tls_version: TlsVersion) -> Result<Connector> {
         Ok(match (endpoint.transport.kind(), &endpoint.address) {
             (SocketKind::Unix, address) => Connector::Unix(unix::address(address)?),
+            (SocketKind::UnixSeqpacket, address) => {
+                Connector::UnixSeqpacket(unix::Sockaddr::of(address)?)
+            }
+            (SocketKind::UnixDgram, Address::Ip(_)) => bail!("an IP address is no Unix address"),
+            (SocketKind::UnixDgram | SocketKind::Udp, address) => {
+                Connector::Datagram(Peer::of(address)?)
+            }
             (SocketKind::Tcp, Address::Ip(addr)) => Connector::Tcp(*addr),
             (SocketKind::Tls, Address::Ip(addr)) => {
                 Connector::Tls(*addr, tls::connector(tls_version)?)
@@ -131,11 +160,22 @@ impl Connector {
         })
     }
 
+    /// A datagram server's address, and a client socket of its own to reach it
+    /// from; `None` for a transport with connections.
+    pub fn datagram(&self) -> Option<io::Result<(Datagram, &Peer)>> {
+        match self {
+            Connector::Datagram(peer) => Some(Datagram::client_for(peer).map(|d| (d, peer))),
+            _ => None,
+        }
+    }
+
     /// Opens one connection; for TLS this includes the full handshake.
     #[inline]
     pub fn connect(&self) -> io::Result<Conn> {
         match self {
             Connector::Unix(addr) => unix::connect(addr).map(Conn::Unix),
+            Connector::UnixSeqpacket(addr) => unix::connect_seqpacket(addr).map(Conn::Unix),
+            Connector::Datagram(_) => Err(no_connection()),
             Connector::Tcp(addr) => tcp::connect(addr).map(Conn::Tcp),
             Connector::Tls(addr, connector) => {
                 tls::connect(addr, connector).map(|s| Conn::Tls(Box::new(s)))
@@ -154,7 +194,7 @@ impl Connector {
                 tls::connect_within(addr, connector, wait).map(|s| Conn::Tls(Box::new(s)))
             }
             Connector::Tcp(addr) => tcp::connect_timeout(addr, wait).map(Conn::Tcp),
-            unix => unix.connect(),
+            other => other.connect(),
         }
     }
 }
@@ -180,6 +220,10 @@ impl Connector {
         };
         match (self, connect) {
             (Connector::Unix(addr), _) => sliced(Conn::Unix(unix::connect(addr)?)),
+            (Connector::UnixSeqpacket(addr), _) => {
+                sliced(Conn::Unix(unix::connect_seqpacket(addr)?))
+            }
+            (Connector::Datagram(_), _) => Err(no_connection()),
             (Connector::Tcp(addr), None) => sliced(Conn::Tcp(tcp::connect(addr)?)),
             (Connector::Tcp(addr), Some(wait)) => {
                 sliced(Conn::Tcp(tcp::connect_timeout(addr, wait)?))
@@ -192,11 +236,21 @@ impl Connector {
     }
 }
 
-/// A bound, listening socket.
+/// What a datagram socket says when asked for a connection.
+fn no_connection() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        "a datagram socket has no connection to open",
+    )
+}
+
+/// A bound socket: listening (a SOCK_SEQPACKET one in `Unix`), or a datagram
+/// socket, which receives from every client on the one socket.
 pub enum Listener {
     Unix(UnixListener),
     Tcp(TcpListener),
     Tls(TcpListener, Box<SslAcceptor>),
+    Datagram(Datagram),
 }
 
 /// Why binding failed, split so callers can tell the user what to do.
@@ -236,6 +290,10 @@ impl Listener {
         };
         let listener = match endpoint.transport.kind() {
             SocketKind::Unix => Listener::Unix(unix::bind(endpoint, wrap)?),
+            SocketKind::UnixSeqpacket => Listener::Unix(unix::bind_seqpacket(endpoint, wrap)?),
+            SocketKind::UnixDgram | SocketKind::Udp => {
+                return Ok(Listener::Datagram(Datagram::bind(endpoint, wrap)?))
+            }
             SocketKind::Tcp => Listener::Tcp(tcp::bind(&ip()?).map_err(wrap)?),
             SocketKind::Tls => {
                 let acceptor = tls::acceptor().map_err(|e| BindError::Tls(endpoint.clone(), e))?;
@@ -267,6 +325,7 @@ impl Listener {
     pub fn local_endpoint(&self, asked: &Endpoint) -> Endpoint {
         let bound = match self {
             Listener::Tcp(l) | Listener::Tls(l, _) => l.local_addr().ok().map(Address::Ip),
+            Listener::Datagram(d) => d.local_ip().map(Address::Ip),
             Listener::Unix(_) => None,
         };
         Endpoint {
@@ -280,6 +339,7 @@ impl Listener {
         match self {
             Listener::Unix(l) => l.set_nonblocking(true),
             Listener::Tcp(l) | Listener::Tls(l, _) => l.set_nonblocking(true),
+            Listener::Datagram(d) => d.set_nonblocking(true),
         }
     }
 
@@ -288,6 +348,7 @@ impl Listener {
         match self {
             Listener::Unix(l) => l.as_raw_fd(),
             Listener::Tcp(l) | Listener::Tls(l, _) => l.as_raw_fd(),
+            Listener::Datagram(d) => d.as_raw_fd(),
         }
     }
 
@@ -300,6 +361,7 @@ impl Listener {
             Listener::Unix(_) => Ok(Accepted::Open(Conn::Unix(unix::accepted(fd)))),
             Listener::Tcp(_) => Ok(Accepted::Open(Conn::Tcp(tcp::accepted(fd)?))),
             Listener::Tls(_, acceptor) => tls::handshake(acceptor.accept(tcp::accepted(fd)?)),
+            Listener::Datagram(_) => Err(no_connection()),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Endpoint addresses as users write them: `unix:/path`, `unix-abstract:name`,
-//! `tcp:127.0.0.1:PORT`, `tcp:[::1]:PORT`, `tls:127.0.0.1:PORT`: a transport's
+//! `tcp:127.0.0.1:PORT`, `tcp:[::1]:PORT`, `tls:127.0.0.1:PORT`, `udp:127.0.0.1:PORT`,
+//! `unix-dgram:/path`, `unix-seqpacket:/path`, ...: a transport's
 //! scheme, then an address in its place.
 //!
 //! Parsing checks everything the kernel would otherwise reject later with a vaguer
@@ -81,7 +82,9 @@ impl FromStr for Endpoint {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let hint = "write unix:/path, unix-abstract:name, tcp:127.0.0.1:PORT, \
-                    tcp:[::1]:PORT or tls:127.0.0.1:PORT";
+                    tcp:[::1]:PORT, tls:127.0.0.1:PORT, unix-seqpacket:/path, \
+                    unix-dgram:/path, unix-dgram-abstract:name, udp:127.0.0.1:PORT \
+                    or udp:[::1]:PORT";
         let no_prefix = || format!("address '{s}' has no transport prefix; {hint}");
         let (scheme, rest) = s.split_once(':').ok_or_else(no_prefix)?;
         if scheme.starts_with('[') || scheme.parse::<std::net::IpAddr>().is_ok() {
@@ -181,6 +184,11 @@ mod tests {
             ("tcp:127.0.0.1:7000", Transport::Tcp),
             ("tcp:[::1]:7000", Transport::Tcp6),
             ("tls:127.0.0.1:0", Transport::Tls),
+            ("unix-seqpacket:/tmp/q.sock", Transport::UnixSeqpacket),
+            ("unix-dgram:/tmp/d.sock", Transport::UnixDgram),
+            ("unix-dgram-abstract:bench", Transport::UnixDgramAbstract),
+            ("udp:127.0.0.1:7000", Transport::Udp),
+            ("udp:[::1]:7000", Transport::Udp6),
         ];
         for (text, transport) in cases {
             let endpoint: Endpoint = text.parse().unwrap();
@@ -194,7 +202,8 @@ mod tests {
         for bad in [
             "tcp:localhost",
             "tcp:127.0.0.1",
-            "udp:1.2.3.4:5",
+            "udp:localhost:5",
+            "sctp:127.0.0.1:5",
             "nothing",
             "unix:",
         ] {

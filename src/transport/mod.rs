@@ -1,7 +1,8 @@
 //! The transports sockbench compares, and the addresses they are reached at.
 //!
 //! A transport is a kind of socket ([`SocketKind`]: how it connects, listens and carries
-//! bytes, one file each: `unix.rs`, `tcp.rs`, `tls.rs`) at a place ([`Place`]: which
+//! bytes, one file each: `unix.rs` (streams and records), `tcp.rs`, `tls.rs`,
+//! `datagram.rs` (Unix datagrams and UDP)) at a place ([`Place`]: which
 //! address family or namespace its addresses are in). [`Transport::socket`] is the
 //! one table of transports. [`Endpoint`] is a concrete address
 //! (`unix:/run/x.sock`, `tcp:127.0.0.1:7000`, ...); binding it gives a [`Listener`]
@@ -10,6 +11,7 @@
 //! experiments and the server never branch on the transport themselves.
 
 mod conn;
+mod datagram;
 mod endpoint;
 pub(crate) mod poller;
 mod tcp;
@@ -17,6 +19,7 @@ mod tls;
 mod unix;
 
 pub use conn::{closed_by_peer, Accepted, BindError, Conn, Connector, Listener};
+pub use datagram::{set_receive_buffer, Datagram, Peer};
 pub use endpoint::{Address, Endpoint, MAX_UNIX_PATH};
 pub use tls::{TlsInfo, TlsVersion, CERTIFICATE_KIND};
 
@@ -31,6 +34,16 @@ crate::named! {
         Unix = "unix",
         /// Unix domain stream socket in Linux's abstract namespace (no file).
         UnixAbstract = "unix-abstract",
+        /// Unix domain socket of records on a connection (SOCK_SEQPACKET), at a path.
+        UnixSeqpacket = "unix-seqpacket",
+        /// Unix domain datagram socket (SOCK_DGRAM) bound to a path.
+        UnixDgram = "unix-dgram",
+        /// Unix domain datagram socket in Linux's abstract namespace.
+        UnixDgramAbstract = "unix-dgram-abstract",
+        /// UDP over IPv4 loopback, 127.0.0.1, on a connected socket.
+        Udp = "udp",
+        /// UDP over IPv6 loopback, ::1, on a connected socket.
+        Udp6 = "udp6",
         /// TCP over IPv4 loopback, 127.0.0.1.
         Tcp = "tcp",
         /// TCP over IPv6 loopback, ::1.
@@ -55,10 +68,45 @@ crate::named! {
 pub enum SocketKind {
     /// A Unix domain stream socket.
     Unix,
+    /// A Unix domain SOCK_SEQPACKET socket: a connection that keeps each message
+    /// whole, as a datagram does.
+    UnixSeqpacket,
+    /// A Unix domain datagram socket: no connection, each message whole; a sender
+    /// waits while the receiver's queue is full, so nothing is lost.
+    UnixDgram,
     /// A TCP connection.
     Tcp,
     /// TLS over a TCP connection.
     Tls,
+    /// UDP: no connection, each message whole; a message that finds the
+    /// receiver's buffer full is dropped.
+    Udp,
+}
+
+/// How a kind of socket carries what is written to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carries {
+    /// Bytes, in order, with no boundaries: `unix`, `tcp`, `tls`.
+    Bytes,
+    /// Whole messages on a connection: `unix-seqpacket`.
+    Records,
+    /// Whole messages with no connection: `unix-dgram`, `udp`.
+    Datagrams,
+}
+
+impl SocketKind {
+    pub fn carries(self) -> Carries {
+        match self {
+            SocketKind::Unix | SocketKind::Tcp | SocketKind::Tls => Carries::Bytes,
+            SocketKind::UnixSeqpacket => Carries::Records,
+            SocketKind::UnixDgram | SocketKind::Udp => Carries::Datagrams,
+        }
+    }
+
+    /// Whether it has connections to open (and accept).
+    pub fn connects(self) -> bool {
+        self.carries() != Carries::Datagrams
+    }
 }
 
 /// Where a transport's sockets are: the address family (and, for Unix sockets,
@@ -88,6 +136,15 @@ impl Transport {
         let (kind, place, scheme) = match self {
             Transport::Unix => (SocketKind::Unix, Place::Path, "unix"),
             Transport::UnixAbstract => (SocketKind::Unix, Place::Abstract, "unix-abstract"),
+            Transport::UnixSeqpacket => (SocketKind::UnixSeqpacket, Place::Path, "unix-seqpacket"),
+            Transport::UnixDgram => (SocketKind::UnixDgram, Place::Path, "unix-dgram"),
+            Transport::UnixDgramAbstract => (
+                SocketKind::UnixDgram,
+                Place::Abstract,
+                "unix-dgram-abstract",
+            ),
+            Transport::Udp => (SocketKind::Udp, Place::Ipv4, "udp"),
+            Transport::Udp6 => (SocketKind::Udp, Place::Ipv6, "udp"),
             Transport::Tcp => (SocketKind::Tcp, Place::Ipv4, "tcp"),
             Transport::Tcp6 => (SocketKind::Tcp, Place::Ipv6, "tcp"),
             Transport::Tls => (SocketKind::Tls, Place::Ipv4, "tls"),
@@ -159,13 +216,40 @@ impl Transport {
         matches!(self.kind(), SocketKind::Tcp | SocketKind::Tls)
     }
 
+    /// The largest message one datagram or record of this transport carries, bytes,
+    /// where there is such a limit: UDP's 65,535-byte datagram less its headers (IP's
+    /// 20 bytes and UDP's 8 over IPv4; over IPv6 the IP header is not counted), a Unix
+    /// datagram's or record's the sending socket's buffer less 32 bytes
+    /// (`net.core.wmem_default`).
+    pub fn largest_message(self) -> Option<u64> {
+        match (self.kind(), self.place()) {
+            (SocketKind::Udp, Place::Ipv6) => Some(65_527),
+            (SocketKind::Udp, _) => Some(65_507),
+            (SocketKind::UnixDgram | SocketKind::UnixSeqpacket, _) => {
+                let wmem = std::fs::read_to_string("/proc/sys/net/core/wmem_default")
+                    .ok()
+                    .and_then(|t| t.trim().parse::<u64>().ok())
+                    .unwrap_or(212_992);
+                Some(wmem.saturating_sub(32))
+            }
+            _ => None,
+        }
+    }
+
     /// The address a server started by sockbench itself listens on: a socket file in
     /// the private directory `dir`, a unique abstract name, or a free loopback port.
     /// A transport into a container gets the address its server has there.
     pub fn local_endpoint(self, dir: &Path, unique: &str) -> Endpoint {
-        let address = match self.within().place() {
-            Place::Path => Address::Path(dir.join("sockbench.sock")),
-            Place::Abstract => Address::Abstract(format!("sockbench-{unique}")),
+        let within = self.within();
+        // One file or name per kind of socket: a server may listen on several.
+        let kind = match within.kind() {
+            SocketKind::UnixSeqpacket => "-seqpacket",
+            SocketKind::UnixDgram => "-dgram",
+            _ => "",
+        };
+        let address = match within.place() {
+            Place::Path => Address::Path(dir.join(format!("sockbench{kind}.sock"))),
+            Place::Abstract => Address::Abstract(format!("sockbench{kind}-{unique}")),
             Place::Ipv4 => Address::Ip(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))),
             Place::Ipv6 => Address::Ip(SocketAddr::from((Ipv6Addr::LOCALHOST, 0))),
             Place::Container(_) => unreachable!("within() is a transport of the host"),
@@ -190,8 +274,8 @@ mod tests {
 
     #[test]
     fn unknown_name_lists_the_choices() {
-        let err = "udp".parse::<Transport>().unwrap_err();
-        assert!(err.contains("'udp'"), "{err}");
+        let err = "sctp".parse::<Transport>().unwrap_err();
+        assert!(err.contains("'sctp'"), "{err}");
         assert!(err.contains("unix-abstract"), "{err}");
     }
 

@@ -175,6 +175,8 @@ pub fn reached(target: &Target) -> &'static str {
         SocketKind::Unix => "unix",
         SocketKind::Tcp => "tcp",
         SocketKind::Tls => "tls",
+        // A libpq connection is a stream: these are never reached.
+        SocketKind::UnixSeqpacket | SocketKind::UnixDgram | SocketKind::Udp => "other",
     }
 }
 

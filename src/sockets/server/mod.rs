@@ -3,13 +3,15 @@
 //! One thread per listener accepts, greets and reads the request header without
 //! waiting on any one client ([`opening`]), so a connect-only client costs the
 //! server about accept, write, read and close, as in the classic experiment, and an
-//! idle client holds up nobody. Longer sessions (pingpong, stream) get a thread
-//! each. The
+//! idle client holds up nobody. Longer sessions (pingpong, stream, messages) get a
+//! thread each. A datagram socket has no connections: its thread answers each
+//! client's first datagram from a socket of its own for it ([`datagram`]). The
 //! same code runs as `sockbench serve` and as the child process `sockbench sockets`
 //! starts for itself ([`child`]).
 
 pub(crate) mod child;
 pub(crate) mod container;
+mod datagram;
 mod opening;
 pub(crate) mod owner;
 pub(crate) mod protocol;
@@ -48,12 +50,16 @@ pub fn bind_all(endpoints: &[Endpoint]) -> anyhow::Result<Vec<Bound>> {
         .collect()
 }
 
-/// Starts one accept thread per listener; they run until the process exits.
+/// Starts one accept thread per listener (one receiving thread per datagram
+/// socket); they run until the process exits.
 pub fn spawn_all(bound: Vec<Bound>) -> std::io::Result<()> {
     for Bound { endpoint, listener } in bound {
         std::thread::Builder::new()
             .name(format!("accept {endpoint}"))
-            .spawn(move || opening::accept_loop(listener))?;
+            .spawn(move || match listener {
+                Listener::Datagram(socket) => datagram::serve_loop(socket),
+                listener => opening::accept_loop(listener),
+            })?;
     }
     Ok(())
 }

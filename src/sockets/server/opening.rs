@@ -146,7 +146,10 @@ fn drive(
             let counter = Arc::clone(closed_after_greeting);
             let _ = std::thread::Builder::new()
                 .name("session".into())
-                .spawn(move || session::serve(conn, request, &counter));
+                .spawn(move || {
+                    let mut conn = conn;
+                    session::serve(&mut conn, request, &counter, &AtomicU64::new(0));
+                });
         }
         Err(_) => {
             open.remove(&fd);

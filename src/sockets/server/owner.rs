@@ -6,7 +6,7 @@
 //! and placed as the server; one that cannot be found is reported as such.
 
 use crate::system::peers;
-use crate::transport::{Address, Endpoint};
+use crate::transport::{Address, Endpoint, SocketKind};
 use std::io;
 
 /// Who answers at one address.
@@ -20,14 +20,40 @@ pub enum Answerer {
     Elsewhere,
 }
 
-/// Who answers at `endpoint`. Unix sockets are connected to and closed at once,
-/// without a byte sent; TCP listeners are looked up in `/proc/net`.
+/// Who answers at `endpoint`. Unix sockets with connections are connected to and
+/// closed at once, without a byte sent; TCP listeners and UDP sockets are looked up
+/// in `/proc/net`, Unix datagram sockets in `/proc/net/unix`.
 pub fn answer(endpoint: &Endpoint) -> io::Result<Answerer> {
+    let kind = endpoint.transport.kind();
     Ok(match &endpoint.address {
+        unix if kind == SocketKind::UnixDgram => {
+            let shown = match unix {
+                Address::Abstract(name) => format!("@{name}"),
+                other => other.to_string(),
+            };
+            match peers::bound_holders(&shown).first() {
+                Some(holder) => Answerer::Process(holder.pid),
+                None => return Err(io::Error::from(io::ErrorKind::ConnectionRefused)),
+            }
+        }
+        _ if kind == SocketKind::UnixSeqpacket => {
+            let conn =
+                crate::transport::Connector::new(endpoint, crate::transport::TlsVersion::V1_3)
+                    .map_err(io::Error::other)?
+                    .connect()?;
+            match conn {
+                crate::transport::Conn::Unix(s) => Answerer::Process(peers::unix_peer(&s)?.pid),
+                _ => return Err(io::Error::other("not a Unix socket")),
+            }
+        }
         Address::Path(path) => Answerer::Process(peers::path_listener(path)?.pid),
         Address::Abstract(name) => Answerer::Process(peers::abstract_listener(name)?.pid),
         Address::Ip(addr) => {
-            let listener = peers::tcp_listeners(addr.port())?.into_iter().find(|l| {
+            let found = match kind {
+                SocketKind::Udp => peers::udp_servers(addr.port())?,
+                _ => peers::tcp_listeners(addr.port())?,
+            };
+            let listener = found.into_iter().find(|l| {
                 l.addr == addr.ip()
                     || (l.addr.is_unspecified() && l.addr.is_ipv4() == addr.is_ipv4())
             });

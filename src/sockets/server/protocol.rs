@@ -6,16 +6,27 @@
 //! request header naming a workload:
 //!
 //! ```text
-//! byte 0      op: b'P' pingpong, b'S' stream, b'C' count
+//! byte 0      op: b'P' pingpong, b'S' stream, b'C' count, b'M' messages
 //! bytes 1..4  zero
-//! bytes 4..8  u32 little endian: message size (pingpong) or write size (stream)
-//! bytes 8..16 u64 little endian: total bytes to send (stream), else zero
+//! bytes 4..8  u32 little endian: message size (pingpong, messages) or write size
+//!             (stream)
+//! bytes 8..16 u64 little endian: total bytes to send (stream); the receive
+//!             buffer to set, bytes (messages; 0: the system's); else zero
 //! ```
 //!
 //! `pingpong` echoes every `size`-byte message until the client closes. `stream`
 //! writes `total` bytes in `size`-byte writes. `count` answers with a u64: how many
 //! connections on this listener closed right after the greeting, which lets the
-//! client check its connect count against the server's.
+//! client check its connect count against the server's. `messages` receives
+//! `size`-byte messages and counts them; one that starts with [`END`] is the end,
+//! answered with a u64, how many came before it.
+//!
+//! A datagram socket has no connection: a client sends the request header as its
+//! first datagram to the server's address, and the server answers with the
+//! greeting from a socket of its own for that client, connected to it; the client
+//! connects to that socket and goes on as over a connection. An empty datagram
+//! ends the session ([`BYE`]), and `messages` answers every end it receives, since
+//! an end can be lost as any datagram can.
 
 /// The greeting every connection starts with.
 pub const GREETING: &[u8; 12] = b"Hello there!";
@@ -23,6 +34,12 @@ pub const GREETING: &[u8; 12] = b"Hello there!";
 pub const HEADER_LEN: usize = 16;
 /// Largest pingpong message or stream write the server accepts.
 pub const MAX_MESSAGE: u32 = 1 << 20;
+/// The first byte of the message that ends a `messages` session (every other one
+/// starts with [`DATA`]).
+pub const END: u8 = b'E';
+pub const DATA: u8 = b'D';
+/// What ends a datagram session: an empty datagram.
+pub const BYE: &[u8] = &[];
 
 /// A workload request from the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +47,7 @@ pub enum Request {
     PingPong { size: u32 },
     Stream { write_size: u32, total_bytes: u64 },
     Count,
+    Messages { size: u32, receive_buffer: u32 },
 }
 
 impl Request {
@@ -41,6 +59,10 @@ impl Request {
                 total_bytes,
             } => (b'S', write_size, total_bytes),
             Request::Count => (b'C', 0, 0),
+            Request::Messages {
+                size,
+                receive_buffer,
+            } => (b'M', size, u64::from(receive_buffer)),
         };
         let mut header = [0u8; HEADER_LEN];
         header[0] = op;
@@ -68,6 +90,11 @@ impl Request {
                 total_bytes: total,
             }),
             b'C' => Ok(Request::Count),
+            b'M' => Ok(Request::Messages {
+                size: check_size(size)?,
+                receive_buffer: u32::try_from(total)
+                    .map_err(|_| format!("receive buffer {total} over 4 GiB"))?,
+            }),
             op => Err(format!("unknown op {op:#04x}")),
         }
     }
@@ -86,6 +113,10 @@ mod tests {
                 total_bytes: 1 << 33,
             },
             Request::Count,
+            Request::Messages {
+                size: 64,
+                receive_buffer: 4096,
+            },
         ] {
             assert_eq!(Request::decode(&request.encode()), Ok(request));
         }

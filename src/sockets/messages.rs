@@ -1,0 +1,183 @@
+//! `messages`: one way, as fast as the sender can. The client sends `size`-byte
+//! messages for the trial's time; the server receives and counts them; then the
+//! client sends the end and the server answers with its count. The figures are the
+//! messages received per second, from the first send until the count came back, and
+//! what the sender sent that never arrived: a UDP message that finds the receiver's
+//! buffer full is dropped, where a Unix datagram's sender (and a stream's) waits for
+//! room instead, which the share of sends that waited says.
+//!
+//! Every send is tried without waiting first (`MSG_DONTWAIT`); only one that finds
+//! no room waits, in `poll`, with no timeout (the watchdog wakes it: [`super::Blocking`]).
+
+use super::keys::*;
+use super::Target;
+use crate::cpu::Meter;
+use crate::harness::measure::rate;
+use crate::results::{Metrics, Trial};
+use crate::sockets::server::protocol::{Request, DATA, END};
+use crate::transport::{closed_by_peer, Carries, Conn};
+use anyhow::{bail, Context, Result};
+use std::io::{self, Read, Write};
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+/// Sends between two looks at the clock.
+const SENDS_PER_CLOCK: u32 = 64;
+/// How long a datagram client waits for the count before it sends the end again
+/// (the end can be lost as any datagram can), and how often at most.
+const END_WAIT: Duration = Duration::from_millis(100);
+const END_TRIES: u32 = 100;
+
+pub fn trial(
+    target: &Target,
+    size: u64,
+    receive_buffer: Option<u64>,
+    budget: Duration,
+    meter: &mut Meter,
+) -> Result<Trial> {
+    let size = usize::try_from(size)?;
+    let mut conn = target.session(Request::Messages {
+        size: u32::try_from(size)?,
+        receive_buffer: receive_buffer.map_or(Ok(0), u32::try_from)?,
+    })?;
+    let mut message = vec![0x6du8; size];
+    message[0] = DATA;
+    let datagrams = target.transport.kind().carries() == Carries::Datagrams;
+
+    meter.start();
+    let start = Instant::now();
+    let sent = send_for(conn.as_raw_fd(), &message, budget)
+        .map_err(closed_by_peer)
+        .with_context(|| format!("{} stopped taking messages", target.endpoint))?;
+    message[0] = END;
+    let received = count(&mut conn, &message, datagrams)
+        .with_context(|| format!("{} did not say how many messages came", target.endpoint))?;
+    let elapsed_ns = start.elapsed().as_nanos() as u64;
+    meter.stop(received);
+
+    if received > sent.messages {
+        bail!(
+            "{} counted {received} messages of the {} sent: another client's?",
+            target.endpoint,
+            sent.messages
+        );
+    }
+    let waited = sent.waited as f64 / sent.messages.max(1) as f64;
+    Ok(Trial {
+        metrics: Metrics::default()
+            .with(MSGS_PER_S, Some(rate(received, elapsed_ns)))
+            .with(SENT, Some(sent.messages))
+            .with(RECEIVED, Some(received))
+            .with(LOST, Some(sent.messages - received))
+            .with(WAITED_SHARE, Some(waited)),
+        // The operations a share of lost messages is of.
+        count: sent.messages,
+        elapsed_ns,
+        ..Trial::default()
+    })
+}
+
+/// What the sender did.
+struct Sent {
+    messages: u64,
+    /// Sends that found no room and waited for it.
+    waited: u64,
+}
+
+/// Sends `message` on socket `fd` over and over until `budget` has passed.
+fn send_for(fd: RawFd, message: &[u8], budget: Duration) -> io::Result<Sent> {
+    let end = Instant::now() + budget;
+    let mut sent = Sent {
+        messages: 0,
+        waited: 0,
+    };
+    loop {
+        for _ in 0..SENDS_PER_CLOCK {
+            send_whole(fd, message, &mut sent.waited)?;
+            sent.messages += 1;
+        }
+        if Instant::now() >= end {
+            return Ok(sent);
+        }
+    }
+}
+
+/// Sends all of `message`: a datagram or record goes whole or not at all; a stream
+/// may take part of it. Each send that finds no room waits for it, counted in
+/// `waited`.
+#[inline]
+fn send_whole(fd: RawFd, message: &[u8], waited: &mut u64) -> io::Result<()> {
+    let mut at = 0;
+    while at < message.len() {
+        let rest = &message[at..];
+        // SAFETY: `rest` is valid for reads of its length; `fd` is the session's
+        // socket, open for the whole trial.
+        let n = unsafe {
+            libc::send(
+                fd,
+                rest.as_ptr().cast(),
+                rest.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if n >= 0 {
+            at += n as usize;
+            continue;
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::WouldBlock => {
+                *waited += 1;
+                wait_for_room(fd)?;
+            }
+            io::ErrorKind::Interrupted => {}
+            _ => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Waits until socket `fd` takes more, or is shut down.
+fn wait_for_room(fd: RawFd) -> io::Result<()> {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    if unsafe { libc::poll(&mut p, 1, -1) } < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Sends the end (`end`, a message that starts with [`END`]) and reads the count
+/// the server answers with; over datagrams, the end goes again every [`END_WAIT`]
+/// while no count comes.
+fn count(conn: &mut Conn, end: &[u8], datagrams: bool) -> Result<u64> {
+    let tries = if datagrams {
+        conn.set_read_timeout(Some(END_WAIT))?;
+        END_TRIES
+    } else {
+        conn.set_read_timeout(Some(super::IO_TIMEOUT))?;
+        1
+    };
+    let mut answer = [0u8; 8];
+    for _ in 0..tries {
+        conn.write_all(end).map_err(closed_by_peer)?;
+        match conn.read_exact(&mut answer) {
+            Ok(()) => return Ok(u64::from_le_bytes(answer)),
+            Err(e)
+                if datagrams
+                    && matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) => {}
+            Err(e) => return Err(closed_by_peer(e).into()),
+        }
+    }
+    bail!("no count within {} s", (END_WAIT * tries).as_secs_f64())
+}
