@@ -19,8 +19,8 @@ fn a_mistyped_command_or_option_is_told_what_was_meant() {
 #[test]
 fn unknown_transport() {
     assert_rejected(
-        &["sockets", "--transports", "unix,udp"],
-        "unknown transport 'udp'",
+        &["sockets", "--transports", "unix,sctp"],
+        "unknown transport 'sctp'",
     );
 }
 
@@ -36,8 +36,8 @@ fn unknown_workload() {
 fn malformed_address() {
     assert_rejected(&["serve", "--listen", "tcp:localhost"], "is not IP:PORT");
     assert_rejected(
-        &["serve", "--listen", "udp:127.0.0.1:9"],
-        "unknown transport 'udp'",
+        &["serve", "--listen", "sctp:127.0.0.1:9"],
+        "unknown transport 'sctp'",
     );
     assert_rejected(
         &["sockets", "--server", "127.0.0.1:9"],

@@ -51,7 +51,7 @@ fn every_kind_of_socket_runs_the_workloads_that_mean_something_on_it() {
             "--trials",
             "1",
             "--transports",
-            "unix,unix-dgram,unix-seqpacket,udp,tcp",
+            "unix,unix-dgram,unix-seqpacket,udp,udp-unconnected,tcp",
             "--workloads",
             "connect,pingpong,stream,messages",
             "--sizes",
@@ -60,7 +60,14 @@ fn every_kind_of_socket_runs_the_workloads_that_mean_something_on_it() {
             "64",
         ],
     );
-    let all = ["unix", "unix-dgram", "unix-seqpacket", "udp", "tcp"];
+    let all = [
+        "unix",
+        "unix-dgram",
+        "unix-seqpacket",
+        "udp",
+        "udp-unconnected",
+        "tcp",
+    ];
     assert_eq!(transports(&file, "sockets.pingpong"), all);
     assert_eq!(transports(&file, "sockets.messages"), all);
     assert_eq!(
@@ -70,12 +77,13 @@ fn every_kind_of_socket_runs_the_workloads_that_mean_something_on_it() {
     assert_eq!(transports(&file, "sockets.stream"), ["unix", "tcp"]);
     assert!(
         stderr.contains(
-            "connect leaves out unix-dgram and udp: a datagram socket has no connection to open"
+            "connect leaves out unix-dgram, udp and udp-unconnected: a datagram socket has no \
+             connection to open"
         ),
         "{stderr}"
     );
     assert!(
-        stderr.contains("stream leaves out unix-dgram, unix-seqpacket and udp: "),
+        stderr.contains("stream leaves out unix-dgram, unix-seqpacket, udp and udp-unconnected: "),
         "{stderr}"
     );
     for record in results(&file, "sockets.pingpong") {

@@ -127,14 +127,9 @@ fn sigint_during_a_postgres_stall_ends_the_run_at_once() {
     assert_clean(&scratch);
 }
 
-/// A sockets run whose connect experiment has finished, with its server stopped.
-fn stall_sockets(scratch: &Path, json: &Path) -> (KillOnDrop, Stopped) {
-    stall_sockets_at(scratch, json, "unix,tcp", "connect,pingpong,stream")
-}
-
 /// A sockets run over `transports` whose first of `workloads` has finished, with
 /// its server stopped.
-fn stall_sockets_at(
+fn stall_sockets(
     scratch: &Path,
     json: &Path,
     transports: &str,
@@ -157,12 +152,13 @@ fn stall_sockets_at(
     (child, Stopped::new(server))
 }
 
-#[test]
-fn a_stalled_sockets_server_ends_the_run_within_its_timeout() {
+/// A stalled server of a sockets run over `transports` ends the run within the
+/// watchdog's timeout, with one line, keeping the first of `workloads`.
+fn a_stall_ends_the_run(transports: &str, workloads: &str) {
     let tmp = tempdir();
     let scratch = scratch(tmp.path());
     let json = tmp.path().join("out.json");
-    let (mut child, _stopped) = stall_sockets(&scratch, &json);
+    let (mut child, _stopped) = stall_sockets(&scratch, &json, transports, workloads);
     let (status, took) = exit_within(&mut child, Duration::from_secs(20));
     let stderr = stderr_of(&mut child);
     assert_eq!(status.code(), Some(1), "{stderr}");
@@ -173,65 +169,46 @@ fn a_stalled_sockets_server_ends_the_run_within_its_timeout() {
         "{stderr}"
     );
     assert!(stderr.contains("are kept"), "{stderr}");
-    assert_eq!(experiments_in(&json), ["sockets.connect"]);
+    let first = format!("sockets.{}", workloads.split(',').next().unwrap());
+    assert_eq!(experiments_in(&json), [first]);
     assert_clean(&scratch);
 }
 
-#[test]
-fn sigint_during_a_sockets_stall_ends_the_run_at_once() {
+/// Ctrl-C during such a stall ends the run at once.
+fn sigint_ends_a_stall(transports: &str, workloads: &str) {
     let tmp = tempdir();
     let scratch = scratch(tmp.path());
     let json = tmp.path().join("out.json");
-    let (mut child, _stopped) = stall_sockets(&scratch, &json);
+    let (mut child, _stopped) = stall_sockets(&scratch, &json, transports, workloads);
     std::thread::sleep(Duration::from_secs(1));
     signal(&child.0, libc::SIGINT);
     let (status, took) = exit_within(&mut child, Duration::from_secs(5));
     let stderr = stderr_of(&mut child);
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(took < Duration::from_secs(2), "took {took:?} after Ctrl-C");
-    assert_eq!(experiments_in(&json), ["sockets.connect"]);
+    let first = format!("sockets.{}", workloads.split(',').next().unwrap());
+    assert_eq!(experiments_in(&json), [first]);
     assert_clean(&scratch);
+}
+
+#[test]
+fn a_stalled_sockets_server_ends_the_run_within_its_timeout() {
+    a_stall_ends_the_run("unix,tcp", "connect,pingpong,stream");
+}
+
+#[test]
+fn sigint_during_a_sockets_stall_ends_the_run_at_once() {
+    sigint_ends_a_stall("unix,tcp", "connect,pingpong,stream");
 }
 
 /// Nothing tells a datagram socket its server is gone: the watchdog that stops a
 /// stalled server wakes the client's blocked receive (or send) itself.
 #[test]
 fn a_stalled_datagram_server_ends_the_run_within_its_timeout() {
-    let tmp = tempdir();
-    let scratch = scratch(tmp.path());
-    let json = tmp.path().join("out.json");
-    let (mut child, _stopped) = stall_sockets_at(
-        &scratch,
-        &json,
-        "unix-dgram,udp",
-        "pingpong,messages,concurrent",
-    );
-    let (status, took) = exit_within(&mut child, Duration::from_secs(20));
-    let stderr = stderr_of(&mut child);
-    assert_eq!(status.code(), Some(1), "{stderr}");
-    assert!(took >= Duration::from_secs(7), "gave up after {took:?}");
-    assert!(stderr.contains("did no work for 8 s"), "{stderr}");
-    assert_eq!(experiments_in(&json), ["sockets.pingpong"]);
-    assert_clean(&scratch);
+    a_stall_ends_the_run("unix-dgram,udp", "pingpong,messages,concurrent");
 }
 
 #[test]
 fn sigint_during_a_datagram_stall_ends_the_run_at_once() {
-    let tmp = tempdir();
-    let scratch = scratch(tmp.path());
-    let json = tmp.path().join("out.json");
-    let (mut child, _stopped) = stall_sockets_at(
-        &scratch,
-        &json,
-        "udp,unix-dgram",
-        "pingpong,messages,concurrent",
-    );
-    std::thread::sleep(Duration::from_secs(1));
-    signal(&child.0, libc::SIGINT);
-    let (status, took) = exit_within(&mut child, Duration::from_secs(5));
-    let stderr = stderr_of(&mut child);
-    assert_eq!(status.code(), Some(130), "{stderr}");
-    assert!(took < Duration::from_secs(2), "took {took:?} after Ctrl-C");
-    assert_eq!(experiments_in(&json), ["sockets.pingpong"]);
-    assert_clean(&scratch);
+    sigint_ends_a_stall("udp,unix-dgram", "pingpong,messages,concurrent");
 }

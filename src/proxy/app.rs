@@ -90,7 +90,7 @@ pub(crate) fn bind(endpoints: &[Endpoint], backlog: Option<u32>) -> Result<Vec<L
                 Listener::Unix(l) => Socket::Unix(l),
                 Listener::Tcp(l) => Socket::Tcp(l),
                 Listener::Tls(l, acceptor) => Socket::Tls(l, acceptor.into_context()),
-                Listener::Datagram(_) => {
+                Listener::Datagram(..) => {
                     return Err(usage(format!(
                         "{asked}: the app server serves streams only"
                     )))

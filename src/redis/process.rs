@@ -36,7 +36,7 @@ pub fn serving(target: &Target) -> Result<u32, String> {
         Conn::Unix(stream) => peers::unix_peer(stream).is_ok_and(|p| p.pid == pid),
         Conn::Tcp(stream) => at_other_end(stream, pid),
         Conn::Tls(stream) => at_other_end(stream.get_ref(), pid),
-        Conn::UnixDgram(_) | Conn::Udp(_) => false,
+        Conn::UnixDgram(_) | Conn::Udp(_) | Conn::UdpTo(..) => false,
     };
     if holds {
         Ok(pid)

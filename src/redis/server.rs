@@ -334,7 +334,8 @@ impl RedisServer {
             | Transport::UnixDgram
             | Transport::UnixDgramAbstract
             | Transport::Udp
-            | Transport::Udp6 => return None,
+            | Transport::Udp6
+            | Transport::UdpUnconnected => return None,
         };
         Some(Endpoint { transport, address })
     }

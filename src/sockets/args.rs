@@ -20,7 +20,7 @@ use clap::Args;
     message whole: unix-seqpacket (SOCK_SEQPACKET: a connection of records), unix-dgram \
     and unix-dgram-abstract (SOCK_DGRAM: the sender waits while the receiver is full), \
     udp (127.0.0.1) and udp6 (::1) (connected sockets; a message that finds the receiver \
-    full is dropped).\n\
+    full is dropped), udp-unconnected (127.0.0.1, every send names its peer: sendto).\n\
     Workloads: connect (connect, read a 12-byte greeting, close; not on datagram \
     sockets), pingpong (round trips on one connection or datagram session), stream \
     (bulk bytes one way, on one connection or on -P at once; stream sockets only), \

@@ -271,6 +271,7 @@ fn example(transport: Transport) -> &'static str {
         Transport::UnixDgramAbstract => "unix-dgram-abstract:sockbench",
         Transport::Udp => "udp:127.0.0.1:7000",
         Transport::Udp6 => "udp:[::1]:7000",
+        Transport::UdpUnconnected => "udp-unconnected:127.0.0.1:7000",
         Transport::Veth
         | Transport::Bridge
         | Transport::Published

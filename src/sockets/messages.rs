@@ -18,6 +18,7 @@ use crate::sockets::server::protocol::{Request, DATA, END};
 use crate::transport::{closed_by_peer, Carries, Conn};
 use anyhow::{bail, Context, Result};
 use std::io::{self, Read, Write};
+use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
@@ -46,7 +47,8 @@ pub fn trial(
 
     meter.start();
     let start = Instant::now();
-    let sent = send_for(conn.as_raw_fd(), &message, budget)
+    let to = To::of(&conn);
+    let sent = send_for(conn.as_raw_fd(), &to, &message, budget)
         .map_err(closed_by_peer)
         .with_context(|| format!("{} stopped taking messages", target.endpoint))?;
     message[0] = END;
@@ -84,8 +86,60 @@ struct Sent {
     waited: u64,
 }
 
+/// Where each send goes: to the socket's peer, or (an unconnected UDP socket) to
+/// an address named in every send, converted once.
+enum To {
+    Peer,
+    Address(libc::sockaddr_storage, libc::socklen_t),
+}
+
+impl To {
+    fn of(conn: &Conn) -> To {
+        let Conn::UdpTo(_, addr) = conn else {
+            return To::Peer;
+        };
+        // SAFETY: an all-zero sockaddr_storage is valid; each arm fills the part
+        // its family uses, which fits in it.
+        let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let len = match addr {
+            SocketAddr::V4(a) => {
+                let sin = libc::sockaddr_in {
+                    sin_family: libc::AF_INET as libc::sa_family_t,
+                    sin_port: a.port().to_be(),
+                    sin_addr: libc::in_addr {
+                        s_addr: u32::from_ne_bytes(a.ip().octets()),
+                    },
+                    sin_zero: [0; 8],
+                };
+                // SAFETY: a sockaddr_in fits in a sockaddr_storage.
+                unsafe {
+                    std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin)
+                };
+                std::mem::size_of::<libc::sockaddr_in>()
+            }
+            SocketAddr::V6(a) => {
+                let sin6 = libc::sockaddr_in6 {
+                    sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                    sin6_port: a.port().to_be(),
+                    sin6_flowinfo: a.flowinfo(),
+                    sin6_addr: libc::in6_addr {
+                        s6_addr: a.ip().octets(),
+                    },
+                    sin6_scope_id: a.scope_id(),
+                };
+                // SAFETY: a sockaddr_in6 fits in a sockaddr_storage.
+                unsafe {
+                    std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin6)
+                };
+                std::mem::size_of::<libc::sockaddr_in6>()
+            }
+        };
+        To::Address(storage, len as libc::socklen_t)
+    }
+}
+
 /// Sends `message` on socket `fd` over and over until `budget` has passed.
-fn send_for(fd: RawFd, message: &[u8], budget: Duration) -> io::Result<Sent> {
+fn send_for(fd: RawFd, to: &To, message: &[u8], budget: Duration) -> io::Result<Sent> {
     let end = Instant::now() + budget;
     let mut sent = Sent {
         messages: 0,
@@ -93,7 +147,7 @@ fn send_for(fd: RawFd, message: &[u8], budget: Duration) -> io::Result<Sent> {
     };
     loop {
         for _ in 0..SENDS_PER_CLOCK {
-            send_whole(fd, message, &mut sent.waited)?;
+            send_whole(fd, to, message, &mut sent.waited)?;
             sent.messages += 1;
         }
         if Instant::now() >= end {
@@ -106,19 +160,25 @@ fn send_for(fd: RawFd, message: &[u8], budget: Duration) -> io::Result<Sent> {
 /// may take part of it. Each send that finds no room waits for it, counted in
 /// `waited`.
 #[inline]
-fn send_whole(fd: RawFd, message: &[u8], waited: &mut u64) -> io::Result<()> {
+fn send_whole(fd: RawFd, to: &To, message: &[u8], waited: &mut u64) -> io::Result<()> {
+    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
     let mut at = 0;
     while at < message.len() {
         let rest = &message[at..];
-        // SAFETY: `rest` is valid for reads of its length; `fd` is the session's
-        // socket, open for the whole trial.
+        // SAFETY: `rest` is valid for reads of its length, an address for its
+        // length; `fd` is the session's socket, open for the whole trial.
         let n = unsafe {
-            libc::send(
-                fd,
-                rest.as_ptr().cast(),
-                rest.len(),
-                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
-            )
+            match to {
+                To::Peer => libc::send(fd, rest.as_ptr().cast(), rest.len(), flags),
+                To::Address(addr, len) => libc::sendto(
+                    fd,
+                    rest.as_ptr().cast(),
+                    rest.len(),
+                    flags,
+                    (addr as *const libc::sockaddr_storage).cast(),
+                    *len,
+                ),
+            }
         };
         if n >= 0 {
             at += n as usize;

@@ -319,9 +319,12 @@ impl Target {
                 (conn, false)
             }
             Some(client) => {
-                let (socket, server) = client
+                let (socket, server, connects) = client
                     .with_context(|| format!("cannot open a socket to reach {}", self.endpoint))?;
-                (self.datagram_session(socket, server, request)?, true)
+                (
+                    self.datagram_session(socket, server, connects, request)?,
+                    true,
+                )
             }
         };
         self.blocking.hold(conn.as_raw_fd());
@@ -333,9 +336,16 @@ impl Target {
     }
 
     /// Sends `request` to the datagram server at `server` (again every [`RESEND`]
-    /// while no greeting comes, for at most [`IO_TIMEOUT`]), and connects `socket`
-    /// to the socket the greeting came from: the server's own for this session.
-    fn datagram_session(&self, socket: Datagram, server: &Peer, request: Request) -> Result<Conn> {
+    /// while no greeting comes, for at most [`IO_TIMEOUT`]), and talks from then on
+    /// to the socket the greeting came from, the server's own for this session:
+    /// connected to it, or (without `connects`) naming it in every send.
+    fn datagram_session(
+        &self,
+        socket: Datagram,
+        server: &Peer,
+        connects: bool,
+        request: Request,
+    ) -> Result<Conn> {
         socket.set_read_timeout(Some(RESEND))?;
         let header = request.encode();
         // One byte more than a greeting: a longer answer is no greeting.
@@ -362,10 +372,9 @@ impl Target {
                 }
             }
         };
-        socket.connect(&from)?;
         socket.set_read_timeout(Some(IO_TIMEOUT))?;
         socket.set_write_timeout(Some(IO_TIMEOUT))?;
-        Ok(socket.into_conn())
+        Ok(socket.talk_to(&from, connects)?)
     }
 
     /// Connections the server saw close right after the greeting so far.

@@ -25,6 +25,8 @@ pub enum Conn {
     Tls(Box<SslStream<TcpStream>>),
     UnixDgram(UnixDatagram),
     Udp(UdpSocket),
+    /// An unconnected UDP socket and the peer every write goes to.
+    UdpTo(UdpSocket, SocketAddr),
 }
 
 impl Conn {
@@ -35,7 +37,7 @@ impl Conn {
             Conn::Tcp(s) => s.set_read_timeout(timeout),
             Conn::Tls(s) => s.get_ref().set_read_timeout(timeout),
             Conn::UnixDgram(s) => s.set_read_timeout(timeout),
-            Conn::Udp(s) => s.set_read_timeout(timeout),
+            Conn::Udp(s) | Conn::UdpTo(s, _) => s.set_read_timeout(timeout),
         }
     }
 
@@ -45,7 +47,7 @@ impl Conn {
             Conn::Tcp(s) => s.set_write_timeout(timeout),
             Conn::Tls(s) => s.get_ref().set_write_timeout(timeout),
             Conn::UnixDgram(s) => s.set_write_timeout(timeout),
-            Conn::Udp(s) => s.set_write_timeout(timeout),
+            Conn::Udp(s) | Conn::UdpTo(s, _) => s.set_write_timeout(timeout),
         }
     }
 
@@ -56,7 +58,7 @@ impl Conn {
             Conn::Tcp(s) => s.set_nonblocking(on),
             Conn::Tls(s) => s.get_ref().set_nonblocking(on),
             Conn::UnixDgram(s) => s.set_nonblocking(on),
-            Conn::Udp(s) => s.set_nonblocking(on),
+            Conn::Udp(s) | Conn::UdpTo(s, _) => s.set_nonblocking(on),
         }
     }
 
@@ -67,7 +69,7 @@ impl Conn {
             Conn::Tcp(s) => s.as_raw_fd(),
             Conn::Tls(s) => s.get_ref().as_raw_fd(),
             Conn::UnixDgram(s) => s.as_raw_fd(),
-            Conn::Udp(s) => s.as_raw_fd(),
+            Conn::Udp(s) | Conn::UdpTo(s, _) => s.as_raw_fd(),
         }
     }
 
@@ -88,7 +90,7 @@ impl Read for Conn {
             Conn::Tcp(s) => s.read(buf),
             Conn::Tls(s) => s.read(buf),
             Conn::UnixDgram(s) => s.recv(buf),
-            Conn::Udp(s) => s.recv(buf),
+            Conn::Udp(s) | Conn::UdpTo(s, _) => s.recv(buf),
         }
     }
 }
@@ -102,6 +104,7 @@ impl Write for Conn {
             Conn::Tls(s) => s.write(buf),
             Conn::UnixDgram(s) => s.send(buf),
             Conn::Udp(s) => s.send(buf),
+            Conn::UdpTo(s, peer) => s.send_to(buf, *peer),
         }
     }
 
@@ -110,7 +113,7 @@ impl Write for Conn {
             Conn::Unix(s) => s.flush(),
             Conn::Tcp(s) => s.flush(),
             Conn::Tls(s) => s.flush(),
-            Conn::UnixDgram(_) | Conn::Udp(_) => Ok(()),
+            Conn::UnixDgram(_) | Conn::Udp(_) | Conn::UdpTo(..) => Ok(()),
         }
     }
 }
@@ -138,7 +141,9 @@ pub enum Connector {
     UnixSeqpacket(unix::Sockaddr),
     Tcp(SocketAddr),
     Tls(SocketAddr, SslConnector),
-    Datagram(Peer),
+    /// A datagram server's address, and whether the client's socket connects to
+    /// the server's.
+    Datagram(Peer, bool),
 }
 
 impl Connector {
@@ -149,9 +154,10 @@ impl Connector {
                 Connector::UnixSeqpacket(unix::Sockaddr::of(address)?)
             }
             (SocketKind::UnixDgram, Address::Ip(_)) => bail!("an IP address is no Unix address"),
-            (SocketKind::UnixDgram | SocketKind::Udp, address) => {
-                Connector::Datagram(Peer::of(address)?)
-            }
+            (
+                kind @ (SocketKind::UnixDgram | SocketKind::Udp | SocketKind::UdpUnconnected),
+                address,
+            ) => Connector::Datagram(Peer::of(address)?, kind != SocketKind::UdpUnconnected),
             (SocketKind::Tcp, Address::Ip(addr)) => Connector::Tcp(*addr),
             (SocketKind::Tls, Address::Ip(addr)) => {
                 Connector::Tls(*addr, tls::connector(tls_version)?)
@@ -160,11 +166,13 @@ impl Connector {
         })
     }
 
-    /// A datagram server's address, and a client socket of its own to reach it
-    /// from; `None` for a transport with connections.
-    pub fn datagram(&self) -> Option<io::Result<(Datagram, &Peer)>> {
+    /// A datagram server's address, a client socket of its own to reach it from,
+    /// and whether it connects; `None` for a transport with connections.
+    pub fn datagram(&self) -> Option<io::Result<(Datagram, &Peer, bool)>> {
         match self {
-            Connector::Datagram(peer) => Some(Datagram::client_for(peer).map(|d| (d, peer))),
+            Connector::Datagram(peer, connects) => {
+                Some(Datagram::client_for(peer).map(|d| (d, peer, *connects)))
+            }
             _ => None,
         }
     }
@@ -175,7 +183,7 @@ impl Connector {
         match self {
             Connector::Unix(addr) => unix::connect(addr).map(Conn::Unix),
             Connector::UnixSeqpacket(addr) => unix::connect_seqpacket(addr).map(Conn::Unix),
-            Connector::Datagram(_) => Err(no_connection()),
+            Connector::Datagram(..) => Err(no_connection()),
             Connector::Tcp(addr) => tcp::connect(addr).map(Conn::Tcp),
             Connector::Tls(addr, connector) => {
                 tls::connect(addr, connector).map(|s| Conn::Tls(Box::new(s)))
@@ -223,7 +231,7 @@ impl Connector {
             (Connector::UnixSeqpacket(addr), _) => {
                 sliced(Conn::Unix(unix::connect_seqpacket(addr)?))
             }
-            (Connector::Datagram(_), _) => Err(no_connection()),
+            (Connector::Datagram(..), _) => Err(no_connection()),
             (Connector::Tcp(addr), None) => sliced(Conn::Tcp(tcp::connect(addr)?)),
             (Connector::Tcp(addr), Some(wait)) => {
                 sliced(Conn::Tcp(tcp::connect_timeout(addr, wait)?))
@@ -250,7 +258,9 @@ pub enum Listener {
     Unix(UnixListener),
     Tcp(TcpListener),
     Tls(TcpListener, Box<SslAcceptor>),
-    Datagram(Datagram),
+    /// A datagram socket, and whether the server's socket for each client connects
+    /// to it.
+    Datagram(Datagram, bool),
 }
 
 /// Why binding failed, split so callers can tell the user what to do.
@@ -291,8 +301,12 @@ impl Listener {
         let listener = match endpoint.transport.kind() {
             SocketKind::Unix => Listener::Unix(unix::bind(endpoint, wrap)?),
             SocketKind::UnixSeqpacket => Listener::Unix(unix::bind_seqpacket(endpoint, wrap)?),
-            SocketKind::UnixDgram | SocketKind::Udp => {
-                return Ok(Listener::Datagram(Datagram::bind(endpoint, wrap)?))
+            kind @ (SocketKind::UnixDgram | SocketKind::Udp | SocketKind::UdpUnconnected) => {
+                let connects = kind != SocketKind::UdpUnconnected;
+                return Ok(Listener::Datagram(
+                    Datagram::bind(endpoint, wrap)?,
+                    connects,
+                ));
             }
             SocketKind::Tcp => Listener::Tcp(tcp::bind(&ip()?).map_err(wrap)?),
             SocketKind::Tls => {
@@ -325,7 +339,7 @@ impl Listener {
     pub fn local_endpoint(&self, asked: &Endpoint) -> Endpoint {
         let bound = match self {
             Listener::Tcp(l) | Listener::Tls(l, _) => l.local_addr().ok().map(Address::Ip),
-            Listener::Datagram(d) => d.local_ip().map(Address::Ip),
+            Listener::Datagram(d, _) => d.local_ip().map(Address::Ip),
             Listener::Unix(_) => None,
         };
         Endpoint {
@@ -339,7 +353,7 @@ impl Listener {
         match self {
             Listener::Unix(l) => l.set_nonblocking(true),
             Listener::Tcp(l) | Listener::Tls(l, _) => l.set_nonblocking(true),
-            Listener::Datagram(d) => d.set_nonblocking(true),
+            Listener::Datagram(d, _) => d.set_nonblocking(true),
         }
     }
 
@@ -348,7 +362,7 @@ impl Listener {
         match self {
             Listener::Unix(l) => l.as_raw_fd(),
             Listener::Tcp(l) | Listener::Tls(l, _) => l.as_raw_fd(),
-            Listener::Datagram(d) => d.as_raw_fd(),
+            Listener::Datagram(d, _) => d.as_raw_fd(),
         }
     }
 
@@ -361,7 +375,7 @@ impl Listener {
             Listener::Unix(_) => Ok(Accepted::Open(Conn::Unix(unix::accepted(fd)))),
             Listener::Tcp(_) => Ok(Accepted::Open(Conn::Tcp(tcp::accepted(fd)?))),
             Listener::Tls(_, acceptor) => tls::handshake(acceptor.accept(tcp::accepted(fd)?)),
-            Listener::Datagram(_) => Err(no_connection()),
+            Listener::Datagram(..) => Err(no_connection()),
         }
     }
 }

@@ -71,14 +71,27 @@ impl Datagram {
     }
 
     /// A new socket for answering `peer` alone: on the address `self` is bound to,
-    /// with a free port (UDP) or an autobound name (Unix), connected to `peer`.
-    pub fn answer(&self, peer: &Peer) -> io::Result<Datagram> {
+    /// with a free port (UDP) or an autobound name (Unix), connected to `peer`, or
+    /// (without `connects`) naming it in every send.
+    pub fn answer(&self, peer: &Peer, connects: bool) -> io::Result<Conn> {
         let socket = match self {
             Datagram::Udp(s) => Datagram::Udp(UdpSocket::bind((s.local_addr()?.ip(), 0))?),
             Datagram::Unix(_) => Datagram::Unix(autobound()?),
         };
-        socket.connect(peer)?;
-        Ok(socket)
+        socket.talk_to(peer, connects)
+    }
+
+    /// This socket as a [`Conn`] whose reads and writes are whole datagrams, from
+    /// and to `peer` alone: connected to it, or (without `connects`, UDP) naming it
+    /// in every send.
+    pub fn talk_to(self, peer: &Peer, connects: bool) -> io::Result<Conn> {
+        match (self, peer, connects) {
+            (Datagram::Udp(s), Peer::Ip(addr), false) => Ok(Conn::UdpTo(s, *addr)),
+            (socket, peer, _) => {
+                socket.connect(peer)?;
+                Ok(socket.into_conn())
+            }
+        }
     }
 
     /// Sends to `peer` and receives from it alone from now on.
@@ -158,7 +171,7 @@ impl Datagram {
     }
 
     /// The connected socket as a [`Conn`]: reads and writes are whole datagrams.
-    pub fn into_conn(self) -> Conn {
+    fn into_conn(self) -> Conn {
         match self {
             Datagram::Udp(s) => Conn::Udp(s),
             Datagram::Unix(s) => Conn::UnixDgram(s),

@@ -83,8 +83,8 @@ impl FromStr for Endpoint {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let hint = "write unix:/path, unix-abstract:name, tcp:127.0.0.1:PORT, \
                     tcp:[::1]:PORT, tls:127.0.0.1:PORT, unix-seqpacket:/path, \
-                    unix-dgram:/path, unix-dgram-abstract:name, udp:127.0.0.1:PORT \
-                    or udp:[::1]:PORT";
+                    unix-dgram:/path, unix-dgram-abstract:name, udp:127.0.0.1:PORT, \
+                    udp:[::1]:PORT or udp-unconnected:127.0.0.1:PORT";
         let no_prefix = || format!("address '{s}' has no transport prefix; {hint}");
         let (scheme, rest) = s.split_once(':').ok_or_else(no_prefix)?;
         if scheme.starts_with('[') || scheme.parse::<std::net::IpAddr>().is_ok() {
@@ -189,6 +189,7 @@ mod tests {
             ("unix-dgram-abstract:bench", Transport::UnixDgramAbstract),
             ("udp:127.0.0.1:7000", Transport::Udp),
             ("udp:[::1]:7000", Transport::Udp6),
+            ("udp-unconnected:127.0.0.1:7000", Transport::UdpUnconnected),
         ];
         for (text, transport) in cases {
             let endpoint: Endpoint = text.parse().unwrap();

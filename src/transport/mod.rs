@@ -44,6 +44,9 @@ crate::named! {
         Udp = "udp",
         /// UDP over IPv6 loopback, ::1, on a connected socket.
         Udp6 = "udp6",
+        /// UDP over IPv4 loopback on sockets that name their peer in every send
+        /// (`sendto`), as a client of many servers does.
+        UdpUnconnected = "udp-unconnected",
         /// TCP over IPv4 loopback, 127.0.0.1.
         Tcp = "tcp",
         /// TCP over IPv6 loopback, ::1.
@@ -79,8 +82,12 @@ pub enum SocketKind {
     /// TLS over a TCP connection.
     Tls,
     /// UDP: no connection, each message whole; a message that finds the
-    /// receiver's buffer full is dropped.
+    /// receiver's buffer full is dropped. Both ends' sockets are connected to each
+    /// other, so a send names no address.
     Udp,
+    /// UDP with sockets that are not connected: every send names its peer, and
+    /// the kernel looks up its route each time.
+    UdpUnconnected,
 }
 
 /// How a kind of socket carries what is written to it.
@@ -99,7 +106,9 @@ impl SocketKind {
         match self {
             SocketKind::Unix | SocketKind::Tcp | SocketKind::Tls => Carries::Bytes,
             SocketKind::UnixSeqpacket => Carries::Records,
-            SocketKind::UnixDgram | SocketKind::Udp => Carries::Datagrams,
+            SocketKind::UnixDgram | SocketKind::Udp | SocketKind::UdpUnconnected => {
+                Carries::Datagrams
+            }
         }
     }
 
@@ -145,6 +154,9 @@ impl Transport {
             ),
             Transport::Udp => (SocketKind::Udp, Place::Ipv4, "udp"),
             Transport::Udp6 => (SocketKind::Udp, Place::Ipv6, "udp"),
+            Transport::UdpUnconnected => {
+                (SocketKind::UdpUnconnected, Place::Ipv4, "udp-unconnected")
+            }
             Transport::Tcp => (SocketKind::Tcp, Place::Ipv4, "tcp"),
             Transport::Tcp6 => (SocketKind::Tcp, Place::Ipv6, "tcp"),
             Transport::Tls => (SocketKind::Tls, Place::Ipv4, "tls"),
@@ -223,8 +235,8 @@ impl Transport {
     /// (`net.core.wmem_default`).
     pub fn largest_message(self) -> Option<u64> {
         match (self.kind(), self.place()) {
-            (SocketKind::Udp, Place::Ipv6) => Some(65_527),
-            (SocketKind::Udp, _) => Some(65_507),
+            (SocketKind::Udp | SocketKind::UdpUnconnected, Place::Ipv6) => Some(65_527),
+            (SocketKind::Udp | SocketKind::UdpUnconnected, _) => Some(65_507),
             (SocketKind::UnixDgram | SocketKind::UnixSeqpacket, _) => {
                 let wmem = std::fs::read_to_string("/proc/sys/net/core/wmem_default")
                     .ok()

@@ -65,9 +65,28 @@ impl Sockaddr {
 
     /// Connects socket `fd` here.
     fn connect(&self, fd: &OwnedFd) -> io::Result<()> {
-        // SAFETY: `self.addr` is a valid sockaddr_un of at least `self.len` bytes.
+        self.call(libc::connect, fd)
+    }
+
+    /// Binds socket `fd` here.
+    fn bind(&self, fd: &OwnedFd) -> io::Result<()> {
+        self.call(libc::bind, fd)
+    }
+
+    /// `connect` or `bind` of socket `fd` to this address.
+    fn call(
+        &self,
+        call: unsafe extern "C" fn(
+            libc::c_int,
+            *const libc::sockaddr,
+            libc::socklen_t,
+        ) -> libc::c_int,
+        fd: &OwnedFd,
+    ) -> io::Result<()> {
+        // SAFETY: `self.addr` is a valid sockaddr_un of at least `self.len` bytes,
+        // and `fd` an open socket.
         let r = unsafe {
-            libc::connect(
+            call(
                 fd.as_raw_fd(),
                 (&self.addr as *const libc::sockaddr_un).cast(),
                 self.len,
@@ -143,17 +162,7 @@ pub(super) fn bind_kind(
     }
     let addr = Sockaddr::of(&endpoint.address).map_err(wrap)?;
     let fd = socket(ty).map_err(wrap)?;
-    // SAFETY: `addr.addr` is a valid sockaddr_un of at least `addr.len` bytes.
-    let r = unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            (&addr.addr as *const libc::sockaddr_un).cast(),
-            addr.len,
-        )
-    };
-    if r != 0 {
-        return Err(wrap(io::Error::last_os_error()));
-    }
+    addr.bind(&fd).map_err(wrap)?;
     Ok(fd)
 }
 

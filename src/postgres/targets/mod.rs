@@ -176,7 +176,10 @@ pub fn reached(target: &Target) -> &'static str {
         SocketKind::Tcp => "tcp",
         SocketKind::Tls => "tls",
         // A libpq connection is a stream: these are never reached.
-        SocketKind::UnixSeqpacket | SocketKind::UnixDgram | SocketKind::Udp => "other",
+        SocketKind::UnixSeqpacket
+        | SocketKind::UnixDgram
+        | SocketKind::Udp
+        | SocketKind::UdpUnconnected => "other",
     }
 }
 

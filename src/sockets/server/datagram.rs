@@ -12,6 +12,7 @@
 use super::protocol::{Request, GREETING, HEADER_LEN};
 use super::session;
 use crate::transport::{set_receive_buffer, Datagram, Peer};
+use std::io::Write;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,7 +34,8 @@ struct Live {
 type Sessions = Arc<Mutex<Vec<Live>>>;
 
 /// Serves `socket` until the process exits.
-pub fn serve_loop(socket: Datagram) {
+/// `connects`: whether each session's socket connects to its client.
+pub fn serve_loop(socket: Datagram, connects: bool) {
     if socket.set_read_timeout(Some(LOOK)).is_err() {
         return;
     }
@@ -46,7 +48,7 @@ pub fn serve_loop(socket: Datagram) {
             Ok((HEADER_LEN, peer)) => {
                 let fixed: &[u8; HEADER_LEN] = header[..HEADER_LEN].try_into().expect("16 bytes");
                 if let Ok(request) = Request::decode(fixed) {
-                    start(&socket, &peer, request, &sessions);
+                    start(&socket, &peer, connects, request, &sessions);
                 }
             }
             Ok(_) => {}
@@ -65,8 +67,8 @@ pub fn serve_loop(socket: Datagram) {
 }
 
 /// Answers `peer`'s request from a socket of its own, and serves it on a thread.
-fn start(socket: &Datagram, peer: &Peer, request: Request, sessions: &Sessions) {
-    let Ok(answer) = socket.answer(peer) else {
+fn start(socket: &Datagram, peer: &Peer, connects: bool, request: Request, sessions: &Sessions) {
+    let Ok(mut answer) = socket.answer(peer, connects) else {
         return;
     };
     if let Request::Messages {
@@ -79,7 +81,7 @@ fn start(socket: &Datagram, peer: &Peer, request: Request, sessions: &Sessions) 
             return;
         }
     }
-    if answer.send(GREETING).is_err() {
+    if answer.write(GREETING).is_err() {
         return;
     }
     let heard = Arc::new(AtomicU64::new(0));
@@ -94,7 +96,7 @@ fn start(socket: &Datagram, peer: &Peer, request: Request, sessions: &Sessions) 
     let spawned = std::thread::Builder::new()
         .name("session".into())
         .spawn(move || {
-            let mut conn = answer.into_conn();
+            let mut conn = answer;
             // A connect count means nothing without connections.
             session::serve(&mut conn, request, &AtomicU64::new(0), &heard);
             // Forgotten before its socket closes: an end from `end_idle` never

@@ -57,7 +57,7 @@ pub fn spawn_all(bound: Vec<Bound>) -> std::io::Result<()> {
         std::thread::Builder::new()
             .name(format!("accept {endpoint}"))
             .spawn(move || match listener {
-                Listener::Datagram(socket) => datagram::serve_loop(socket),
+                Listener::Datagram(socket, connects) => datagram::serve_loop(socket, connects),
                 listener => opening::accept_loop(listener),
             })?;
     }

@@ -50,7 +50,7 @@ pub fn answer(endpoint: &Endpoint) -> io::Result<Answerer> {
         Address::Abstract(name) => Answerer::Process(peers::abstract_listener(name)?.pid),
         Address::Ip(addr) => {
             let found = match kind {
-                SocketKind::Udp => peers::udp_servers(addr.port())?,
+                SocketKind::Udp | SocketKind::UdpUnconnected => peers::udp_servers(addr.port())?,
                 _ => peers::tcp_listeners(addr.port())?,
             };
             let listener = found.into_iter().find(|l| {
