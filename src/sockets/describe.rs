@@ -11,9 +11,11 @@ use crate::report::columns::{distinct, having, Columns, TAILS};
 use crate::report::experiment::{
     CaseParam, Chart, Description, Form, OwnLine, Pick, VerdictLine, Work, WorkKind,
 };
+use crate::report::format::{duration_ns, versus};
 use crate::report::verdict::failed::{percent, Failures};
 use crate::report::verdict::listed;
 use crate::report::verdict::own::{Placed, Said};
+use crate::report::verdict::{Outcome, Pair};
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
 use crate::units::format_size;
@@ -101,7 +103,11 @@ pub static PINGPONG: Description = Description {
             pool_against: None,
         },
     }),
-    own_line: None,
+    own_line: Some(OwnLine {
+        rank: 31,
+        heading: "Datagrams against streams",
+        says: datagrams_against_streams,
+    }),
 };
 
 /// Stream throughput.
@@ -411,6 +417,51 @@ fn messages_lost(run: &Placed) -> Option<Said> {
             ))
         ),
         says: lost.join("; "),
+    })
+}
+
+/// The comparisons of the smallest round trip that a choice of datagram socket
+/// turns on, each paired round by round, where both were measured: a Unix datagram
+/// against UDP, a Unix datagram against a Unix stream, UDP against TCP, and an
+/// unconnected UDP socket against a connected one.
+fn datagrams_against_streams(run: &Placed) -> Option<Said> {
+    const PAIRS: [(&str, &str, &str); 4] = [
+        ("unix-dgram", "udp", "over UDP"),
+        ("unix-dgram", "unix", "over a Unix stream socket"),
+        ("udp", "tcp", "over TCP"),
+        ("udp", "udp-unconnected", "over an unconnected UDP socket"),
+    ];
+    let of = run.of(&PINGPONG);
+    let smallest = of.iter().filter_map(|r| r.params.get(SIZE)).min()?;
+    let at = |t: &str| {
+        of.iter()
+            .copied()
+            .find(|r| r.transport == t && r.params.get(SIZE) == Some(smallest))
+    };
+    let said: Vec<String> = PAIRS
+        .iter()
+        .filter_map(|&(a, b, over)| {
+            let p = Pair::of(&RTT, at(a)?, at(b)?)?;
+            let interval = p.ratio.as_ref().map_or("too few rounds".into(), versus);
+            Some(match p.outcome {
+                Outcome::Differs => {
+                    let delta = p.other_cost - p.base_cost;
+                    let verb = if delta > 0.0 { "saves" } else { "costs" };
+                    format!(
+                        "{a} {verb} {} per round trip {over} ({b} {interval})",
+                        duration_ns(delta.abs())
+                    )
+                }
+                Outcome::Same => {
+                    format!("{a} and {b} are the same within ±5% ({b} {interval})")
+                }
+                Outcome::Inconclusive => format!("{a} against {b}: not settled ({interval})"),
+            })
+        })
+        .collect();
+    (!said.is_empty()).then(|| Said {
+        case: format!("{} messages", format_size(smallest)),
+        says: said.join("; "),
     })
 }
 
