@@ -327,10 +327,10 @@ fn messages(records: &[ResultRecord]) -> Block {
         });
         table.cells("  sends that waited", &cells, |r| {
             let w = r.metrics.get(WAITED_SHARE)? * 100.0;
-            Some(Cell::text(if w > 0.0 && w < 0.1 {
-                "< 0.1%".to_string()
-            } else {
-                format!("{w:.1}%")
+            Some(Cell::text(match w {
+                w if w <= 0.0 => "none".to_string(),
+                w if w < 0.1 => "< 0.1%".to_string(),
+                w => format!("{w:.1}%"),
             }))
         });
     }

@@ -278,7 +278,7 @@ impl Drop for Session<'_> {
 
 /// How long a datagram client waits for the greeting before it sends its request
 /// again (a datagram may be lost); it gives up after [`IO_TIMEOUT`].
-const RESEND: Duration = Duration::from_millis(200);
+const RESEND: Duration = Duration::from_secs(1);
 
 impl Target {
     pub fn new(endpoint: Endpoint, tls_version: TlsVersion) -> Result<Target> {
@@ -374,6 +374,17 @@ impl Target {
         };
         socket.set_read_timeout(Some(IO_TIMEOUT))?;
         socket.set_write_timeout(Some(IO_TIMEOUT))?;
+        // A request sent again may have started a second session whose greeting
+        // waits in the queue: the session's own socket sends nothing more until
+        // asked, so whatever is queued now is such a greeting, and goes (a few at
+        // most: one per request sent).
+        socket.set_nonblocking(true)?;
+        for _ in 0..=IO_TIMEOUT.as_secs() {
+            if socket.recv_from(&mut greeting).is_err() {
+                break;
+            }
+        }
+        socket.set_nonblocking(false)?;
         Ok(socket.talk_to(&from, connects)?)
     }
 

@@ -73,8 +73,8 @@ const DEFAULT_WORKLOADS: [Experiment; 3] = [
 ];
 const DEFAULT_SIZES: [u64; 3] = [64, 4 << 10, 64 << 10];
 const DEFAULT_MESSAGE_SIZES: [u64; 2] = [64, 1 << 10];
-/// The smallest receive buffer worth asking for: the kernel keeps at least about
-/// 2 KiB whatever it is given.
+/// The receive buffers `--receive-buffer` takes: the kernel keeps at least about
+/// 2 KiB whatever it is given, and without root at most `net.core.rmem_max`.
 const RECEIVE_BUFFERS: std::ops::RangeInclusive<u64> = 1..=(1 << 30);
 const DEFAULT_WRITE_SIZES: [u64; 2] = [4 << 10, 64 << 10];
 const DEFAULT_CLIENTS: u32 = 8;

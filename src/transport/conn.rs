@@ -90,7 +90,15 @@ impl Read for Conn {
             Conn::Tcp(s) => s.read(buf),
             Conn::Tls(s) => s.read(buf),
             Conn::UnixDgram(s) => s.recv(buf),
-            Conn::Udp(s) | Conn::UdpTo(s, _) => s.recv(buf),
+            Conn::Udp(s) => s.recv(buf),
+            // An unconnected socket hears from anyone: only its peer's datagrams
+            // are read (the same one system call as `recv`).
+            Conn::UdpTo(s, peer) => loop {
+                let (n, from) = s.recv_from(buf)?;
+                if from == *peer {
+                    return Ok(n);
+                }
+            },
         }
     }
 }
