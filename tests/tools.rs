@@ -68,8 +68,9 @@ fn completions_cover_the_families_commands_and_options() {
 #[test]
 fn completions_offer_the_values_of_named_options() {
     let values = [
-        "unix unix-abstract tcp tcp6 tls veth bridge published docker-proxy unix-shared",
-        "connect pingpong stream concurrent",
+        "unix unix-abstract unix-seqpacket unix-dgram unix-dgram-abstract udp udp6 \
+         udp-unconnected tcp tcp6 tls veth bridge published docker-proxy unix-shared",
+        "connect pingpong stream concurrent messages",
         "query connect auth rows concurrent",
         "ping get pipeline connect concurrent",
         "simple extended prepared",
@@ -86,12 +87,16 @@ fn completions_offer_the_values_of_named_options() {
     // zsh names the option each list belongs to.
     let zsh = text(&sockbench_out(&["completions", "zsh"]).stdout);
     for (option, list) in [
-        ("'*--workloads=", "(connect pingpong stream concurrent)"),
+        (
+            "'*--workloads=",
+            "(connect pingpong stream concurrent messages)",
+        ),
         ("'*--experiments=", "(query connect auth rows concurrent)"),
         ("'-M+", "(simple extended prepared)"),
         (
             "'*--transports=",
-            "(unix unix-abstract tcp tcp6 tls veth bridge published docker-proxy unix-shared)",
+            "(unix unix-abstract unix-seqpacket unix-dgram unix-dgram-abstract udp udp6 \
+             udp-unconnected tcp tcp6 tls veth bridge published docker-proxy unix-shared)",
         ),
     ] {
         assert!(

@@ -11,7 +11,7 @@ use clap::Args;
     sockbench sockets --transports unix,unix-abstract,tcp,tcp6,tls --workloads connect\n  \
     sockbench sockets --workloads concurrent --clients 16\n  \
     sockbench sockets --workloads stream -t 5 -P 4 --write-sizes 128KiB\n  \
-    sockbench sockets --server unix:/tmp/sb.sock --server tcp:127.0.0.1:7000\n\n\
+    sockbench sockets --server unix:/tmp/sb.sock --server tcp:127.0.0.1:7000\n  \
     sockbench sockets --transports unix,unix-dgram,unix-seqpacket,udp,tcp\n  \
     sockbench sockets --transports unix-dgram,udp --workloads messages --receive-buffer 4KiB\n\n\
     Transports: unix (socket file), unix-abstract (Linux abstract namespace), tcp \
@@ -32,7 +32,9 @@ pub struct SocketsArgs {
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub transports: Option<Vec<Transport>>,
 
-    /// Workloads to run, comma-separated [default: connect,pingpong,stream].
+    /// Workloads to run, comma-separated [default: connect,pingpong,stream, and
+    /// messages where a transport keeps messages whole; each where it means
+    /// something].
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub workloads: Option<Vec<Experiment>>,
 
