@@ -126,7 +126,9 @@ fn open(target: &Target) -> Result<PgConn> {
 /// Times `batch(n)` once per count, in order, and fits a line through the totals;
 /// `meter` counts the batches' CPU, per operation of all of them.
 /// When noise hides the growth with N (a slope of zero or less), the batches run again,
-/// at most three times in all.
+/// at most three times in all. A counting trial's fit is never used (only its counts
+/// per operation are), so there any fit will do: its shorter batches
+/// (`Budget::for_trial`) are the likelier to hide the growth.
 fn fitted_batches(
     counts: &[u64],
     flag: &str,
@@ -147,7 +149,7 @@ fn fitted_batches(
             .iter()
             .map(|p| (p.n as f64, p.total_ns as f64))
             .collect();
-        if let Some(fit) = Fit::of(&xy).filter(|f| f.slope > 0.0) {
+        if let Some(fit) = Fit::of(&xy).filter(|f| f.slope > 0.0 || meter.counting()) {
             return Ok((points, fit));
         }
     }
