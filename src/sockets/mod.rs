@@ -217,31 +217,64 @@ pub struct Target {
 /// The sockets a target's sessions block on. When the watchdog stops a stalled
 /// server (or on Ctrl-C), a connection's blocked read returns as its socket closes,
 /// but nothing tells a datagram socket its server is gone: the watchdog shuts these
-/// down ([`Blocking::wake`]), which wakes their reads. No timer is armed in the
-/// timed loops for it.
+/// down ([`Blocking::wake`]), which wakes their reads. A datagram session's socket
+/// is held from its first request on, so a handshake waiting for a greeting wakes
+/// too, and a session begun after the wake is shut down as it starts. No timer is
+/// armed in the timed loops for it.
 #[derive(Default)]
-pub struct Blocking(Mutex<Vec<RawFd>>);
+pub struct Blocking(Mutex<Held>);
+
+#[derive(Default)]
+struct Held {
+    fds: Vec<RawFd>,
+    woken: bool,
+}
 
 impl Blocking {
-    fn hold(&self, fd: RawFd) {
-        self.lock().push(fd);
-    }
-
-    fn release(&self, fd: RawFd) {
-        self.lock().retain(|&f| f != fd);
-    }
-
-    /// Shuts down every socket held, waking its blocked reads and writes.
-    pub fn wake(&self) {
-        for &fd in self.lock().iter() {
-            // SAFETY: a socket its session holds open until it has released it,
-            // which this lock keeps it from doing meanwhile.
-            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+    /// Holds `fd` until the guard drops; once woken, shuts it down at once.
+    fn hold(&self, fd: RawFd) -> Hold<'_> {
+        let mut held = self.lock();
+        held.fds.push(fd);
+        if held.woken {
+            shut_down(fd);
         }
+        Hold { blocking: self, fd }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<RawFd>> {
+    /// Shuts down every socket held, and every one held from now on, waking
+    /// their blocked reads and writes.
+    pub fn wake(&self) {
+        let mut held = self.lock();
+        held.woken = true;
+        held.fds.iter().copied().for_each(shut_down);
+    }
+
+    fn woken(&self) -> bool {
+        self.lock().woken
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Shuts down a socket held in [`Blocking`].
+fn shut_down(fd: RawFd) {
+    // SAFETY: a socket its session holds open until its guard has released it,
+    // which the lock around every call keeps it from doing meanwhile.
+    unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+}
+
+/// A socket held in [`Blocking`] until this drops, before the socket closes (a
+/// closed descriptor's number may name another file next).
+struct Hold<'a> {
+    blocking: &'a Blocking,
+    fd: RawFd,
+}
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        self.blocking.lock().fds.retain(|&f| f != self.fd);
     }
 }
 
@@ -250,7 +283,7 @@ impl Blocking {
 /// that misses it ends the session once it has heard nothing for a minute).
 pub struct Session<'a> {
     conn: Conn,
-    held: &'a Blocking,
+    _held: Hold<'a>,
     datagrams: bool,
 }
 
@@ -269,7 +302,6 @@ impl std::ops::DerefMut for Session<'_> {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
-        self.held.release(self.conn.as_raw_fd());
         if self.datagrams && self.conn.set_nonblocking(true).is_ok() {
             let _ = self.conn.write(BYE);
         }
@@ -312,50 +344,54 @@ impl Target {
 
     /// Opens a session for `request`.
     pub fn session(&self, request: Request) -> Result<Session<'_>> {
-        let (conn, datagrams) = match self.connector.datagram() {
-            None => {
-                let mut conn = self.open()?;
-                conn.write_all(&request.encode())?;
-                (conn, false)
-            }
-            Some(client) => {
-                let (socket, server, connects) = client
-                    .with_context(|| format!("cannot open a socket to reach {}", self.endpoint))?;
-                (
-                    self.datagram_session(socket, server, connects, request)?,
-                    true,
-                )
-            }
+        let Some(client) = self.connector.datagram() else {
+            let mut conn = self.open()?;
+            let held = self.blocking.hold(conn.as_raw_fd());
+            conn.write_all(&request.encode())?;
+            return Ok(Session {
+                conn,
+                _held: held,
+                datagrams: false,
+            });
         };
-        self.blocking.hold(conn.as_raw_fd());
+        let (socket, server, connects) =
+            client.with_context(|| format!("cannot open a socket to reach {}", self.endpoint))?;
+        // Held from the first request on, so that the wait for a greeting wakes too.
+        let held = self.blocking.hold(socket.as_raw_fd());
+        let from = self.handshake(&socket, server, request)?;
+        socket.talk_to(&from, connects)?;
         Ok(Session {
-            conn,
-            held: &self.blocking,
-            datagrams,
+            conn: socket.into_conn(&from, connects),
+            _held: held,
+            datagrams: true,
         })
     }
 
     /// Sends `request` to the datagram server at `server` (again every [`RESEND`]
-    /// while no greeting comes, for at most [`IO_TIMEOUT`]), and talks from then on
-    /// to the socket the greeting came from, the server's own for this session:
-    /// connected to it, or (without `connects`) naming it in every send.
-    fn datagram_session(
-        &self,
-        socket: Datagram,
-        server: &Peer,
-        connects: bool,
-        request: Request,
-    ) -> Result<Conn> {
+    /// while no greeting comes, for at most [`IO_TIMEOUT`]), and returns the
+    /// socket the greeting came from, the server's own for this session, to talk
+    /// to from then on.
+    fn handshake(&self, socket: &Datagram, server: &Peer, request: Request) -> Result<Peer> {
         socket.set_read_timeout(Some(RESEND))?;
         let header = request.encode();
         // One byte more than a greeting: a longer answer is no greeting.
         let mut greeting = [0u8; GREETING.len() + 1];
         let deadline = Instant::now() + IO_TIMEOUT;
+        // Woken by the watchdog (its socket shut down), or Ctrl-C while a server
+        // sockbench does not watch keeps silent.
+        let stopped = || self.blocking.woken() || crate::interrupt::interrupted();
         let from = loop {
+            if stopped() {
+                return Err(crate::error::Interrupted::default().into());
+            }
             socket
                 .send_to(&header, server)
                 .with_context(|| format!("cannot send to {}", self.endpoint))?;
-            match socket.recv_from(&mut greeting) {
+            let answer = socket.recv_from(&mut greeting);
+            if stopped() {
+                return Err(crate::error::Interrupted::default().into());
+            }
+            match answer {
                 Ok((n, from)) if &greeting[..n] == GREETING => break from,
                 Ok(_) => bail!(
                     "{} is not a sockbench server (wrong greeting)",
@@ -385,7 +421,7 @@ impl Target {
             }
         }
         socket.set_nonblocking(false)?;
-        Ok(socket.talk_to(&from, connects)?)
+        Ok(from)
     }
 
     /// Connections the server saw close right after the greeting so far.
@@ -447,6 +483,42 @@ mod tests {
         for w in Experiment::ALL {
             assert_eq!(w.describe().id, format!("sockets.{w}"));
             assert!(FAMILY.experiments.contains(&w.describe()), "{w}");
+        }
+    }
+
+    /// A datagram server that has stopped answering holds a session's handshake
+    /// (its request goes again every second, for 10 s): the watchdog's wake ends
+    /// it at once, and a session begun after the wake ends as it starts.
+    #[test]
+    fn a_wake_ends_a_datagram_handshake_and_every_later_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let unix_path = dir.path().join("silent.sock");
+        let _unix = std::os::unix::net::UnixDatagram::bind(&unix_path).unwrap();
+        let silent = [
+            format!("udp:{}", udp.local_addr().unwrap()),
+            format!("udp-unconnected:{}", udp.local_addr().unwrap()),
+            format!("unix-dgram:{}", unix_path.display()),
+        ];
+        for endpoint in silent {
+            let target = Target::new(endpoint.parse().unwrap(), TlsVersion::V1_3).unwrap();
+            let started = Instant::now();
+            let handshake = std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    std::thread::sleep(Duration::from_millis(300));
+                    target.blocking.wake();
+                });
+                target.session(Request::Count).map(|_| ())
+            });
+            let took = started.elapsed();
+            let e = handshake.expect_err(&endpoint);
+            assert!(e.is::<crate::error::Interrupted>(), "{endpoint}: {e:#}");
+            assert!(took < Duration::from_millis(900), "{endpoint}: {took:?}");
+            let started = Instant::now();
+            let later = target.session(Request::Count).map(|_| ());
+            assert!(later.is_err(), "{endpoint}");
+            assert!(started.elapsed() < Duration::from_millis(100), "{endpoint}");
+            assert!(target.blocking.lock().fds.is_empty(), "{endpoint}");
         }
     }
 }

@@ -78,19 +78,26 @@ impl Datagram {
             Datagram::Udp(s) => Datagram::Udp(UdpSocket::bind((s.local_addr()?.ip(), 0))?),
             Datagram::Unix(_) => Datagram::Unix(autobound()?),
         };
-        socket.talk_to(peer, connects)
+        socket.talk_to(peer, connects)?;
+        Ok(socket.into_conn(peer, connects))
     }
 
-    /// This socket as a [`Conn`] whose reads and writes are whole datagrams, from
-    /// and to `peer` alone: connected to it, or (without `connects`, UDP) naming it
-    /// in every send.
-    pub fn talk_to(self, peer: &Peer, connects: bool) -> io::Result<Conn> {
+    /// Talks to `peer` alone from now on: connects to it, or (without `connects`,
+    /// UDP) leaves every send to name it.
+    pub fn talk_to(&self, peer: &Peer, connects: bool) -> io::Result<()> {
         match (self, peer, connects) {
-            (Datagram::Udp(s), Peer::Ip(addr), false) => Ok(Conn::UdpTo(s, *addr)),
-            (socket, peer, _) => {
-                socket.connect(peer)?;
-                Ok(socket.into_conn())
-            }
+            (Datagram::Udp(_), Peer::Ip(_), false) => Ok(()),
+            _ => self.connect(peer),
+        }
+    }
+
+    /// This socket, once it talks to `peer` ([`Datagram::talk_to`]), as a [`Conn`]
+    /// whose reads and writes are whole datagrams.
+    pub fn into_conn(self, peer: &Peer, connects: bool) -> Conn {
+        match (self, peer, connects) {
+            (Datagram::Udp(s), Peer::Ip(addr), false) => Conn::UdpTo(s, *addr),
+            (Datagram::Udp(s), ..) => Conn::Udp(s),
+            (Datagram::Unix(s), ..) => Conn::UnixDgram(s),
         }
     }
 
@@ -167,14 +174,6 @@ impl Datagram {
         match self {
             Datagram::Udp(s) => s.as_raw_fd(),
             Datagram::Unix(s) => s.as_raw_fd(),
-        }
-    }
-
-    /// The connected socket as a [`Conn`]: reads and writes are whole datagrams.
-    fn into_conn(self) -> Conn {
-        match self {
-            Datagram::Udp(s) => Conn::Udp(s),
-            Datagram::Unix(s) => Conn::UnixDgram(s),
         }
     }
 }
