@@ -208,7 +208,8 @@ pub static MESSAGES: Description = Description {
     table: messages,
     charts: &[],
     verdict: Some(VerdictLine {
-        counted: None,
+        // Lost messages cost work too: it is all carried by those received.
+        counted: Some(|_| "message received".into()),
         rank: 55,
         case: Pick::Smallest(BY_SIZE),
         what: |p| format!("{} messages one way", format_size(p.get(SIZE).unwrap_or(0))),
@@ -342,6 +343,17 @@ fn messages(records: &[ResultRecord]) -> Block {
          \"sends that waited\" is the percentage of sends that did)"
             .into(),
     );
+    if records
+        .iter()
+        .any(|r| lost_of(r).is_some_and(|(lost, _)| lost > 0))
+    {
+        block.notes.push(
+            "CPU and the kernel's count are per message received: where messages were \
+             lost, each one received also carries the work spent on those lost (with half \
+             lost, twice a message's work)"
+                .into(),
+        );
+    }
     block
 }
 
