@@ -15,6 +15,7 @@ pub mod harness;
 pub(crate) mod input;
 pub(crate) mod interrupt;
 pub(crate) mod leftovers;
+pub(crate) mod mounts;
 pub mod names;
 pub(crate) mod plan;
 pub mod postgres;

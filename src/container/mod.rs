@@ -189,6 +189,23 @@ impl Network {
         self.inside.run(f)
     }
 
+    /// Where a client on the host connects to reach the server's `port` over
+    /// `crossing`: the container's own address, or the host's port published to
+    /// it (by a DNAT rule, or through a `docker-proxy`); `None` for the shared
+    /// socket, which is a path, not an address.
+    pub fn way_in(&mut self, crossing: Crossing, port: u16) -> Result<Option<WayIn>> {
+        let (address, proxy) = match crossing {
+            Crossing::Veth | Crossing::Bridge => (self.server_address(crossing, port), None),
+            Crossing::Published => (self.publish(port)?, None),
+            Crossing::DockerProxy => {
+                let (address, pid) = self.docker_proxy(port)?;
+                (address, Some(pid))
+            }
+            Crossing::Shared => return Ok(None),
+        };
+        Ok(Some(WayIn { address, proxy }))
+    }
+
     /// Publishes the server's `port` on the host's 127.0.0.1 through a DNAT rule,
     /// returning the host's address; the port is held for the network's life.
     pub fn publish(&mut self, port: u16) -> Result<SocketAddr> {
@@ -204,7 +221,7 @@ impl Network {
 
     /// Publishes the server's `port` on the host's 127.0.0.1 through a
     /// `docker-proxy` process, returning the host's address and the proxy's PID.
-    pub fn docker_proxy(&mut self, port: u16) -> Result<(SocketAddr, u32)> {
+    fn docker_proxy(&mut self, port: u16) -> Result<(SocketAddr, u32)> {
         let proxy = docker_proxy::DockerProxy::start(self.server_address(Crossing::Veth, port))?;
         let found = (proxy.address(), proxy.pid());
         self.proxies.push(proxy);
@@ -216,6 +233,13 @@ impl Network {
     pub fn client_side(&self) -> Result<ClientSide<'_>> {
         ClientSide::enter(&self.client, &self.host)
     }
+}
+
+/// Where a client on the host connects to reach a server in the container.
+pub struct WayIn {
+    pub address: SocketAddr,
+    /// The `docker-proxy` on the way, for a port published through one.
+    pub proxy: Option<u32>,
 }
 
 impl Drop for Network {

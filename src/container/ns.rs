@@ -98,7 +98,7 @@ impl Inside {
         let thread = std::thread::Builder::new()
             .name(THREAD.into())
             .spawn(move || {
-                let entered = enter_private_mounts().and_then(|()| NetNs(fd).enter());
+                let entered = crate::mounts::enter_private().and_then(|()| NetNs(fd).enter());
                 let ok = entered.is_ok();
                 let _ = ready.send(entered);
                 if ok {
@@ -200,28 +200,6 @@ impl Drop for Shared {
             unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) };
         }
     }
-}
-
-/// Gives the calling thread its own copy of the mounts, made private first so
-/// that nothing mounted in it reaches the host's.
-fn enter_private_mounts() -> std::io::Result<()> {
-    // SAFETY: plain syscalls on this thread alone (CLONE_NEWNS implies CLONE_FS:
-    // other threads keep their file-system state); the pointers are valid
-    // NUL-terminated strings or null where allowed.
-    unsafe {
-        if libc::unshare(libc::CLONE_NEWNS) != 0
-            || libc::mount(
-                std::ptr::null(),
-                c"/".as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
 }
 
 /// While it lives, the thread that made it is in the client's namespace; its

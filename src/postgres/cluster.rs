@@ -211,22 +211,17 @@ impl Cluster {
             return Ok(());
         };
         for &transport in transports {
-            let network = &mut container.network;
-            let (address, proxy) = match transport.crossing() {
-                Some(c @ (Crossing::Veth | Crossing::Bridge)) => {
-                    (network.server_address(c, port), None)
-                }
-                Some(Crossing::Published) => (network.publish(port)?, None),
-                Some(Crossing::DockerProxy) => {
-                    let (address, pid) = network.docker_proxy(port)?;
-                    (address, Some(pid))
-                }
-                Some(Crossing::Shared) | None => continue,
+            let Some(crossing) = transport.crossing() else {
+                continue;
+            };
+            // The shared socket is a path, which the cluster listens on already.
+            let Some(way) = container.network.way_in(crossing, port)? else {
+                continue;
             };
             container.ways.push(Way {
                 transport,
-                address,
-                proxy,
+                address: way.address,
+                proxy: way.proxy,
             });
         }
         Ok(())

@@ -16,7 +16,7 @@
 use super::server::RedisServer;
 use crate::container::{Crossing, Network};
 use crate::transport::{Address, Endpoint, Transport};
-use anyhow::{bail, Result};
+use anyhow::{Context, Result};
 use std::path::Path;
 
 /// The port the server listens on in the container, whose network is sockbench's
@@ -50,19 +50,12 @@ impl RedisContainer {
             network.inside(move || RedisServer::start_inside(&program, addresses, PORT))??;
         let mut routes = Vec::new();
         for &transport in transports {
-            let mut proxy = None;
-            let address = match transport.crossing() {
-                Some(c @ (Crossing::Veth | Crossing::Bridge)) => {
-                    Address::Ip(network.server_address(c, PORT))
-                }
-                Some(Crossing::Published) => Address::Ip(network.publish(PORT)?),
-                Some(Crossing::DockerProxy) => {
-                    let (address, pid) = network.docker_proxy(PORT)?;
-                    proxy = Some(pid);
-                    Address::Ip(address)
-                }
-                Some(Crossing::Shared) => Address::Path(server.socket()),
-                None => bail!("{transport} is no transport into a container"),
+            let crossing = transport
+                .crossing()
+                .with_context(|| format!("{transport} is no transport into a container"))?;
+            let (address, proxy) = match network.way_in(crossing, PORT)? {
+                Some(way) => (Address::Ip(way.address), way.proxy),
+                None => (Address::Path(server.socket()), None),
             };
             let endpoint = Endpoint { transport, address };
             routes.push(Route { endpoint, proxy });

@@ -184,23 +184,13 @@ fn in_private_mount() -> Result<Vec<Chosen>, Missing> {
         .name("tracefs".into())
         .spawn(move || {
             let target = std::ffi::CString::new(TRACEFS).map_err(|_| Missing::NotMountable(0))?;
-            // SAFETY: plain syscalls on this thread alone. CLONE_NEWNS gives it its
-            // own copy of the mounts (and of its file-system state, as it implies
-            // CLONE_FS; other threads keep theirs). The copy is made private first,
-            // so the mount below is not propagated back to the host's mounts; the
-            // pointers are valid NUL-terminated strings or null where allowed.
+            // Mounted in the thread's own copy of the mounts, made private, so the
+            // host's mounts stay as they were.
+            crate::mounts::enter_private()
+                .map_err(|e| Missing::NoNamespace(e.raw_os_error().unwrap_or(0)))?;
+            // SAFETY: a plain syscall; the pointers are valid NUL-terminated strings
+            // or null where allowed.
             unsafe {
-                if libc::unshare(libc::CLONE_NEWNS) != 0
-                    || libc::mount(
-                        std::ptr::null(),
-                        c"/".as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_REC | libc::MS_PRIVATE,
-                        std::ptr::null(),
-                    ) != 0
-                {
-                    return Err(Missing::NoNamespace(errno()));
-                }
                 if libc::mount(
                     c"nodev".as_ptr(),
                     target.as_ptr(),

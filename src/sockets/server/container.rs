@@ -4,7 +4,7 @@
 use super::child::ServerProcess;
 use crate::container::{Crossing, Network};
 use crate::transport::{Address, Endpoint, Transport};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::net::SocketAddr;
 
 /// The port the server listens on in the container, whose network is sockbench's.
@@ -46,21 +46,15 @@ impl Contained {
         let socket = server.endpoints().iter().find_map(Endpoint::path).cloned();
         let mut reached = Vec::new();
         for &transport in transports {
-            let mut between = None;
-            let address = match transport.crossing() {
-                Some(c @ (Crossing::Veth | Crossing::Bridge)) => {
-                    Address::Ip(network.server_address(c, PORT))
-                }
-                Some(Crossing::Published) => Address::Ip(network.publish(PORT)?),
-                Some(Crossing::DockerProxy) => {
-                    let (address, pid) = network.docker_proxy(PORT)?;
-                    between = Some(pid);
-                    Address::Ip(address)
-                }
-                Some(Crossing::Shared) => {
-                    Address::Path(socket.clone().context("the server made no Unix socket")?)
-                }
-                None => bail!("{transport} is no transport into a container"),
+            let crossing = transport
+                .crossing()
+                .with_context(|| format!("{transport} is no transport into a container"))?;
+            let (address, between) = match network.way_in(crossing, PORT)? {
+                Some(way) => (Address::Ip(way.address), way.proxy),
+                None => (
+                    Address::Path(socket.clone().context("the server made no Unix socket")?),
+                    None,
+                ),
             };
             let endpoint = Endpoint { transport, address };
             reached.push(Reached { endpoint, between });
