@@ -282,8 +282,9 @@ impl Drop for Hold<'_> {
 /// and for a datagram socket a goodbye when it ends (an empty datagram; a server
 /// that misses it ends the session once it has heard nothing for a minute).
 pub struct Session<'a> {
-    conn: Conn,
+    // Released before the socket closes: fields drop in this order.
     _held: Hold<'a>,
+    conn: Conn,
     datagrams: bool,
 }
 
