@@ -249,6 +249,18 @@ pub fn format_count(n: u64) -> String {
     }
 }
 
+/// `digits` with thousands separated: `10,000`.
+pub fn thousands(digits: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Formats a byte count compactly: `64 B`, `4 KiB`, `1.5 MiB`.
 pub fn format_size(bytes: u64) -> String {
     const KIB: u64 = 1 << 10;
@@ -260,15 +272,7 @@ pub fn format_size(bytes: u64) -> String {
             format!("{:.1} {name}", bytes as f64 / unit as f64)
         } else {
             // Not a tenth of a unit (UDP's 65,507 B): the bytes themselves.
-            let digits = bytes.to_string();
-            let mut grouped = String::new();
-            for (i, d) in digits.chars().enumerate() {
-                if i > 0 && (digits.len() - i) % 3 == 0 {
-                    grouped.push(',');
-                }
-                grouped.push(d);
-            }
-            format!("{grouped} B")
+            format!("{} B", thousands(&bytes.to_string()))
         }
     };
     match bytes {

@@ -324,15 +324,10 @@ fn messages(records: &[ResultRecord]) -> Block {
         table.range("  range", &cells, Unit::Rate);
         table.cells("  lost (of all sent)", &cells, |r| {
             let (lost, sent) = lost_of(r)?;
-            Some(Cell::text(share(lost, sent)))
+            Some(Cell::text(share(lost as f64 / sent as f64)))
         });
         table.cells("  sends that waited", &cells, |r| {
-            let w = r.metrics.get(WAITED_SHARE)? * 100.0;
-            Some(Cell::text(match w {
-                w if w <= 0.0 => "none".to_string(),
-                w if w < 0.1 => "< 0.1%".to_string(),
-                w => format!("{w:.1}%"),
-            }))
+            Some(Cell::text(share(r.metrics.get(WAITED_SHARE)?)))
         });
     }
     let mut block = finish(&MESSAGES, table, records);
@@ -364,15 +359,13 @@ fn lost_of(r: &ResultRecord) -> Option<(u64, u64)> {
     (sent > 0).then_some((lost, sent))
 }
 
-/// `lost` of `all` as a percentage a reader can trust: none is "none", and a
-/// share too small to round to 0.1% is said as less.
-fn share(lost: u64, all: u64) -> String {
-    let p = lost as f64 * 100.0 / all.max(1) as f64;
-    match lost {
-        0 => "none".into(),
-        _ if p < 0.1 => "< 0.1%".into(),
-        _ if p < 10.0 => format!("{p:.1}%"),
-        _ => format!("{p:.0}%"),
+/// A share as every share is printed ([`percent`]), but none as "none", and one
+/// too small to show as less than the least shown.
+fn share(part: f64) -> String {
+    match part {
+        p if p <= 0.0 => "none".into(),
+        p if p < 0.00005 => "< 0.01%".into(),
+        p => percent(p),
     }
 }
 
@@ -406,7 +399,7 @@ fn messages_lost(run: &Placed) -> Option<Said> {
             lost.push(format!(
                 "{} lost {} of the messages sent ({range})",
                 f.transport,
-                share(f.failed, f.all),
+                share(f.share()),
             ));
         }
     }

@@ -157,13 +157,16 @@ impl SocketsPlan {
             .iter()
             .filter_map(|t| t.largest_message().map(|m| (m, *t)))
             .min();
-        if !workloads.contains(&Experiment::Messages)
-            && (args.message_sizes.is_some() || args.receive_buffer.is_some())
-        {
-            return Err(usage(
-                "--message-sizes and --receive-buffer are for the messages workload; add \
-                 messages to --workloads",
-            ));
+        if !workloads.contains(&Experiment::Messages) {
+            let given = [
+                ("--message-sizes", args.message_sizes.is_some()),
+                ("--receive-buffer", args.receive_buffer.is_some()),
+            ];
+            if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+                return Err(usage(format!(
+                    "{flag} is for the messages workload; add messages to --workloads"
+                )));
+            }
         }
         let receive_buffer = match &args.receive_buffer {
             Some(text) => {

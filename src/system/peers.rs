@@ -78,14 +78,13 @@ pub fn bound_holders(shown: &str) -> Vec<Peer> {
     let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {
         return Vec::new();
     };
-    let wanted = shown;
     let mut found: Vec<Peer> = table
         .lines()
         .skip(1)
         .filter_map(|line| {
             // Num RefCount Protocol Flags Type St Inode Path
             let fields: Vec<&str> = line.split_whitespace().collect();
-            (fields.get(7) == Some(&wanted)).then(|| fields[6].parse::<u64>().ok())?
+            (fields.get(7) == Some(&shown)).then(|| fields[6].parse::<u64>().ok())?
         })
         .flat_map(holders)
         .filter_map(|pid| {

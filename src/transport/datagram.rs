@@ -12,7 +12,7 @@ use super::conn::BindError;
 use super::{unix, Address, Conn, Endpoint};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixDatagram};
 use std::time::Duration;
 
@@ -56,15 +56,17 @@ impl Datagram {
     }
 
     /// A client's socket for a server at `server`, bound to an address of its own:
-    /// a free port on the same loopback, or an autobound abstract name.
+    /// a free port on the server's loopback address (so that it hears nothing from
+    /// another machine), or an autobound abstract name.
     pub fn client_for(server: &Peer) -> io::Result<Datagram> {
         match server {
             Peer::Ip(addr) => {
-                let any: IpAddr = match addr {
+                let local: IpAddr = match addr {
+                    _ if addr.ip().is_loopback() => addr.ip(),
                     SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
                     SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
                 };
-                UdpSocket::bind((any, 0)).map(Datagram::Udp)
+                UdpSocket::bind((local, 0)).map(Datagram::Udp)
             }
             Peer::Unix(_) => autobound().map(Datagram::Unix),
         }
@@ -181,19 +183,19 @@ impl Datagram {
 /// A Unix datagram socket bound to a name the kernel chooses in the abstract
 /// namespace (binding with the address family alone), so that it can be answered.
 fn autobound() -> io::Result<UnixDatagram> {
-    // SAFETY: socket() with constant arguments; the descriptor is owned below.
-    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` is a new socket nothing else owns.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let owned = unix::socket(libc::SOCK_DGRAM)?;
     // SAFETY: an all-zero sockaddr_un is valid; only its family is set.
     let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
     addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
     let len = std::mem::size_of::<libc::sa_family_t>() as libc::socklen_t;
     // SAFETY: `addr` is a valid sockaddr_un of at least `len` bytes.
-    let r = unsafe { libc::bind(fd, (&addr as *const libc::sockaddr_un).cast(), len) };
+    let r = unsafe {
+        libc::bind(
+            owned.as_raw_fd(),
+            (&addr as *const libc::sockaddr_un).cast(),
+            len,
+        )
+    };
     if r != 0 {
         return Err(io::Error::last_os_error());
     }

@@ -100,7 +100,7 @@ impl Sockaddr {
 }
 
 /// A new Unix socket of type `ty` (`SOCK_STREAM`, `SOCK_SEQPACKET`, `SOCK_DGRAM`).
-fn socket(ty: libc::c_int) -> io::Result<OwnedFd> {
+pub(super) fn socket(ty: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: socket() with constant arguments; the descriptor is owned below.
     let fd = unsafe { libc::socket(libc::AF_UNIX, ty | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {

@@ -402,13 +402,5 @@ pub fn listed(items: &[String]) -> String {
 
 /// A whole number with thousands separated: `10,000`.
 pub fn whole(n: f64) -> String {
-    let digits = format!("{:.0}", n.max(0.0));
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::units::thousands(&format!("{:.0}", n.max(0.0)))
 }
