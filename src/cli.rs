@@ -217,6 +217,11 @@ pub struct ServeArgs {
     /// net.core.somaxconn) [default: as many as the kernel allows].
     #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=65_535))]
     pub backlog: Option<u32>,
+    /// Read a secret (32 hexadecimal digits, one line) from standard input: a
+    /// datagram request that does not carry it starts no session. The server that
+    /// `sockbench sockets` starts for itself gets one.
+    #[arg(long, hide = true, conflicts_with = "http")]
+    pub secret_on_stdin: bool,
 }
 
 #[derive(Debug, Args)]

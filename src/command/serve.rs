@@ -8,10 +8,11 @@ use crate::error::usage;
 use crate::interrupt;
 use crate::proxy::app;
 use crate::sockets::server;
+use crate::sockets::server::protocol::Secret;
 use crate::transport::Endpoint;
 use anyhow::{anyhow, Context, Result};
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{BufRead, Read, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::time::Duration;
 
@@ -23,6 +24,7 @@ pub fn run(args: &ServeArgs) -> Result<()> {
     if args.http {
         return http(args);
     }
+    let secret = args.secret_on_stdin.then(read_secret).transpose()?;
     let bound = server::bind_all(&args.listen)?;
     let endpoints: Vec<Endpoint> = bound.iter().map(|b| b.endpoint.clone()).collect();
     let socket_files = socket_files(&endpoints);
@@ -30,10 +32,23 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         remove_sockets(socket_files);
         return Err(e);
     }
-    server::spawn_all(bound).context("cannot start the server threads")?;
+    server::spawn_all(bound, secret).context("cannot start the server threads")?;
     until_interrupted();
     remove_sockets(socket_files);
     Ok(())
+}
+
+/// The secret on standard input: one line of 32 hexadecimal digits.
+fn read_secret() -> Result<Secret> {
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .take(64)
+        .read_line(&mut line)
+        .map_err(|e| anyhow!("cannot read the secret from standard input: {e}"))?;
+    Secret::from_hex(&line).ok_or_else(|| {
+        usage("--secret-on-stdin: standard input holds no secret (one line of 32 hexadecimal digits)")
+    })
 }
 
 /// `serve --http`: bound (as root), handed to `--account` and run as it, then
@@ -183,6 +198,7 @@ mod tests {
                 http: true,
                 account: Some("nobody".into()),
                 backlog: None,
+                secret_on_stdin: false,
             };
             run(&args).unwrap();
             return;

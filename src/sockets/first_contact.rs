@@ -15,7 +15,7 @@
 use super::server::protocol::GREETING;
 use super::Target;
 use crate::transport::{Connector, Endpoint, SocketKind, Transport};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
@@ -56,11 +56,14 @@ pub fn check(target: &Target) -> Result<()> {
     if target.connector.datagram().is_some() {
         // No connection to look at: a session either starts or says why not.
         let request = crate::sockets::server::protocol::Request::PingPong { size: 1 };
-        return target.session(request).map(drop).with_context(|| {
-            format!(
+        return target.session(request).map(drop).map_err(|e| {
+            if e.is::<super::handshake::Intruded>() {
+                return e;
+            }
+            e.context(format!(
                 "no sockbench server answers at {endpoint}; start one with `sockbench serve \
                  --listen {endpoint}`"
-            )
+            ))
         });
     }
     let conn = target.connector.connect_within(GREETING_WAIT);

@@ -11,6 +11,7 @@ pub(crate) mod connect;
 pub(crate) mod describe;
 pub(crate) mod family;
 mod first_contact;
+mod handshake;
 pub(crate) mod keys;
 pub(crate) mod messages;
 pub(crate) mod pingpong;
@@ -26,15 +27,15 @@ use crate::report::family::RunPart;
 use crate::results::{Params, Trial};
 use crate::sockets::keys::*;
 use crate::transport::{
-    Carries, Conn, Connector, Datagram, Endpoint, Peer, TlsInfo, TlsVersion, Transport,
+    Carries, Conn, Connector, Endpoint, TlsInfo, TlsVersion, Transport,
 };
 use anyhow::{bail, Context, Result};
 use clap::{Args, FromArgMatches};
-use server::protocol::{Request, BYE, GREETING};
+use server::protocol::{Request, Secret, BUSY, BYE, GREETING};
 use std::io::{Read, Write};
 use std::os::fd::RawFd;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The family as `families.rs` registers it.
 pub static FAMILY: Family = Family {
@@ -212,6 +213,11 @@ pub struct Target {
     pub connector: Connector,
     /// The sockets its sessions block on, for the watchdog to wake.
     pub blocking: Blocking,
+    /// What a datagram request must carry, for a server sockbench started.
+    pub secret: Option<Secret>,
+    /// The server's process, where known: a datagram greeting over a Unix socket
+    /// must come from it.
+    pub server_pid: Option<u32>,
 }
 
 /// The sockets a target's sessions block on. When the watchdog stops a stalled
@@ -309,10 +315,6 @@ impl Drop for Session<'_> {
     }
 }
 
-/// How long a datagram client waits for the greeting before it sends its request
-/// again (a datagram may be lost); it gives up after [`IO_TIMEOUT`].
-const RESEND: Duration = Duration::from_secs(1);
-
 impl Target {
     pub fn new(endpoint: Endpoint, tls_version: TlsVersion) -> Result<Target> {
         Ok(Target {
@@ -320,7 +322,17 @@ impl Target {
             connector: Connector::new(&endpoint, tls_version)?,
             endpoint,
             blocking: Blocking::default(),
+            secret: None,
+            server_pid: None,
         })
+    }
+
+    /// This target of a server known to run as process `pid`, whose datagram
+    /// requests carry `secret` (a server sockbench started).
+    pub fn of_server(mut self, pid: Option<u32>, secret: Option<Secret>) -> Target {
+        self.server_pid = pid;
+        self.secret = secret;
+        self
     }
 
     /// Connects and checks the greeting: the start of every session.
@@ -334,6 +346,12 @@ impl Target {
         conn.read_exact(&mut greeting)
             .map_err(named_timeout)
             .with_context(|| format!("no greeting from {}", self.endpoint))?;
+        if &greeting == BUSY {
+            bail!(
+                "the sockbench server at {} keeps as many sessions as it may; another program                  holds them: stop it, or try again later",
+                self.endpoint
+            );
+        }
         if &greeting != GREETING {
             bail!(
                 "{} is not a sockbench server (wrong greeting)",
@@ -359,70 +377,21 @@ impl Target {
             client.with_context(|| format!("cannot open a socket to reach {}", self.endpoint))?;
         // Held from the first request on, so that the wait for a greeting wakes too.
         let held = self.blocking.hold(socket.as_raw_fd());
-        let from = self.handshake(&socket, server, request)?;
-        socket.talk_to(&from, connects)?;
+        let server = handshake::Server {
+            endpoint: &self.endpoint,
+            address: server,
+            secret: self.secret,
+            pid: self.server_pid,
+        };
+        // Woken by the watchdog (its socket shut down), or Ctrl-C while a server
+        // sockbench does not watch keeps silent.
+        let stopped = || self.blocking.woken() || crate::interrupt::interrupted();
+        let from = handshake::handshake(&socket, &server, request, connects, &stopped)?;
         Ok(Session {
             conn: socket.into_conn(&from, connects),
             _held: held,
             datagrams: true,
         })
-    }
-
-    /// Sends `request` to the datagram server at `server` (again every [`RESEND`]
-    /// while no greeting comes, for at most [`IO_TIMEOUT`]), and returns the
-    /// socket the greeting came from, the server's own for this session, to talk
-    /// to from then on.
-    fn handshake(&self, socket: &Datagram, server: &Peer, request: Request) -> Result<Peer> {
-        socket.set_read_timeout(Some(RESEND))?;
-        let header = request.encode();
-        // One byte more than a greeting: a longer answer is no greeting.
-        let mut greeting = [0u8; GREETING.len() + 1];
-        let deadline = Instant::now() + IO_TIMEOUT;
-        // Woken by the watchdog (its socket shut down), or Ctrl-C while a server
-        // sockbench does not watch keeps silent.
-        let stopped = || self.blocking.woken() || crate::interrupt::interrupted();
-        let from = loop {
-            if stopped() {
-                return Err(crate::error::Interrupted::default().into());
-            }
-            socket
-                .send_to(&header, server)
-                .with_context(|| format!("cannot send to {}", self.endpoint))?;
-            let answer = socket.recv_from(&mut greeting);
-            if stopped() {
-                return Err(crate::error::Interrupted::default().into());
-            }
-            match answer {
-                Ok((n, from)) if &greeting[..n] == GREETING => break from,
-                Ok(_) => bail!(
-                    "{} is not a sockbench server (wrong greeting)",
-                    self.endpoint
-                ),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) && Instant::now() < deadline => {}
-                Err(e) => {
-                    return Err(named_timeout(e))
-                        .with_context(|| format!("no greeting from {}", self.endpoint))
-                }
-            }
-        };
-        socket.set_read_timeout(Some(IO_TIMEOUT))?;
-        socket.set_write_timeout(Some(IO_TIMEOUT))?;
-        // A request sent again may have started a second session whose greeting
-        // waits in the queue: the session's own socket sends nothing more until
-        // asked, so whatever is queued now is such a greeting, and goes (a few at
-        // most: one per request sent).
-        socket.set_nonblocking(true)?;
-        for _ in 0..=IO_TIMEOUT.as_secs() {
-            if socket.recv_from(&mut greeting).is_err() {
-                break;
-            }
-        }
-        socket.set_nonblocking(false)?;
-        Ok(from)
     }
 
     /// Connections the server saw close right after the greeting so far.
@@ -450,7 +419,7 @@ pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A read that ran into the receive timeout says so, instead of the "Resource
 /// temporarily unavailable" the system reports for it.
-fn named_timeout(e: std::io::Error) -> std::io::Error {
+pub(super) fn named_timeout(e: std::io::Error) -> std::io::Error {
     match e.kind() {
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => std::io::Error::new(
             std::io::ErrorKind::TimedOut,
@@ -478,6 +447,7 @@ fn ready_for_timing(conn: &Conn) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn each_workload_is_described_by_its_own_entry_in_the_family() {

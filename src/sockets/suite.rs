@@ -7,7 +7,9 @@ use super::plan::{SocketsPlan, Source};
 use super::server::child::ServerProcess;
 use super::server::container::Contained;
 use super::server::owner;
-use super::{first_contact, watchdog, Experiment, Target};
+use super::server::protocol::Secret;
+use super::watchdog::{self, Watched};
+use super::{first_contact, Experiment, Target};
 use crate::cpu::affinity::{self, Placement};
 use crate::cpu::{Meter, ServerRole};
 use crate::error::usage;
@@ -80,7 +82,14 @@ pub fn measure(plan: &SocketsPlan, progress: &dyn Progress, sink: &mut dyn Sink)
     let targets = servers
         .endpoints
         .iter()
-        .map(|e| Target::new(e.clone(), plan.tls_version))
+        .map(|e| {
+            let target = Target::new(e.clone(), plan.tls_version)?;
+            let (pid, secret) = match servers.child(e.transport) {
+                Some(pid) => (Some(pid), servers.secret(e.transport)),
+                None => (server_pid, None),
+            };
+            Ok(target.of_server(pid, secret))
+        })
         .collect::<Result<Vec<_>>>()?;
     if !own {
         for target in &targets {
@@ -190,6 +199,15 @@ impl Servers {
         }
     }
 
+    /// What datagram requests to sockbench's own server child behind `transport`
+    /// carry (a container's paths are streams).
+    fn secret(&self, transport: Transport) -> Option<Secret> {
+        match transport.crossing() {
+            None => self.host.as_ref().map(ServerProcess::secret),
+            Some(_) => None,
+        }
+    }
+
     /// sockbench's own server child behind `transport`, the only one the
     /// watchdog may stop.
     fn child(&self, transport: Transport) -> Option<u32> {
@@ -268,12 +286,13 @@ impl Runner for SocketsRunner<'_> {
             (Transport::Bridge, Some(network)) => Some(network.client_side()?),
             _ => None,
         };
-        let Some(pid) = self.servers.child(target.transport) else {
-            return self.experiment.run(target, params, budget, meter);
+        let server = match self.servers.child(target.transport) {
+            Some(pid) => Watched::Own(pid),
+            None => Watched::Theirs(self.user_server),
         };
         let run = || self.experiment.run(target, params, budget, meter);
-        match watchdog::watched(pid, &target.blocking, run) {
-            (_, Some(fired)) => Err(watchdog::error(fired, pid)),
+        match watchdog::watched(server, &target.blocking, run) {
+            (_, Some(fired)) => Err(watchdog::error(fired, server)),
             (trial, None) => trial,
         }
     }

@@ -10,9 +10,11 @@
 //! makes it work. Either way the watchdog kills the server (sockbench's own child,
 //! by PID, not yet reaped): its sockets close, the blocked read returns (a
 //! datagram socket, which no close reaches, is shut down: [`super::Blocking`]), and
-//! the trial ends with one line saying why. A server sockbench did not start (`--server`)
-//! is not watched: sockbench cannot stop it, and its connections rely on the
-//! receive timeout set outside the timed loops.
+//! the trial ends with one line saying why. A server sockbench did not start
+//! (`--server`) is watched too, but never stopped: on Ctrl-C, or when its process
+//! (where found) has stalled, the trial's sockets are shut down
+//! ([`super::Blocking`]), which wakes their blocked reads and writes, streams'
+//! as datagrams'.
 
 use super::IO_TIMEOUT;
 use std::sync::mpsc;
@@ -31,17 +33,26 @@ pub enum Fired {
     Interrupted,
 }
 
-/// Runs `work` while watching the server process `pid`; returns what `work`
-/// returned and, if the watchdog stopped the server meanwhile, why.
+/// The server a trial talks to.
+#[derive(Debug, Clone, Copy)]
+pub enum Watched {
+    /// sockbench's own server child, which the watchdog stops.
+    Own(u32),
+    /// A server the user started, its process where found: never stopped.
+    Theirs(Option<u32>),
+}
+
+/// Runs `work` while watching `server`; returns what `work` returned and, if the
+/// watchdog fired meanwhile, why.
 pub fn watched<T>(
-    pid: u32,
+    server: Watched,
     blocking: &super::Blocking,
     work: impl FnOnce() -> T,
 ) -> (T, Option<Fired>) {
     let (done, finished) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
         let watcher = scope.spawn(move || {
-            let fired = watch(pid, &finished);
+            let fired = watch(server, &finished);
             if fired.is_some() {
                 // A datagram socket's read is not woken by its server's end.
                 blocking.wake();
@@ -54,9 +65,14 @@ pub fn watched<T>(
     })
 }
 
-/// Watches until `finished` is closed; kills the server when it stalls or on Ctrl-C.
-fn watch(pid: u32, finished: &mpsc::Receiver<()>) -> Option<Fired> {
-    let mut cpu = cpu_ticks(pid);
+/// Watches until `finished` is closed; when the server stalls or on Ctrl-C, kills
+/// it if it is sockbench's own.
+fn watch(server: Watched, finished: &mpsc::Receiver<()>) -> Option<Fired> {
+    let pid = match server {
+        Watched::Own(pid) | Watched::Theirs(Some(pid)) => Some(pid),
+        Watched::Theirs(None) => None,
+    };
+    let mut cpu = pid.and_then(cpu_ticks);
     let mut since = Instant::now();
     let mut checked = since;
     loop {
@@ -66,7 +82,7 @@ fn watch(pid: u32, finished: &mpsc::Receiver<()>) -> Option<Fired> {
         }
         let fired = if crate::interrupt::interrupted() {
             Some(Fired::Interrupted)
-        } else if checked.elapsed() >= Duration::from_secs(1) {
+        } else if let Some(pid) = pid.filter(|_| checked.elapsed() >= Duration::from_secs(1)) {
             checked = Instant::now();
             let now = cpu_ticks(pid);
             if now != cpu {
@@ -77,9 +93,12 @@ fn watch(pid: u32, finished: &mpsc::Receiver<()>) -> Option<Fired> {
             None
         };
         if fired.is_some() {
-            // SAFETY: a plain syscall on the PID of sockbench's own server child, which
-            // is reaped only after this trial, so the PID cannot have been reused.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            if let Watched::Own(pid) = server {
+                // SAFETY: a plain syscall on the PID of sockbench's own server child,
+                // which is reaped only after this trial, so the PID cannot have been
+                // reused.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            }
             return fired;
         }
     }
@@ -97,15 +116,21 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
     Some(utime + stime)
 }
 
-/// The error for a trial whose server the watchdog stopped.
-pub fn error(fired: Fired, pid: u32) -> anyhow::Error {
-    match fired {
-        Fired::Interrupted => crate::error::Interrupted::default().into(),
-        Fired::Stalled => anyhow::anyhow!(
-            "the sockbench server (PID {pid}) did no work for {} s while a trial waited on it \
-             (stopped or stalled); sockbench stopped it; the experiments that finished before \
-             are kept",
-            STALL.as_secs()
+/// The error for a trial the watchdog ended.
+pub fn error(fired: Fired, server: Watched) -> anyhow::Error {
+    let stalled = STALL.as_secs();
+    match (fired, server) {
+        (Fired::Interrupted, _) => crate::error::Interrupted::default().into(),
+        (Fired::Stalled, Watched::Own(pid)) => anyhow::anyhow!(
+            "the sockbench server (PID {pid}) did no work for {stalled} s while a trial waited \
+             on it (stopped or stalled); sockbench stopped it; the experiments that finished \
+             before are kept"
+        ),
+        (Fired::Stalled, Watched::Theirs(pid)) => anyhow::anyhow!(
+            "the server{} did no work for {stalled} s while a trial waited on it (stopped or \
+             stalled); sockbench did not start it and left it running; the experiments that \
+             finished before are kept",
+            pid.map_or(String::new(), |p| format!(" (PID {p})"))
         ),
     }
 }

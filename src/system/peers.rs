@@ -146,10 +146,21 @@ pub fn udp_servers(port: u16) -> io::Result<Vec<TcpListener>> {
     Ok(all)
 }
 
-/// The states `/proc/net` shows of a listening TCP socket and of a UDP socket
-/// with no peer.
+/// The account of the UDP socket bound to `addr` on this machine, connected to a
+/// peer or not; `None` when none is seen.
+pub fn udp_owner(addr: std::net::SocketAddr) -> Option<u32> {
+    [UNCONNECTED, CONNECTED]
+        .into_iter()
+        .flat_map(|state| sockets_in(Path::new("/proc/net"), "udp", state).unwrap_or_default())
+        .find(|s| s.port == addr.port() && (s.addr == addr.ip() || s.addr.is_unspecified()))
+        .map(|s| s.uid)
+}
+
+/// The states `/proc/net` shows of a listening TCP socket, of a UDP socket with
+/// no peer, and of one connected to a peer.
 const LISTENING: &str = "0A";
 const UNCONNECTED: &str = "07";
+const CONNECTED: &str = "01";
 
 /// The sockets in state `state` of the tables `table` and `table6` in `net`.
 fn sockets_in(net: &Path, table: &str, state: &str) -> io::Result<Vec<TcpListener>> {

@@ -19,7 +19,7 @@ mod tls;
 mod unix;
 
 pub use conn::{closed_by_peer, Accepted, BindError, Conn, Connector, Listener};
-pub use datagram::{set_receive_buffer, Datagram, Peer};
+pub use datagram::{set_receive_buffer, Datagram, Peer, PeerName, Received};
 pub use endpoint::{Address, Endpoint, MAX_UNIX_PATH};
 pub use tls::{TlsInfo, TlsVersion, CERTIFICATE_KIND};
 

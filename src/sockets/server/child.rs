@@ -7,9 +7,11 @@
 //! stopped by PID when the client is done. Its unix socket lives in a private
 //! (0700) temporary directory that goes away with it.
 
+use super::protocol::Secret;
 use crate::container::Shared;
 use crate::transport::{Address, Endpoint, Transport, MAX_UNIX_PATH};
 use anyhow::{anyhow, bail, Context, Result};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -22,6 +24,8 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(2);
 /// A running sockbench server child process.
 pub struct ServerProcess {
     child: Child,
+    /// What its datagram clients carry (`server/protocol.rs`).
+    secret: Secret,
     endpoints: Vec<Endpoint>,
     /// The directory's mount in a container, undone before the directory goes
     /// when the server fails to start there (on the container's thread).
@@ -33,6 +37,11 @@ impl ServerProcess {
     /// The server's process id, for its CPU counters and placement.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// The secret its datagram clients carry.
+    pub fn secret(&self) -> Secret {
+        self.secret
     }
 
     /// Starts a server listening on a fresh local address for each transport.
@@ -100,14 +109,14 @@ impl ServerProcess {
         }
         let exe = std::env::current_exe().context("cannot find the sockbench binary")?;
         let mut command = Command::new(&exe);
-        command.arg("serve");
+        command.arg("serve").arg("--secret-on-stdin");
         for endpoint in &asked {
             command.arg("--listen").arg(endpoint.to_string());
         }
         // Like every server sockbench starts, with an empty environment.
         command
             .env_clear()
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         crate::subprocess::tie_to_parent(&mut command, libc::SIGKILL);
@@ -121,16 +130,28 @@ impl ServerProcess {
                 });
             }
         };
+        // Over a pipe, where no other account reads it (unlike the arguments).
+        let secret = Secret::random();
+        let told = child
+            .stdin
+            .take()
+            .expect("stdin is piped")
+            .write_all(format!("{}\n", secret.to_hex()).as_bytes());
         let stderr_tail =
             crate::subprocess::forward_stderr(child.stderr.take().expect("stderr is piped"));
         let lines = crate::subprocess::read_lines(child.stdout.take().expect("stdout is piped"));
         let mut server = ServerProcess {
             child,
+            secret,
             endpoints: Vec::new(),
             shared,
             _dir: dir,
         };
-        let ready = crate::subprocess::wait_ready(&lines, "the sockbench server", READY_TIMEOUT);
+        let ready = told
+            .context("cannot give the sockbench server its secret")
+            .and_then(|()| {
+                crate::subprocess::wait_ready(&lines, "the sockbench server", READY_TIMEOUT)
+            });
         let parsed = ready.and_then(|addrs| {
             addrs
                 .iter()

@@ -18,6 +18,8 @@ pub(crate) mod protocol;
 mod session;
 
 use crate::transport::{Endpoint, Listener};
+use protocol::{Secret, MAX_SESSIONS};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 pub use crate::transport::BindError;
@@ -51,15 +53,49 @@ pub fn bind_all(endpoints: &[Endpoint]) -> anyhow::Result<Vec<Bound>> {
 }
 
 /// Starts one accept thread per listener (one receiving thread per datagram
-/// socket); they run until the process exits.
-pub fn spawn_all(bound: Vec<Bound>) -> std::io::Result<()> {
+/// socket); they run until the process exits. With a `secret`, a datagram
+/// request that does not carry it starts nothing.
+pub fn spawn_all(bound: Vec<Bound>, secret: Option<Secret>) -> std::io::Result<()> {
     for Bound { endpoint, listener } in bound {
         std::thread::Builder::new()
             .name(format!("accept {endpoint}"))
             .spawn(move || match listener {
-                Listener::Datagram(socket, connects) => datagram::serve_loop(socket, connects),
+                Listener::Datagram(socket, connects) => {
+                    datagram::serve_loop(socket, connects, secret)
+                }
                 listener => opening::accept_loop(listener),
             })?;
     }
     Ok(())
+}
+
+/// The sessions this process keeps, over all its sockets.
+static SESSIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// One of the [`MAX_SESSIONS`] a server process keeps at once, held by a session
+/// until it ends: whatever other accounts make the server start, its threads and
+/// sockets stay bounded.
+pub(crate) struct Slot(());
+
+impl Slot {
+    /// A slot, or `None` when all are taken.
+    fn take() -> Option<Slot> {
+        SESSIONS
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < MAX_SESSIONS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(()))
+    }
+
+    /// Whether every slot is taken now.
+    fn all_taken() -> bool {
+        SESSIONS.load(Ordering::SeqCst) >= MAX_SESSIONS
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        SESSIONS.fetch_sub(1, Ordering::SeqCst);
+    }
 }

@@ -9,10 +9,12 @@
 //! next client's accept), read and close: six system calls, where a server that
 //! blocks on each client makes five (accept, a receive timeout, write, read, close);
 //! one more is the price of never waiting on one (counted with `strace -c`). Once a header is complete the connection leaves the loop,
-//! blocking again, for a session thread of its own.
+//! blocking again, for a session thread of its own. Connections in their opening
+//! and sessions are bounded ([`MAX_OPENINGS`], [`Slot`]): past either, a new
+//! connection is told [`BUSY`] and closed.
 
-use super::protocol::{Request, GREETING, HEADER_LEN};
-use super::{session, HANDSHAKE_TIMEOUT};
+use super::protocol::{Request, BUSY, GREETING, HEADER_LEN, MAX_SESSIONS};
+use super::{session, Slot, HANDSHAKE_TIMEOUT};
 use crate::transport::poller::{Poller, ANY_CHANGE, INPUT, READABLE};
 use crate::transport::{Accepted, Conn, Listener};
 use std::collections::HashMap;
@@ -21,6 +23,9 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// The most connections kept in their opening at once: as many as sessions.
+const MAX_OPENINGS: usize = MAX_SESSIONS;
 
 /// A connection in its opening.
 struct Opening {
@@ -87,6 +92,14 @@ fn accept_one(listener: &Listener, poller: &Poller, open: &mut HashMap<RawFd, Op
             return;
         }
     };
+    if open.len() >= MAX_OPENINGS || Slot::all_taken() {
+        // Told at once, without waiting, and closed: whatever other accounts open,
+        // the server's sockets and threads stay bounded.
+        if let Accepted::Open(mut conn) = accepted {
+            let _ = conn.write(BUSY);
+        }
+        return;
+    }
     let fd = accepted.as_raw_fd();
     let mut opening = Opening {
         stage: Some(accepted),
@@ -143,12 +156,16 @@ fn drive(
                     drive(other, poller, open, closed_after_greeting);
                 }
             }
+            let Some(slot) = Slot::take() else {
+                return;
+            };
             let counter = Arc::clone(closed_after_greeting);
             let _ = std::thread::Builder::new()
                 .name("session".into())
                 .spawn(move || {
                     let mut conn = conn;
                     session::serve(&mut conn, request, &counter, &AtomicU64::new(0));
+                    drop(slot);
                 });
         }
         Err(_) => {
