@@ -72,13 +72,21 @@ fn client(
     let prepared = (|| -> Result<_> {
         let size = MESSAGE_SIZE as u32;
         let mut conn = target.session(Request::PingPong { size })?;
-        warm_up(target, &mut conn, &mut buf, WARMUP_ROUND_TRIPS, WARMUP_TIME)?;
-        Ok(conn)
+        let mut sequence = 0;
+        warm_up(
+            target,
+            &mut conn,
+            &mut buf,
+            &mut sequence,
+            WARMUP_ROUND_TRIPS,
+            WARMUP_TIME,
+        )?;
+        Ok((conn, sequence))
     })();
     let mut samples = sample_buffer(capacity);
     barrier.wait();
-    let mut conn = prepared?;
-    let elapsed_ns = timed_round_trips(&mut conn, &mut buf, &mut samples, budget)
+    let (mut conn, mut sequence) = prepared?;
+    let elapsed_ns = timed_round_trips(&mut conn, &mut buf, &mut sequence, &mut samples, budget)
         .map_err(closed_by_peer)
         .with_context(|| target.endpoint.to_string())?;
     Ok(ClientRun {

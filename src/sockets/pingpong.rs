@@ -10,7 +10,7 @@ use crate::sockets::server::protocol::Request;
 use crate::stats::Percentiles;
 use crate::transport::{closed_by_peer, Conn};
 use anyhow::{Context, Result};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 /// Untimed round trips first: at most this many, for at most [`WARMUP_TIME`].
@@ -21,12 +21,13 @@ pub fn trial(target: &Target, size: u64, budget: Duration, meter: &mut Meter) ->
     let size = usize::try_from(size)?;
     let mut conn = target.session(Request::PingPong { size: size as u32 })?;
     let mut buf = vec![0xa5u8; size];
+    let mut sequence = 0;
 
-    warm_up(target, &mut conn, &mut buf, WARMUP_ROUND_TRIPS, WARMUP_TIME)?;
+    warm_up(target, &mut conn, &mut buf, &mut sequence, WARMUP_ROUND_TRIPS, WARMUP_TIME)?;
 
     let mut samples = sample_buffer(sample_capacity(budget));
     meter.start();
-    let elapsed_ns = timed_round_trips(&mut conn, &mut buf, &mut samples, budget)
+    let elapsed_ns = timed_round_trips(&mut conn, &mut buf, &mut sequence, &mut samples, budget)
         .map_err(closed_by_peer)
         .with_context(|| target.endpoint.to_string())?;
     meter.stop(samples.len() as u64);
@@ -48,14 +49,14 @@ pub(super) fn warm_up(
     target: &Target,
     conn: &mut Conn,
     buf: &mut [u8],
+    sequence: &mut u64,
     round_trips: usize,
     time: Duration,
 ) -> Result<()> {
     let end = Instant::now() + time;
     for _ in 0..round_trips {
-        conn.write_all(buf)
-            .and_then(|()| conn.read_exact(buf))
-            .map_err(closed_by_peer)
+        round_trip(conn, buf, sequence)
+            .map_err(|e| super::named_timeout(closed_by_peer(e)))
             .with_context(|| format!("{} stopped echoing", target.endpoint))?;
         if Instant::now() >= end {
             break;
@@ -69,11 +70,33 @@ pub(super) fn warm_up(
 pub(super) fn timed_round_trips(
     conn: &mut Conn,
     buf: &mut [u8],
+    sequence: &mut u64,
     samples: &mut Vec<u64>,
     budget: Duration,
 ) -> io::Result<u64> {
-    timed(samples, budget, || {
-        conn.write_all(buf)?;
-        conn.read_exact(buf)
-    })
+    timed(samples, budget, || round_trip(conn, buf, sequence))
+}
+
+/// One round trip of `buf`, numbered: the message carries the next number of
+/// `sequence` in its first bytes (as many of its low bytes as fit), and its reply
+/// must carry the same. A server that answers a message twice, or with an earlier
+/// one, would otherwise be timed by the reply already waiting; as sockperf's
+/// messages do, every reply is checked (a store and a compare of at most 8 bytes).
+#[inline]
+fn round_trip(conn: &mut Conn, buf: &mut [u8], sequence: &mut u64) -> io::Result<()> {
+    *sequence += 1;
+    let number = sequence.to_le_bytes();
+    let marked = buf.len().min(number.len());
+    buf[..marked].copy_from_slice(&number[..marked]);
+    conn.write_all(buf)?;
+    conn.read_message(buf)?;
+    if buf[..marked] != number[..marked] {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "the reply to message {sequence} was not its own (it carried another                  message's number): the server answers out of step, twice or late, so the                  trial is refused"
+            ),
+        ));
+    }
+    Ok(())
 }

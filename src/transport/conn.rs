@@ -126,6 +126,43 @@ impl Write for Conn {
     }
 }
 
+impl Conn {
+    /// Reads one whole message into `buf`: over a stream, `buf.len()` bytes; over
+    /// a datagram socket, one datagram, which must be exactly that long (a shorter
+    /// or longer one is an error that says so, not a wait for more).
+    #[inline]
+    pub fn read_message(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        let n = match self {
+            Conn::UnixDgram(s) => receive_whole(s.as_raw_fd(), buf)?,
+            Conn::Udp(s) => receive_whole(s.as_raw_fd(), buf)?,
+            // Its peer's datagrams alone; a longer one is cut to `buf`.
+            Conn::UdpTo(..) => self.read(buf)?,
+            _ => return self.read_exact(buf),
+        };
+        if n == buf.len() {
+            return Ok(());
+        }
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "a datagram of {n} B came where one of {} B was expected",
+                buf.len()
+            ),
+        ))
+    }
+}
+
+/// One datagram into `buf`; its whole length, even where that is more than `buf`.
+#[inline]
+fn receive_whole(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for writes of its length; `fd` is a socket the caller holds.
+    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_TRUNC) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
 /// Says what a read or write that found the connection closed means, instead of
 /// `read_exact`'s "failed to fill whole buffer" or a bare "connection reset".
 pub fn closed_by_peer(e: io::Error) -> io::Error {

@@ -47,7 +47,7 @@ pub fn serve(
 /// Reads one whole message into `buf`; false at the client's end (a closed
 /// connection, or an empty datagram).
 fn receive(conn: &mut Conn, buf: &mut [u8], heard: &AtomicU64) -> io::Result<bool> {
-    match conn.read_exact(buf) {
+    match conn.read_message(buf) {
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
         Err(e) => Err(e),
         Ok(()) => {
