@@ -7,7 +7,10 @@
 //! room instead, which the share of sends that waited says.
 //!
 //! Every send is tried without waiting first (`MSG_DONTWAIT`); only one that finds
-//! no room waits, in `poll`, with no timeout (the watchdog wakes it: [`super::Blocking`]).
+//! no room waits, in `poll`, a slice at a time ([`crate::wait`]): Ctrl-C is seen
+//! within a slice, and a receiver that takes nothing for [`crate::wait::LIMIT`] (a
+//! stopped server sockbench does not watch) ends the trial in one line; the
+//! watchdog wakes a wait on sockbench's own server at once ([`super::Blocking`]).
 
 use super::keys::*;
 use super::Target;
@@ -16,8 +19,9 @@ use crate::harness::measure::rate;
 use crate::results::{Metrics, Trial};
 use crate::sockets::server::protocol::{Request, DATA, END};
 use crate::transport::{closed_by_peer, Carries, Conn};
+use crate::wait::{Patience, LIMIT, SLICE};
 use anyhow::{bail, Context, Result};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
@@ -49,10 +53,11 @@ pub fn trial(
     let start = Instant::now();
     let to = To::of(&conn);
     let sent = send_for(conn.as_raw_fd(), &to, &message, budget)
-        .map_err(closed_by_peer)
+        .map_err(|e| interrupted_or(closed_by_peer(e)))
         .with_context(|| format!("{} stopped taking messages", target.endpoint))?;
     message[0] = END;
     let received = count(&mut conn, &message, datagrams)
+        .map_err(interrupted_or)
         .with_context(|| format!("{} did not say how many messages came", target.endpoint))?;
     let elapsed_ns = start.elapsed().as_nanos() as u64;
     meter.stop(received);
@@ -77,6 +82,18 @@ pub fn trial(
         elapsed_ns,
         ..Trial::default()
     })
+}
+
+/// A wait that Ctrl-C cut short as [`crate::error::Interrupted`], which ends the
+/// run with what it kept; any other error as it is.
+fn interrupted_or(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    let e = e.into();
+    match e.downcast_ref::<io::Error>() {
+        Some(io) if io.kind() == io::ErrorKind::Interrupted => {
+            crate::error::Interrupted::default().into()
+        }
+        _ => e,
+    }
 }
 
 /// What the sender did.
@@ -145,9 +162,10 @@ fn send_for(fd: RawFd, to: &To, message: &[u8], budget: Duration) -> io::Result<
         messages: 0,
         waited: 0,
     };
+    let mut patience = Patience::new(LIMIT);
     loop {
         for _ in 0..SENDS_PER_CLOCK {
-            send_whole(fd, to, message, &mut sent.waited)?;
+            send_whole(fd, to, message, &mut sent.waited, &mut patience)?;
             sent.messages += 1;
         }
         if Instant::now() >= end {
@@ -160,7 +178,13 @@ fn send_for(fd: RawFd, to: &To, message: &[u8], budget: Duration) -> io::Result<
 /// may take part of it. Each send that finds no room waits for it, counted in
 /// `waited`.
 #[inline]
-fn send_whole(fd: RawFd, to: &To, message: &[u8], waited: &mut u64) -> io::Result<()> {
+fn send_whole(
+    fd: RawFd,
+    to: &To,
+    message: &[u8],
+    waited: &mut u64,
+    patience: &mut Patience,
+) -> io::Result<()> {
     let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
     let mut at = 0;
     while at < message.len() {
@@ -188,7 +212,7 @@ fn send_whole(fd: RawFd, to: &To, message: &[u8], waited: &mut u64) -> io::Resul
         match e.kind() {
             io::ErrorKind::WouldBlock => {
                 *waited += 1;
-                wait_for_room(fd)?;
+                wait_for_room(fd, patience)?;
             }
             io::ErrorKind::Interrupted => {}
             _ => return Err(e),
@@ -197,21 +221,30 @@ fn send_whole(fd: RawFd, to: &To, message: &[u8], waited: &mut u64) -> io::Resul
     Ok(())
 }
 
-/// Waits until socket `fd` takes more, or is shut down.
-fn wait_for_room(fd: RawFd) -> io::Result<()> {
+/// Waits until socket `fd` takes more, or is shut down, a slice at a time, for at
+/// most `patience`'s limit.
+fn wait_for_room(fd: RawFd, patience: &mut Patience) -> io::Result<()> {
+    patience.restart();
     let mut p = libc::pollfd {
         fd,
         events: libc::POLLOUT,
         revents: 0,
     };
-    // SAFETY: one valid pollfd.
-    if unsafe { libc::poll(&mut p, 1, -1) } < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
+    let slice = SLICE.as_millis() as libc::c_int;
+    loop {
+        // SAFETY: one valid pollfd.
+        match unsafe { libc::poll(&mut p, 1, slice) } {
+            0 => {}
+            n if n > 0 => return Ok(()),
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
         }
+        patience.check(|| "the receiver took no message".into())?;
     }
-    Ok(())
 }
 
 /// Sends the end (`end`, a message that starts with [`END`]) and reads the count
@@ -228,15 +261,20 @@ fn count(conn: &mut Conn, end: &[u8], datagrams: bool) -> Result<u64> {
     let mut answer = [0u8; 8];
     for _ in 0..tries {
         conn.write_all(end).map_err(closed_by_peer)?;
-        match conn.read_exact(&mut answer) {
+        match conn.read_message(&mut answer) {
             Ok(()) => return Ok(u64::from_le_bytes(answer)),
             Err(e)
                 if datagrams
                     && matches!(
                         e.kind(),
                         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) => {}
-            Err(e) => return Err(closed_by_peer(e).into()),
+                    ) =>
+            {
+                if crate::interrupt::interrupted() {
+                    return Err(io::Error::from(io::ErrorKind::Interrupted).into());
+                }
+            }
+            Err(e) => return Err(super::named_timeout(closed_by_peer(e)).into()),
         }
     }
     bail!("no count within {} s", (END_WAIT * tries).as_secs_f64())
