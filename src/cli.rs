@@ -277,8 +277,10 @@ pub fn command() -> clap::Command {
 
 /// Every option that takes a value takes one that looks like a negative number too
 /// (sockbench has no flag that does), so `--trials -5` is refused by what the option
-/// takes rather than as an unknown argument `-5`; and every whole-number option,
-/// of every command present and to come, says which values it takes.
+/// takes rather than as an unknown argument `-5`; a list of numbers or sizes (a
+/// comma-separated option without a fixed set of values) takes any value starting
+/// with `-`, as `--rows -5,10` is no number; and every whole-number option, of
+/// every command present and to come, says which values it takes.
 fn numbers_as_values(command: clap::Command) -> clap::Command {
     use std::any::TypeId;
     command
@@ -286,7 +288,11 @@ fn numbers_as_values(command: clap::Command) -> clap::Command {
             if arg.is_positional() || !arg.get_action().takes_values() {
                 return arg;
             }
-            let arg = arg.allow_negative_numbers(true);
+            let list_of_numbers =
+                arg.get_value_delimiter().is_some() && arg.get_possible_values().is_empty();
+            let arg = arg
+                .allow_negative_numbers(true)
+                .allow_hyphen_values(list_of_numbers);
             let parser = arg.get_value_parser().type_id();
             if parser == TypeId::of::<u32>() {
                 arg.value_parser(crate::units::parse_whole::<u32>)

@@ -434,3 +434,36 @@ fn a_number_below_zero_names_its_option_and_what_it_takes() {
         assert_rejected(args, says);
     }
 }
+
+/// A list starting below zero is the option's value, refused by what the list
+/// takes, not read as an unknown flag.
+#[test]
+fn a_list_starting_below_zero_is_the_options_value() {
+    for (args, says) in [
+        (&["postgres", "--rows", "-5,10"][..], "--rows: count '-5'"),
+        (&["postgres", "--queries", "-5,10"], "--queries: count '-5'"),
+        (
+            &["postgres", "-c", "-5,10"],
+            "invalid value '-5' for '--clients <LIST>'",
+        ),
+        (&["sockets", "--sizes", "-5,10"], "--sizes: size '-5'"),
+        (
+            &["sockets", "--write-sizes", "-1,2"],
+            "--write-sizes: size '-1'",
+        ),
+        (
+            &[
+                "sockets",
+                "--workloads",
+                "messages",
+                "--message-sizes",
+                "-1,2",
+            ],
+            "--message-sizes: size '-1'",
+        ),
+        (&["redis", "--sizes", "-1,2"], "--sizes: size '-1'"),
+        (&["proxy", "--sizes", "-1,4KiB"], "--sizes: size '-1'"),
+    ] {
+        assert_rejected(args, says);
+    }
+}
