@@ -552,6 +552,92 @@ while True:
     );
 }
 
+/// `--server` takes from the server's `unix_socket_directories` only what libpq
+/// reaches as a socket: an entry that is no absolute path (which libpq would take
+/// for a host and reach over TCP) is skipped in one line, nothing connects to the
+/// address it names, and the socket of the next entry is measured.
+#[test]
+fn server_connects_to_no_host_its_socket_directories_name() {
+    if !postgres_installed("server_connects_to_no_host_its_socket_directories_name") {
+        return;
+    }
+    // The server takes 127.0.0.2 for a directory in its data directory, and
+    // listens there and on the next; libpq would take it for an address.
+    let server = UserServer::start_with(UserServerOptions {
+        first_socket_dir: Some("127.0.0.2".into()),
+        ..Default::default()
+    });
+    server.admin(&format!("GRANT pg_read_all_settings TO {APP_USER}"));
+    assert!(
+        server
+            .admin("SHOW unix_socket_directories")
+            .starts_with("127.0.0.2, "),
+        "the server names 127.0.0.2 first"
+    );
+    // Something of the server's account listens at that address on the server's
+    // port (another account there would leave sockbench unable to tell who runs
+    // the server), and says what every connection to it sends.
+    let listener = r#"
+import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.2", int(sys.argv[1]))); s.listen(8); s.settimeout(60)
+print("ready", flush=True)
+while True:
+    try:
+        c, _ = s.accept()
+    except socket.timeout:
+        break
+    c.settimeout(2)
+    try:
+        data = c.recv(65536)
+    except OSError:
+        data = b""
+    print("connection", repr(data), flush=True)
+    c.close()
+"#;
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(&server.data).unwrap();
+    let mut python = std::process::Command::new("python3");
+    std::os::unix::process::CommandExt::uid(&mut python, owner.uid());
+    std::os::unix::process::CommandExt::gid(&mut python, owner.gid());
+    let mut child = KillOnDrop(
+        python
+            .args(["-c", listener, &server.port.to_string()])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs"),
+    );
+    let mut said = std::io::BufReader::new(child.0.stdout.take().unwrap());
+    let mut ready = String::new();
+    std::io::BufRead::read_line(&mut said, &mut ready).unwrap();
+    assert_eq!(ready.trim(), "ready");
+
+    let (out, file) = measure(&["--server", &server.tcp_uri("")], &[PASSWORD]);
+    drop(child);
+    let mut arrived = String::new();
+    std::io::Read::read_to_string(&mut said, &mut arrived).unwrap();
+    assert_eq!(arrived, "", "127.0.0.2 was connected to");
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "postgres: unix: skipped 127.0.0.2 of unix_socket_directories: it is no \
+             absolute path or @name"
+        ),
+        "{stderr}"
+    );
+    let records = by_label(&file.unwrap());
+    assert_eq!(
+        records.keys().collect::<Vec<_>>(),
+        ["tcp", "tls", "unix"],
+        "{stderr}"
+    );
+    assert_eq!(
+        records["unix"]["server"]["host"],
+        server.socket_dir.to_str().unwrap()
+    );
+}
+
 /// Runs `f` on a thread of its own in a mount namespace of its own, where a tmpfs
 /// lies over `dir` (made the `postgres` account's, as the package makes
 /// `/var/run/postgresql`): what `f` starts (the server, sockbench) sees that

@@ -34,8 +34,9 @@ pub struct UserServerOptions {
     pub app_method: &'static str,
     /// A directory listed first in `unix_socket_directories`: one where the server
     /// may not be able to make its socket (another account's), so that what the
-    /// server says of where it listens is not true, or a standard directory such as
-    /// `/var/run/postgresql`. Every socket is made 0700 (`unix_socket_permissions`),
+    /// server says of where it listens is not true, a name that is no absolute path
+    /// (the server takes it for a directory in its data directory, made for it), or a standard
+    /// directory such as `/var/run/postgresql`. Every socket is made 0700 (`unix_socket_permissions`),
     /// so in a directory other accounts may enter, only the server's account and
     /// root reach the superuser's trust line.
     pub first_socket_dir: Option<PathBuf>,
@@ -195,6 +196,12 @@ impl UserServer {
             t = o.tcp_hba,
         );
         self.write("pg_hba.conf", &hba, ids);
+        if let Some(relative) = o.first_socket_dir.as_ref().filter(|d| d.is_relative()) {
+            let made = self.data.join(relative);
+            std::fs::create_dir(&made).unwrap();
+            std::fs::set_permissions(&made, std::fs::Permissions::from_mode(0o700)).unwrap();
+            chown(&made, ids);
+        }
         let mut conf = std::fs::read_to_string(self.data.join("postgresql.conf")).unwrap();
         conf.push_str(&format!(
             "\n# the user's settings\nlisten_addresses = '127.0.0.1'\n\

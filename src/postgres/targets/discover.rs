@@ -9,10 +9,13 @@
 //! where the user sent it or to this machine's sockets and loopback held by the
 //! server's own account. The socket is tried only when the URI reached this machine
 //! (a socket, or a loopback address), with libpq's `requirepeer` naming the account
-//! that answered there, so a socket another account holds gets nothing; when the URI
-//! reached a socket, TCP is tried only on a loopback address, and only when the port
-//! there is held by that same account (wherever `listen_addresses` says the server
-//! also listens); and every target's postmaster start time must be the URI's.
+//! that answered there, so a socket another account holds gets nothing; a directory
+//! the server names counts only when it is an absolute path or an `@` name, as libpq
+//! takes anything else for a host to reach over TCP, where `requirepeer` means
+//! nothing. When the URI reached a socket, TCP is tried only on a loopback address,
+//! and only when the port there is held by that same account (wherever
+//! `listen_addresses` says the server also listens); and every target's postmaster
+//! start time must be the URI's.
 
 use super::super::experiment::Target;
 use super::super::libpq::{ConnParams, PgConn};
@@ -179,11 +182,10 @@ impl Connected<'_> {
                 ));
                 Vec::new()
             }
-            Ok(dirs) => dirs
-                .split(',')
-                .map(str::trim)
-                .find(|d| !d.is_empty())
-                .map(|d| (d.to_string(), DirFound::Setting))
+            Ok(dirs) => setting_dirs(&dirs, &mut found.notes)
+                .into_iter()
+                .next()
+                .map(|d| (d, DirFound::Setting))
                 .into_iter()
                 .collect(),
             Err(_) if base.unix_socket => base
@@ -226,6 +228,32 @@ impl Connected<'_> {
         }
         wanted
     }
+}
+
+/// The socket directories of the server's `unix_socket_directories`, in its order:
+/// only absolute paths and `@` names (abstract sockets), as libpq takes any other
+/// entry for a host name or address to reach over TCP, where the password would go
+/// to whatever the server named. Each entry left out gets a line in `notes`.
+fn setting_dirs(setting: &str, notes: &mut Vec<String>) -> Vec<String> {
+    let (dirs, others): (Vec<&str>, Vec<&str>) = setting
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .partition(|d| is_socket_dir(d));
+    for other in others {
+        notes.push(format!(
+            "unix: skipped {} of unix_socket_directories: it is no absolute path or @name, \
+             so libpq would take it for a host to reach over TCP",
+            crate::units::shown(other)
+        ));
+    }
+    dirs.into_iter().map(String::from).collect()
+}
+
+/// A host libpq reaches as a Unix socket: a directory's absolute path, or an
+/// abstract socket's `@` name.
+fn is_socket_dir(host: &str) -> bool {
+    host.starts_with('/') || host.starts_with('@')
 }
 
 /// The account that must hold the server's socket, when there is a socket to
@@ -388,7 +416,11 @@ fn postmaster_socket_dir(text: &str, port: &str) -> Result<String, String> {
         return Err(format!("its postmaster.pid does not name port {port}"));
     }
     match lines.get(4).filter(|d| !d.is_empty()) {
-        Some(dir) => Ok(dir.to_string()),
+        Some(dir) if is_socket_dir(dir) => Ok(dir.to_string()),
+        Some(dir) => Err(format!(
+            "its postmaster.pid names {}, no absolute path or @name",
+            crate::units::shown(dir)
+        )),
         None => Err("its postmaster.pid names no socket directory".into()),
     }
 }
@@ -571,7 +603,34 @@ mod tests {
         let none = "4242\n/srv/pg/data\n1764000000\n5433\n\n*\n";
         let e = postmaster_socket_dir(none, "5433").unwrap_err();
         assert!(e.contains("names no socket directory"), "{e}");
+        let host = "4242\n/srv/pg/data\n1764000000\n5433\n169.254.169.254\n*\n";
+        let e = postmaster_socket_dir(host, "5433").unwrap_err();
+        assert!(e.contains("169.254.169.254, no absolute path"), "{e}");
         assert!(postmaster_socket_dir("", "5433").is_err());
+    }
+
+    #[test]
+    fn only_paths_and_at_names_of_the_setting_are_socket_directories() {
+        let mut notes = Vec::new();
+        let dirs = setting_dirs(
+            "169.254.169.254, /var/run/postgresql, @abstract, relative/dir",
+            &mut notes,
+        );
+        assert_eq!(dirs, ["/var/run/postgresql", "@abstract"]);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        for (note, entry) in notes.iter().zip(["169.254.169.254", "relative/dir"]) {
+            assert!(
+                note.starts_with(&format!("unix: skipped {entry} of unix_socket_directories")),
+                "{note}"
+            );
+        }
+        // A host name, or a server listening on no socket, leaves nothing to try.
+        let mut notes = Vec::new();
+        assert!(setting_dirs("db.example", &mut notes).is_empty());
+        assert_eq!(notes.len(), 1);
+        let mut notes = Vec::new();
+        assert!(setting_dirs(" , ", &mut notes).is_empty());
+        assert!(notes.is_empty(), "{notes:?}");
     }
 
     #[test]
