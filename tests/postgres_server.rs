@@ -9,6 +9,7 @@ mod common;
 use common::user_server::*;
 use common::*;
 use sockbench::postgres::libpq::{ConnParams, PgConn};
+use std::os::fd::AsRawFd;
 
 #[test]
 fn the_user_server_fixture_is_set_up_as_a_user_would() {
@@ -642,7 +643,9 @@ while True:
 /// lies over `dir` (made the `postgres` account's, as the package makes
 /// `/var/run/postgresql`): what `f` starts (the server, sockbench) sees that
 /// directory, the host's stays as found, and the mounts go with the last process
-/// in the namespace. `None`, having said why, when the test cannot run here.
+/// in the namespace. A checkout or a sockbench binary under `dir` (a clone in
+/// `/tmp`) is bound back where it was. `None`, having said why, when the test
+/// cannot run here.
 fn with_private_dir<T: Send>(test: &str, dir: &str, f: impl FnOnce() -> T + Send) -> Option<T> {
     // SAFETY: a plain syscall.
     if unsafe { libc::geteuid() } != 0 {
@@ -678,6 +681,8 @@ fn with_private_dir<T: Send>(test: &str, dir: &str, f: impl FnOnce() -> T + Send
                             Some(std::path::PathBuf::from("/run/postgresql")),
                         ),
                     };
+                    // Opened in this namespace, before the tmpfs hides them.
+                    let kept = needed_under(&over);
                     let tmpfs = c("tmpfs");
                     let mode = c("mode=1777");
                     let target = c(over.to_str().unwrap());
@@ -689,6 +694,19 @@ fn with_private_dir<T: Send>(test: &str, dir: &str, f: impl FnOnce() -> T + Send
                         mode.as_ptr().cast(),
                     );
                     assert_eq!(rc, 0, "tmpfs over {}", over.display());
+                    for (path, opened) in &kept {
+                        std::fs::create_dir_all(path).unwrap();
+                        let from = c(&format!("/proc/thread-self/fd/{}", opened.as_raw_fd()));
+                        let to = c(path.to_str().unwrap());
+                        let rc = libc::mount(
+                            from.as_ptr(),
+                            to.as_ptr(),
+                            std::ptr::null(),
+                            libc::MS_BIND,
+                            std::ptr::null(),
+                        );
+                        assert_eq!(rc, 0, "{} bound back", path.display());
+                    }
                     let made = make.unwrap_or(over);
                     std::fs::create_dir_all(&made).unwrap();
                     if dir != "/tmp" {
@@ -710,6 +728,30 @@ fn with_private_dir<T: Send>(test: &str, dir: &str, f: impl FnOnce() -> T + Send
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
     .into()
+}
+
+/// What a test reads or runs after a tmpfs lies over `over`: the checkout (the
+/// result schema) and the directory of the sockbench binary, each opened, when
+/// `over` holds it (outermost first, what lies in another left out).
+fn needed_under(over: &std::path::Path) -> Vec<(std::path::PathBuf, std::fs::File)> {
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_sockbench"));
+    let mut needed: Vec<std::path::PathBuf> = [
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        binary.parent().unwrap(),
+    ]
+    .iter()
+    .map(|p| std::fs::canonicalize(p).unwrap())
+    .filter(|p| p.starts_with(over) && p != over)
+    .collect();
+    needed.sort();
+    needed.dedup_by(|inner, outer| inner.starts_with(outer));
+    needed
+        .into_iter()
+        .map(|p| {
+            let opened = std::fs::File::open(&p).unwrap();
+            (p, opened)
+        })
+        .collect()
 }
 
 /// An ordinary role, which may not read `unix_socket_directories`, still gets the
