@@ -5,7 +5,9 @@
 //! behind, and runs in its own process group, so a Ctrl-C at the terminal reaches
 //! only sockbench, which then stops its children itself, by PID, between
 //! measurements. A program asked about itself (`redis-server --version`,
-//! `pg_config --bindir`) is waited for a few seconds at most ([`ask`]).
+//! `pg_config --bindir`) is waited for a few seconds at most ([`ask`]). A server
+//! whose processes must all end with it (nginx, a user's `--app` command) runs in
+//! a PID namespace of its own ([`pid_namespace`]).
 
 use anyhow::Context;
 use std::io::{BufRead, BufReader, Read};
@@ -14,6 +16,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+pub mod pid_namespace;
 
 /// How long a program asked about itself may take: far longer than any does.
 pub const ASK_LIMIT: Duration = Duration::from_secs(5);

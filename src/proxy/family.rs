@@ -24,7 +24,7 @@ pub fn quick(_run: &clap::ArgMatches) -> Result<Option<Box<dyn Plan>>> {
         );
         return Ok(None);
     }
-    if let Some(why) = super::nginx::pid_namespace_refused() {
+    if let Some(why) = crate::subprocess::pid_namespace::refused() {
         eprintln!(
             "proxy: skipped, nginx runs in a PID namespace of its own (so no worker outlives \
              its master), and {why}"
