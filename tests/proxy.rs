@@ -8,7 +8,8 @@
 //! makes failed requests, counted and kept out of the 2xx rate;
 //! Ctrl-C keeps what finished; a killed nginx ends the run in one line; a
 //! sockbench killed outright takes nginx (workers included) and the app server
-//! with it, and the next run sweeps the directories it left. A stopped app
+//! with it, and the next run sweeps the directories it left; a daemon a user's
+//! `--app` command starts (`setsid -f`) is gone when the run ends. A stopped app
 //! server or nginx worker ends the run within the client's wait for a response,
 //! in one line, leaving nothing. Another local account, during a run, can change
 //! nothing in its private directories, reach no socket there and signal none of
@@ -1354,6 +1355,97 @@ fn an_app_command_that_listens_beyond_loopback_is_refused_and_stopped() {
     assert_eq!(
         processes_mentioning("http.server --bind 0.0.0.0"),
         Vec::<u32>::new()
+    );
+    assert_clean(&scratch);
+}
+
+/// A process held by a descriptor, killed when dropped: a failing test leaves
+/// nothing running, and nothing that took its PID later is signalled.
+struct Held(u32, std::os::fd::OwnedFd);
+
+impl Held {
+    fn new(pid: u32) -> Option<Held> {
+        use rustix::process::{pidfd_open, Pid, PidfdFlags};
+        let fd = pidfd_open(Pid::from_raw(pid as i32)?, PidfdFlags::empty()).ok()?;
+        Some(Held(pid, fd))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        use rustix::process::{pidfd_send_signal, Signal};
+        let _ = pidfd_send_signal(&self.1, Signal::KILL);
+    }
+}
+
+#[test]
+fn a_daemon_an_app_command_starts_is_gone_when_the_run_ends() {
+    if !nginx_installed("a_daemon_an_app_command_starts") {
+        return;
+    }
+    if !Path::new("/usr/bin/python3").is_file() {
+        eprintln!("SKIPPED a_daemon_an_app_command_starts: python3 is not installed");
+        return;
+    }
+    let _turn = one_at_a_time();
+    let tmp = tempdir();
+    let scratch = scratch(tmp.path());
+    let project = tmp.path().join("project");
+    let out = tmp.path().join("out");
+    for dir in [&project, &out] {
+        std::fs::create_dir(dir).unwrap();
+    }
+    for dir in [tmp.path(), project.as_path()] {
+        std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    // As root the command runs as nginx's account, which writes the daemon's PID.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let (_, uid, gid) = account("www-data").expect("Debian's www-data account");
+        std::os::unix::fs::chown(&out, Some(uid), Some(gid)).unwrap();
+    }
+    // The user's app: it starts a daemon in a session of its own (out of the
+    // command's process group), which writes its PID as the host sees it (its
+    // shell reads /proc/self itself), then serves.
+    std::fs::write(
+        project.join("app.sh"),
+        "setsid -f sh -c 'read -r pid rest </proc/self/stat; echo \"$pid\" >\"$1\"; \
+         exec sleep 300' daemon \"$3\"\n\
+         exec python3 -m http.server --bind \"$1\" \"$2\"\n",
+    )
+    .unwrap();
+    let pid_file = out.join("daemon.pid");
+    let app = format!("sh app.sh {{host}} {{port}} {}", pid_file.display());
+    let mut child = KillOnDrop(
+        sockbench(&scratch)
+            .current_dir(&project)
+            .args(["proxy", "--quick", "--trials", "1", "--transports", "tcp"])
+            .args(["--experiments", "direct", "--app", &app])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // The daemon, held while the run goes on.
+    let mut daemon = None;
+    until(&mut child, "the daemon wrote its PID", || {
+        let said = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        daemon = said.trim().parse().ok().and_then(Held::new);
+        daemon.is_some()
+    });
+    let daemon = daemon.unwrap();
+    assert!(
+        cmdline(daemon.0).contains("sleep 300"),
+        "{}",
+        cmdline(daemon.0)
+    );
+    let (status, _) = exit_within(&mut child, Duration::from_secs(120));
+    let stderr = stderr_of(&mut child);
+    assert!(status.success(), "{stderr}");
+    assert_eq!(
+        alive(&[daemon.0]),
+        Vec::<u32>::new(),
+        "the daemon outlived the run"
     );
     assert_clean(&scratch);
 }

@@ -131,33 +131,6 @@ pub fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// The running processes of process group `group` whose real user is `uid`
-/// (what is left of a group once its leader is gone).
-pub fn in_group(group: u32, uid: u32) -> Vec<u32> {
-    let Ok(all) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    all.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| {
-            let Some(f) = stat_fields(&format!("/proc/{pid}/stat")) else {
-                return false;
-            };
-            // state (3), then ppid, pgrp (5): fields 0 and 2 after the name.
-            let live = f.first().is_some_and(|s| s != "Z" && s != "X");
-            live && f.get(2).and_then(|g| g.parse().ok()) == Some(group)
-                && real_uid(pid) == Some(uid)
-        })
-        .collect()
-}
-
-/// The real user ID process `pid` runs as.
-fn real_uid(pid: u32) -> Option<u32> {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let ids = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
-    ids.split_whitespace().next()?.parse().ok()
-}
-
 /// At most this many processes below one are followed: a server's tree (nginx's
 /// master and workers, a postmaster and its backends) is far smaller.
 const MOST_DESCENDANTS: usize = 4_096;

@@ -41,7 +41,7 @@ use clap::Args;
     account, in the directory sockbench runs in, with {socket} (a Unix socket's path in a \
     private directory), {host} and {port} (a free port on 127.0.0.1) filled in and the \
     other transport's option left out (the word with it, and an option word before it), \
-    and stops it and its process group after. Both ask for --path (default /) and take \
+    and stops it and all it started after (a PID namespace of its own). Both ask for --path (default /) and take \
     whatever body it answers; overload needs an app server sockbench starts with a small \
     backlog, so it is not run on yours.")]
 pub struct ProxyArgs {

@@ -5,12 +5,12 @@
 //!   is to listen, and stops it by its PID after. It runs as nginx's account (the
 //!   server account: `nginx::server_account`), never as root, through `/bin/sh
 //!   -c 'exec CMD'` in the directory sockbench was started in (where the user's
-//!   app is), with `PATH` as sockbench's and nothing else of its environment, in
-//!   its own process group. The process started dies with sockbench
-//!   (`PR_SET_PDEATHSIG`); what it starts is stopped with its group at the end of
-//!   the run, and, should sockbench be killed outright, is the command's own to
-//!   end when its parent dies (gunicorn's workers do). Its Unix socket is in a
-//!   directory of that account's:
+//!   app is), with `PATH` as sockbench's and nothing else of its environment, as
+//!   PID 1 of a PID namespace of its own, as nginx runs
+//!   (`subprocess::pid_namespace`): whatever it starts, a daemon that left its
+//!   process group (`setsid -f`) included, ends with it, at the end of the run, on
+//!   an error, on Ctrl-C and when sockbench is killed outright. Its Unix socket is
+//!   in a directory of that account's:
 //!
 //!   ```text
 //!   sockbench-proxy-…/     sockbench's account, 0711: the owner file
@@ -29,14 +29,14 @@ use super::gunicorn::Log;
 use crate::cpu::proc;
 use crate::error::usage;
 use crate::leftovers::PrivateDir;
+use crate::subprocess::pid_namespace::Kept;
 use crate::system::account::{self, Account};
 use crate::system::peers;
 use crate::transport::{Address, Conn, Endpoint, Transport, MAX_UNIX_PATH};
 use anyhow::{anyhow, bail, Context, Result};
 use std::cell::Cell;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// How long the user's app server may take to answer its first request.
@@ -52,16 +52,14 @@ const WHO: &str = "your app server (--app)";
 
 /// One start of the user's command, listening over one transport.
 pub struct Command {
-    child: Child,
+    /// The command, PID 1 of its namespace, below its keeper.
+    kept: Kept,
     pub endpoint: Endpoint,
     uid: u32,
     account: String,
     /// The last process below the command found answering on its socket, so a
     /// check in a timed loop is one `getsockopt` and a compare.
     verified: Cell<u32>,
-    /// Whether the process started has been reaped (its PID, the group's ID,
-    /// is then no longer sockbench's to signal).
-    reaped: bool,
     // Last, so the directory goes after the app server has stopped.
     dir: PrivateDir,
 }
@@ -120,24 +118,19 @@ impl Command {
         if let Ok(here) = std::env::current_dir() {
             shell.current_dir(here);
         }
-        if let Some(a) = account {
-            shell.uid(a.uid).gid(a.gid);
-        }
-        crate::subprocess::tie_to_parent(&mut shell, libc::SIGKILL);
-        let mut child = shell
-            .spawn()
-            .with_context(|| format!("cannot start {WHO}: {line}"))?;
+        let ids = account.map(|a| (a.uid, a.gid));
+        let mut kept = Kept::spawn(&mut shell, ids)
+            .with_context(|| format!("cannot start {WHO} in a PID namespace of its own: {line}"))?;
         // Its log, kept only while it starts (a bounded tail); after, read and
         // dropped, so a server that logs every request costs nothing kept.
-        let mut log = Log::read(child.stderr.take().expect("stderr is piped"));
+        let mut log = Log::read(kept.take_stderr().expect("stderr is piped"));
         // Held first, so that a failure from here on stops it.
         let mut app = Command {
-            child,
+            kept,
             endpoint,
             uid: account::uid_of(account),
             account: account.map_or_else(account::current_user_name, |a| a.name.clone()),
             verified: Cell::new(0),
-            reaped: false,
             dir,
         };
         app.dir.record_server(app.pid())?;
@@ -155,21 +148,15 @@ impl Command {
         }
     }
 
-    /// The process started (the shell became the command), for its CPU and
-    /// placement: what it starts is below it.
+    /// The keeper of its PID namespace, for its CPU and placement: the command
+    /// and all it starts are below it.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.kept.pid()
     }
 
     /// True while it runs.
     pub fn running(&mut self) -> bool {
-        match self.child.try_wait() {
-            Ok(None) => true,
-            _ => {
-                self.reaped = true;
-                false
-            }
-        }
+        matches!(self.kept.try_wait(), Ok(None))
     }
 
     /// Before anything is sent on `conn`: a Unix connection's peer must be the
@@ -181,7 +168,9 @@ impl Command {
         };
         let peer = peers::unix_peer(stream).context("cannot tell who answers at its socket")?;
         let root = self.pid();
-        let known = peer.pid == root || peer.pid == self.verified.get();
+        // The process started (the shell became the command).
+        let started = self.kept.server_pid().unwrap_or(root);
+        let known = peer.pid == started || peer.pid == self.verified.get();
         // Another process below the command (a worker, a reloader's child): the
         // tree is read once for it, then it is known.
         let ours = peer.uid == self.uid && (known || proc::descendants(root).contains(&peer.pid));
@@ -191,7 +180,7 @@ impl Command {
         if !ours {
             bail!(
                 "the process answering at {WHO}'s socket is not its own (PID {}, user ID {}, \
-                 where it is PID {root} as the '{}' account); anything acting as that account \
+                 where it is PID {started} as the '{}' account); anything acting as that account \
                  may have put its own socket at the path",
                 peer.pid,
                 peer.uid,
@@ -208,8 +197,7 @@ impl Command {
         let request = super::http::HttpRequest::get_path(super::http::HOST, path, false)?;
         loop {
             crate::interrupt::check()?;
-            if let Ok(Some(status)) = self.child.try_wait() {
-                self.reaped = true;
+            if let Ok(Some(status)) = self.kept.try_wait() {
                 bail!("{WHO} exited ({status}) before it answered");
             }
             match self.answer(&request) {
@@ -281,36 +269,12 @@ impl Command {
         Ok(())
     }
 
-    /// SIGTERM to its process group (its own: `tie_to_parent` made it), a wait,
-    /// then SIGKILL to the group, and the process started is reaped. Once that
-    /// process was reaped its PID may name another's group, so what is left of
-    /// the group is then found by its members (`/proc`: the group's ID and the
-    /// account) and stopped by their PIDs.
+    /// SIGTERM to the command when it catches it, a wait, then SIGKILL to the
+    /// keeper, which takes the command and so everything left in its namespace
+    /// (`Kept::stop`).
     fn stop(&mut self) {
-        let group = self.pid();
-        if !self.reaped {
-            signal_group(group, libc::SIGTERM);
-            let deadline = Instant::now() + STOP_TIMEOUT;
-            while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            // Reaped or not, its PID stays the group's while a member lives.
-            signal_group(group, libc::SIGKILL);
-            crate::subprocess::stop(&mut self.child, &[]);
-            self.reaped = true;
-        }
-        for pid in proc::in_group(group, self.uid) {
-            // SAFETY: a signal to a process of the group sockbench made.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-        }
+        self.kept.stop(STOP_TIMEOUT);
     }
-}
-
-/// Sends `signal` to process group `group`.
-fn signal_group(group: u32, signal: libc::c_int) {
-    // SAFETY: a signal to the process group sockbench made for its child,
-    // whose leader it has not reaped (so the ID is still that group's).
-    unsafe { libc::kill(-(group as libc::pid_t), signal) };
 }
 
 impl Drop for Command {
@@ -430,6 +394,97 @@ mod tests {
         String::from_utf8_lossy(&raw).replace('\0', " ")
     }
 
+    /// `python3`, which the tests' app servers run; otherwise says why `test` is
+    /// skipped.
+    fn python(test: &str) -> Option<&'static str> {
+        let found = ["/usr/bin/python3"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists());
+        if found.is_none() {
+            eprintln!("skipped {test}: python3 is not installed");
+        }
+        found
+    }
+
+    /// A directory the command may write in (the server account's), with a
+    /// script that starts a daemon in a session of its own (`setsid -f`: out of
+    /// the command's process group, reparented away from it), which writes its
+    /// PID as the host sees it (its shell reads /proc/self itself) to
+    /// `daemon.pid`, then serves; and the command that runs it.
+    fn daemonizing(python: &str, account: Option<&Account>) -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("app.sh"),
+            format!(
+                "setsid -f sh -c 'read -r pid rest </proc/self/stat; echo \"$pid\" >\"$1\"; \
+                 exec sleep 300' daemon \"$3\"\n\
+                 exec {python} -m http.server --bind \"$1\" \"$2\"\n"
+            ),
+        )
+        .unwrap();
+        if let Some(a) = account {
+            std::os::unix::fs::chown(dir.path(), Some(a.uid), Some(a.gid)).unwrap();
+        }
+        let path = dir.path().display();
+        let command = format!("sh {path}/app.sh {{host}} {{port}} {path}/daemon.pid");
+        (dir, command)
+    }
+
+    /// A process the test saw, held by a descriptor: killed when dropped, so a
+    /// failing test leaves nothing running (and nothing that took its PID later
+    /// is signalled).
+    struct Held(u32, std::os::fd::OwnedFd);
+
+    impl Drop for Held {
+        fn drop(&mut self) {
+            use rustix::process::{pidfd_send_signal, Signal};
+            let _ = pidfd_send_signal(&self.1, Signal::KILL);
+        }
+    }
+
+    /// The daemon whose PID is in `dir`'s `daemon.pid`, held once it is there
+    /// (a few seconds at most).
+    fn daemon_of(dir: &std::path::Path) -> Held {
+        use rustix::process::{pidfd_open, Pid, PidfdFlags};
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let said = std::fs::read_to_string(dir.join("daemon.pid")).unwrap_or_default();
+            let pid: Option<u32> = said.trim().parse().ok();
+            let fd = pid
+                .and_then(|p| Pid::from_raw(p as i32))
+                .and_then(|p| pidfd_open(p, PidfdFlags::empty()).ok());
+            if let (Some(pid), Some(fd)) = (pid, fd) {
+                // Checked once held: the daemon (its shell, or sleep once it ran).
+                assert!(cmdline_of(pid).contains("sleep 300"), "{}", cmdline_of(pid));
+                return Held(pid, fd);
+            }
+            assert!(Instant::now() < deadline, "the daemon never said its PID");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// A child process killed with SIGKILL when dropped, and reaped.
+    struct KillOnDrop(std::process::Child);
+
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    /// Waits up to two seconds for none of `pids` to run; those still running.
+    fn still_running(pids: &[u32]) -> Vec<u32> {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let left: Vec<u32> = pids.iter().copied().filter(|&p| proc::runs(p)).collect();
+            if left.is_empty() || Instant::now() > deadline {
+                return left;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     #[test]
     fn placeholders_are_filled_and_the_other_transports_option_left_out() {
         let cmd = "gunicorn -w 2 -b unix:{socket} -b {host}:{port} app:app";
@@ -451,25 +506,113 @@ mod tests {
 
     #[test]
     fn a_command_started_answers_its_checks_and_is_gone_after() {
-        let Some(python) = ["/usr/bin/python3"]
-            .into_iter()
-            .find(|p| std::path::Path::new(p).exists())
-        else {
-            eprintln!("skipped: python3 is not installed");
+        let Some(python) = python("a_command_started_answers_its_checks") else {
             return;
         };
         let account = crate::proxy::nginx::server_account().unwrap();
         let cmd = format!("{python} -m http.server --bind {{host}} {{port}}");
         let app = Command::start(&cmd, Transport::Tcp, account.as_ref(), "/").unwrap();
-        let pid = app.pid();
-        // The listener is the command's own process (the shell became it).
-        assert_eq!(running_process(&app.endpoint), Ok(pid));
+        let (keeper, started) = (app.pid(), app.kept.server_pid().unwrap());
+        // The listener is the command's own process (the shell became it), PID 1
+        // of its namespace below the keeper.
+        assert_eq!(running_process(&app.endpoint), Ok(started));
+        assert_eq!(proc::parent(started), Some(keeper));
         assert!(
-            cmdline_of(pid).contains("http.server"),
+            cmdline_of(started).contains("http.server"),
             "{}",
-            cmdline_of(pid)
+            cmdline_of(started)
         );
         drop(app);
-        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+        for pid in [keeper, started] {
+            assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+        }
+    }
+
+    #[test]
+    fn a_daemon_the_command_starts_is_gone_after() {
+        let Some(python) = python("a_daemon_the_command_starts_is_gone_after") else {
+            return;
+        };
+        let account = crate::proxy::nginx::server_account().unwrap();
+        let (dir, command) = daemonizing(python, account.as_ref());
+        let app = Command::start(&command, Transport::Tcp, account.as_ref(), "/").unwrap();
+        let daemon = daemon_of(dir.path());
+        drop(app);
+        assert_eq!(
+            still_running(&[daemon.0]),
+            Vec::<u32>::new(),
+            "the daemon outlived its stop"
+        );
+    }
+
+    /// Set in the child process of the next test.
+    const KILLED_CHILD: &str = "SOCKBENCH_TEST_APP_KILLED";
+    /// What starts the child's report of the command's processes.
+    const PIDS_SAID: &str = "the command's processes: ";
+
+    #[test]
+    fn nothing_the_command_starts_outlives_a_killed_sockbench() {
+        let Some(python) = python("nothing_the_command_starts_outlives_a_killed_sockbench") else {
+            return;
+        };
+        if let Some(command) = std::env::var_os(KILLED_CHILD) {
+            // The child: starts the command, says its processes, and waits to
+            // be killed.
+            let account = crate::proxy::nginx::server_account().unwrap();
+            let command = command.to_str().unwrap();
+            let app = Command::start(command, Transport::Tcp, account.as_ref(), "/").unwrap();
+            let pids = [app.pid(), app.kept.server_pid().unwrap()];
+            let said: Vec<String> = pids.iter().map(u32::to_string).collect();
+            // On the line libtest has begun with the test's name.
+            println!("{PIDS_SAID}{}", said.join(" "));
+            std::io::Write::flush(&mut std::io::stdout()).unwrap();
+            std::thread::sleep(Duration::from_secs(60));
+            return;
+        }
+        // The parent: runs this test alone in a child process, with its own
+        // TMPDIR (which the server account may pass through), and kills it once
+        // the command serves.
+        let account = crate::proxy::nginx::server_account().unwrap();
+        let (dir, command) = daemonizing(python, account.as_ref());
+        let tmp = tempfile::tempdir().unwrap();
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+        std::fs::set_permissions(tmp.path(), mode).unwrap();
+        let mut child = KillOnDrop(
+            std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "proxy::user_app::tests::nothing_the_command_starts_outlives_a_killed_sockbench",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(KILLED_CHILD, &command)
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+        );
+        let stdout = child.0.stdout.take().unwrap();
+        let said = std::io::BufRead::lines(std::io::BufReader::new(stdout))
+            .map_while(Result::ok)
+            .find_map(|l| Some(l.split_once(PIDS_SAID)?.1.to_string()));
+        // Held before the child dies: the daemon is killed should the test fail.
+        let daemon = said.as_ref().map(|_| daemon_of(dir.path()));
+        drop(child);
+        let mut pids: Vec<u32> = said
+            .iter()
+            .flat_map(|s| s.split(' ').map(|p| p.parse::<u32>().unwrap()))
+            .collect();
+        assert_eq!(pids.len(), 2, "keeper, command: {said:?}");
+        pids.extend(daemon.as_ref().map(|d| d.0));
+        let left = still_running(&pids);
+        assert!(left.is_empty(), "{left:?} outlived the killed sockbench");
+        // Its server gone, the leftover sweep removes the directory.
+        let held = crate::dir::Dir::open(tmp.path()).unwrap();
+        let kinds = [crate::leftovers::DirKind {
+            prefix: super::super::DIR_PREFIX,
+        }];
+        assert_eq!(crate::leftovers::sweep(&held, &kinds), 1);
+        assert!(held.names().unwrap().is_empty());
     }
 }

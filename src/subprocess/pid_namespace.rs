@@ -35,7 +35,7 @@ use rustix::process::{pidfd_open, pidfd_send_signal, Pid, PidfdFlags, Signal};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// A server started in a PID namespace of its own, below its keeper.
@@ -89,6 +89,11 @@ impl Kept {
     /// found.
     pub fn server_pid(&self) -> Option<u32> {
         self.server.as_ref().map(|s| s.pid)
+    }
+
+    /// The server's standard error, when piped.
+    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+        self.keeper.stderr.take()
     }
 
     /// How the server ended, once it has (read from its keeper, which exits as it
