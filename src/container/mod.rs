@@ -21,7 +21,8 @@
 //! What a killed run cannot remove: the namespaces go with their last process
 //! (every server sockbench starts dies with it), and the veth pair with its
 //! namespace; the nftables table stays, and the next run's [`sweep`] removes it
-//! (and a host link whose run is gone, should one outlive it).
+//! (and a host link whose run is gone, should one outlive it), if it carries the
+//! mark of a sockbench run.
 
 mod docker_proxy;
 mod nat;
@@ -245,7 +246,7 @@ pub struct WayIn {
 impl Drop for Network {
     fn drop(&mut self) {
         self.proxies.clear();
-        // The table before the link: a table whose link is gone is abandoned.
+        // The table before the link its rules send connections to.
         self.nat.take();
         self.inside.end();
         let _ = tool::undo("ip", &["link", "del", &link_name(self.index)]);
@@ -258,13 +259,12 @@ fn link_name(index: u16) -> String {
 }
 
 /// Claims a free network: the first of the range, from a random start, whose
-/// host link can be made (a name in use is another run's). The link's alias says
-/// which run made it, for the sweep.
+/// host link can be made (a name in use is another run's). The link's alias is
+/// this run's mark, for the sweep.
 fn claim_link(server: &NetNs) -> Result<u16> {
     let mut start = [0u8; 2];
     openssl::rand::rand_bytes(&mut start).context("OpenSSL's random generator")?;
     let start = u16::from_be_bytes(start) % NETWORKS;
-    let alias = sweep::alias_of_this_run();
     for step in 0..NETWORKS {
         let index = (start + step) % NETWORKS;
         let name = link_name(index);
@@ -285,6 +285,7 @@ fn claim_link(server: &NetNs) -> Result<u16> {
         ]);
         match made {
             Ok(_) => {
+                let alias = sweep::mark_of_this_run(&name);
                 if let Err(e) = tool::ip(&["link", "set", &name, "alias", &alias]) {
                     let _ = tool::undo("ip", &["link", "del", &name]);
                     return Err(e);

@@ -3,7 +3,7 @@
 //! host (hook `output`), and masquerade on the way out of the veth pair, in an
 //! nftables table of sockbench's own (`sockbench_N`, N the network's number).
 
-use super::tool;
+use super::{sweep, tool};
 use anyhow::{Context, Result};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 
@@ -46,8 +46,9 @@ impl Nat {
     /// The table as one transaction: made if missing, removed, made again whole.
     fn load(&self) -> Result<()> {
         let t = &self.table;
+        let table = format!("{t} {{ comment \"{}\"; }}", sweep::mark_of_this_run(t));
         let mut script = format!(
-            "add table ip {t}; delete table ip {t}; add table ip {t}; \
+            "add table ip {table}; delete table ip {t}; add table ip {table}; \
              add chain ip {t} output {{ type nat hook output priority -100; policy accept; }}; \
              add chain ip {t} postrouting {{ type nat hook postrouting priority 100; policy accept; }}; \
              add rule ip {t} postrouting oifname \"{}\" ip saddr 127.0.0.0/8 masquerade",
