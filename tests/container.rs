@@ -3,9 +3,10 @@
 //! round trips and connections beside the host's Unix socket, with the kernel's
 //! count of packets where a packet is sent; the host's links, namespaces,
 //! nftables ruleset, mounts and sysctls are as before after a run, after Ctrl-C
-//! and after a failure half-way; after SIGKILL the NAT table is left and the next
-//! run removes it. Without root the paths are left out in one line each and the
-//! rest runs. Without `ip` or `nft` the tests say so and return (CI installs both).
+//! and after a failure half-way; after SIGKILL the NAT table goes with the run
+//! and its port reaches whatever binds it next. Without root the paths are left
+//! out in one line each and the rest runs. Without `ip` or `nft` the tests say so
+//! and return (CI installs both).
 //!
 //! The runs take turns ([`one_at_a_time`]): the host's state is compared whole.
 
@@ -14,10 +15,14 @@ mod common;
 use common::container::{docker_proxy_installed, network_possible, sockbench_tables, HostNetwork};
 use common::*;
 use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
+use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 fn one_at_a_time() -> MutexGuard<'static, ()> {
     static TURN: Mutex<()> = Mutex::new(());
@@ -142,13 +147,51 @@ fn ctrl_c_mid_trial_removes_the_network() {
     before.assert_again();
 }
 
+/// Deletes, on drop, the tables a killed run left, should a test find them
+/// (each named with the port its rule took, so no later run's table of the same
+/// name goes).
+struct TablesLeft(Vec<(String, u16)>);
+
+impl Drop for TablesLeft {
+    fn drop(&mut self) {
+        for (table, port) in &self.0 {
+            let name = table.trim_start_matches("table ip ");
+            let listing = Command::new("nft")
+                .args(["list", "table", "ip", name])
+                .output()
+                .map(|o| text(&o.stdout))
+                .unwrap_or_default();
+            if listing.contains(&format!("dport {port} ")) {
+                let _ = Command::new("nft")
+                    .args(["delete", "table", "ip", name])
+                    .output();
+            }
+        }
+    }
+}
+
+/// The host port a NAT table's rule publishes.
+fn published_port(table: &str) -> u16 {
+    let name = table.trim_start_matches("table ip ");
+    let listing = Command::new("nft")
+        .args(["list", "table", "ip", name])
+        .output()
+        .unwrap();
+    let listing = text(&listing.stdout);
+    listing
+        .split_once("tcp dport ")
+        .and_then(|(_, rest)| rest.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no published port in {listing}"))
+}
+
 #[test]
-fn after_sigkill_the_next_run_removes_the_nat_table() {
-    if !network_possible("after_sigkill_the_next_run_removes_the_nat_table") {
+fn after_sigkill_the_nat_table_goes_with_the_run_and_its_port_is_free() {
+    if !network_possible("after_sigkill_the_nat_table_goes_with_the_run") {
         return;
     }
     let _turn = one_at_a_time();
     let before = HostNetwork::read();
+    let tables_before = sockbench_tables();
     let tmp = tempdir();
     let scratch = scratch(tmp.path());
     let json = tmp.path().join("out.json");
@@ -164,18 +207,36 @@ fn after_sigkill_the_next_run_removes_the_nat_table() {
         "veth,published",
     ];
     let mut child = start_then_wait_for(&scratch, &json, "sockets.pingpong", &args);
+    let tables: Vec<String> = sockbench_tables()
+        .into_iter()
+        .filter(|t| !tables_before.contains(t))
+        .collect();
+    assert_eq!(tables.len(), 1, "{tables:?}");
+    let port = published_port(&tables[0]);
+    let _left = TablesLeft(vec![(tables[0].clone(), port)]);
     signal(&child.0, libc::SIGKILL);
     let _ = child.0.wait();
-    // Its server died with it, so its namespaces and links went; its table stays.
-    let marker = scratch.to_string_lossy().into_owned();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while !processes_mentioning(&marker).is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
+    // The table went with the socket it belongs to, however the run ended.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while sockbench_tables().contains(&tables[0]) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
     }
     assert!(
-        !sockbench_tables().is_empty(),
-        "a killed run leaves its table"
+        !sockbench_tables().contains(&tables[0]),
+        "a killed run left {}",
+        tables[0]
     );
+    // A program that binds the port now gets its connections.
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).unwrap();
+    let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let mut client = TcpStream::connect_timeout(&address, Duration::from_secs(2)).unwrap();
+    let (mut accepted, _) = listener.accept().unwrap();
+    client.write_all(b"x").unwrap();
+    let mut byte = [0];
+    accepted.read_exact(&mut byte).unwrap();
+    assert_eq!(&byte, b"x");
+    drop((client, accepted, listener));
+    // The next run removes the killed run's directory.
     let next = run(
         &scratch,
         &[
@@ -190,7 +251,6 @@ fn after_sigkill_the_next_run_removes_the_nat_table() {
         ],
     );
     assert!(next.status.success(), "{}", text(&next.stderr));
-    assert_eq!(sockbench_tables(), Vec::<String>::new());
     assert_clean(&scratch);
     before.assert_again();
 }

@@ -18,14 +18,16 @@
 //! host setting changed (`route_localnet`, for DNAT from 127.0.0.1) is on the host's
 //! end of sockbench's own veth pair, and goes with it.
 //!
-//! What a killed run cannot remove: the namespaces go with their last process
-//! (every server sockbench starts dies with it), and the veth pair with its
-//! namespace; the nftables table stays, and the next run's [`sweep`] removes it
-//! (and a host link whose run is gone, should one outlive it), if it carries the
-//! mark of a sockbench run.
+//! What a killed run cannot remove goes without it: the namespaces with their
+//! last process (every server sockbench starts dies with it), the veth pair with
+//! its namespace, and the nftables table with the netlink socket it belongs to
+//! (`nft.rs`). Where the kernel cannot tie a table to a socket, the table stays,
+//! and the next run's [`sweep`] removes it (and a host link whose run is gone,
+//! should one outlive it), if it carries the mark of a sockbench run.
 
 mod docker_proxy;
 mod nat;
+mod nft;
 mod ns;
 mod sweep;
 mod tool;

@@ -2,8 +2,13 @@
 //! makes it without the userland proxy: a DNAT rule for connections made on the
 //! host (hook `output`), and masquerade on the way out of the veth pair, in an
 //! nftables table of sockbench's own (`sockbench_N`, N the network's number).
+//!
+//! The table belongs to the socket of an `nft -i` session ([`nft::Session`]), so
+//! it goes with the run however the run ends. Where the kernel (before 5.12) or
+//! nft knows no owner, the table is made without one, marked with the run for the
+//! next run's sweep.
 
-use super::{sweep, tool};
+use super::{nft, sweep, tool};
 use anyhow::{Context, Result};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 
@@ -14,6 +19,9 @@ pub const TABLE_PREFIX: &str = "sockbench_";
 pub struct Nat {
     table: String,
     link: String,
+    session: nft::Session,
+    /// Whether the table belongs to the session's socket.
+    owned: bool,
     /// Host port and where it goes; each host port held bound so that no other
     /// program takes it while the rule sends its connections to the container.
     rules: Vec<(TcpListener, SocketAddr)>,
@@ -21,12 +29,21 @@ pub struct Nat {
 
 impl Nat {
     pub fn new(index: u16, link: &str) -> Result<Nat> {
-        let nat = Nat {
+        let mut nat = Nat {
             table: format!("{TABLE_PREFIX}{index}"),
             link: link.to_string(),
+            session: nft::Session::start()?,
+            owned: true,
             rules: Vec::new(),
         };
-        nat.load()?;
+        if let Err(e) = nat.load() {
+            // Not answered (a Ctrl-C, a hang): nothing to say about owners.
+            if !nat.session.running() {
+                return Err(e);
+            }
+            nat.owned = false;
+            nat.load()?;
+        }
         Ok(nat)
     }
 
@@ -44,9 +61,13 @@ impl Nat {
     }
 
     /// The table as one transaction: made if missing, removed, made again whole.
-    fn load(&self) -> Result<()> {
+    fn load(&mut self) -> Result<()> {
         let t = &self.table;
-        let table = format!("{t} {{ comment \"{}\"; }}", sweep::mark_of_this_run(t));
+        let flags = if self.owned { "flags owner; " } else { "" };
+        let table = format!(
+            "{t} {{ {flags}comment \"{}\"; }}",
+            sweep::mark_of_this_run(t)
+        );
         let mut script = format!(
             "add table ip {table}; delete table ip {t}; add table ip {table}; \
              add chain ip {t} output {{ type nat hook output priority -100; policy accept; }}; \
@@ -60,12 +81,18 @@ impl Nat {
                 "; add rule ip {t} output ip daddr 127.0.0.1 tcp dport {port} dnat to {to}"
             );
         }
-        tool::run("nft", &[&script]).map(|_| ())
+        self.session.run(&script, true)
     }
 }
 
 impl Drop for Nat {
     fn drop(&mut self) {
-        let _ = tool::undo("nft", &["delete", "table", "ip", &self.table]);
+        let delete = format!("delete table ip {}", self.table);
+        // A session that ended early took an owned table with it; one not owned
+        // stays until deleted.
+        if self.session.run(&delete, false).is_err() && !self.owned {
+            let _ = tool::undo("nft", &["delete", "table", "ip", &self.table]);
+        }
+        self.session.end();
     }
 }

@@ -1,5 +1,6 @@
 //! What a killed run leaves of its networks, removed by the next: the nftables
-//! table of a network, and a host link, should one outlive its run.
+//! table of a network the kernel could not tie to the run (`nat.rs`), and a host
+//! link, should one outlive its run.
 //!
 //! Only what sockbench marked as its own goes: a table's comment or a link's alias
 //! names the run that made it (PID and start time, so a reused PID does not count)

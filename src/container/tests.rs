@@ -1,17 +1,19 @@
 //! A real network, built and removed: every crossing carries a connection, and the
-//! host's links, nftables ruleset and mounts are as they were afterwards.
+//! host's links, nftables ruleset and mounts are as they were afterwards, and
+//! `nft -i` left no history file where a missing `HOME` would put it.
 
 use super::*;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 
-/// What the host shows of its network and mounts.
-fn host_state() -> (String, String, String) {
+/// What the host shows of its network and mounts, and nft's history file.
+fn host_state() -> (String, String, String, Option<u64>) {
     let links = tool::ip(&["-o", "link", "show"]).unwrap_or_default();
     let rules = tool::run("nft", &["list", "ruleset"]).unwrap_or_default();
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
-    (links, rules, mounts)
+    let history = std::fs::metadata("/.nft.history").ok().map(|m| m.len());
+    (links, rules, mounts, history)
 }
 
 /// Echoes one byte on each connection `listener` accepts, `n` times.
