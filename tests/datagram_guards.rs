@@ -119,7 +119,10 @@ fn refused(tmp: &Path, args: &[String]) -> String {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = run(tmp, &args);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert!(!out.status.success(), "{args:?} succeeded:\n{stdout}\n{stderr}");
+    assert!(
+        !out.status.success(),
+        "{args:?} succeeded:\n{stdout}\n{stderr}"
+    );
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 1, "{stderr}");
     assert!(!stderr.contains("os error 11"), "{stderr}");
@@ -164,7 +167,11 @@ fn a_server_that_answers_twice_or_short_is_refused() {
         ("udp", "twice", "out of step"),
         ("tcp", "twice", "out of step"),
         ("unix-dgram", "twice", "out of step"),
-        ("udp", "short", "a datagram of 63 B came where one of 64 B was expected"),
+        (
+            "udp",
+            "short",
+            "a datagram of 63 B came where one of 64 B was expected",
+        ),
     ] {
         let (_server, address) = hostile(tmp.path(), kind, mode, 60);
         let line = refused(tmp.path(), &against(&address, "pingpong"));
@@ -179,7 +186,13 @@ fn a_silent_server_ends_the_trial_in_one_line_and_ctrl_c_at_once() {
     let tmp = tempdir();
     let (_server, address) = hostile(tmp.path(), "udp", "silent", 120);
     let args = against(&address, "pingpong");
-    let mut child = KillOnDrop(sockbench(tmp.path()).args(&args).stderr(Stdio::piped()).spawn().unwrap());
+    let mut child = KillOnDrop(
+        sockbench(tmp.path())
+            .args(&args)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     std::thread::sleep(Duration::from_secs(3));
     signal(&child.0, libc::SIGINT);
     let (status, took) = exit_within(&mut child, Duration::from_secs(5));
@@ -201,13 +214,26 @@ fn a_receiver_that_stops_reading_ends_the_messages_trial() {
     for kind in ["unix", "unix-dgram"] {
         let (_server, address) = hostile(tmp.path(), kind, "deaf", 120);
         let args = against(&address, "messages");
-        let mut child =
-            KillOnDrop(sockbench(tmp.path()).args(&args).stderr(Stdio::piped()).spawn().unwrap());
+        let mut child = KillOnDrop(
+            sockbench(tmp.path())
+                .args(&args)
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
         std::thread::sleep(Duration::from_secs(3));
         signal(&child.0, libc::SIGINT);
         let (status, took) = exit_within(&mut child, Duration::from_secs(5));
-        assert_eq!(status.code(), Some(130), "{kind}: {}", stderr_of(&mut child));
-        assert!(took < Duration::from_secs(2), "{kind}: Ctrl-C took {took:?}");
+        assert_eq!(
+            status.code(),
+            Some(130),
+            "{kind}: {}",
+            stderr_of(&mut child)
+        );
+        assert!(
+            took < Duration::from_secs(2),
+            "{kind}: Ctrl-C took {took:?}"
+        );
     }
     let (_server, address) = hostile(tmp.path(), "unix", "deaf", 120);
     let line = refused(tmp.path(), &against(&address, "messages"));
@@ -232,7 +258,8 @@ fn threads(pid: u32) -> usize {
 /// `sockbench serve` on a free UDP port, given `secret` on its standard input.
 fn serve_udp(tmp: &Path, secret: Option<&str>) -> (KillOnDrop, String) {
     let mut cmd = sockbench(tmp);
-    cmd.args(["serve", "--listen", "udp:127.0.0.1:0"]).stdout(Stdio::piped());
+    cmd.args(["serve", "--listen", "udp:127.0.0.1:0"])
+        .stdout(Stdio::piped());
     if secret.is_some() {
         cmd.arg("--secret-on-stdin").stdin(Stdio::piped());
     }
@@ -250,7 +277,11 @@ fn serve_udp(tmp: &Path, secret: Option<&str>) -> (KillOnDrop, String) {
 
 /// Runs the flooder as `account` against `port` and waits for it.
 fn flood(account: (u32, u32), port: &str, nonces: usize, sockets: usize) {
-    let mut flooder = python(FLOODER, &[port, &nonces.to_string(), &sockets.to_string()], Some(account));
+    let mut flooder = python(
+        FLOODER,
+        &[port, &nonces.to_string(), &sockets.to_string()],
+        Some(account),
+    );
     let (status, _) = exit_within(&mut flooder, Duration::from_secs(60));
     assert!(status.success(), "{}", stderr_of(&mut flooder));
     // What the server received is served within a second.
@@ -273,10 +304,16 @@ fn a_flood_from_another_account_starts_a_bounded_number_of_sessions() {
     let before = threads(pid);
     flood(account, &port, 1_000, 0);
     let one_socket = threads(pid);
-    assert!(one_socket <= before + 2, "{before} threads, then {one_socket}");
+    assert!(
+        one_socket <= before + 2,
+        "{before} threads, then {one_socket}"
+    );
     flood(account, &port, 0, MAX_SESSIONS + 500);
     let many = threads(pid);
-    assert!(many <= before + MAX_SESSIONS + 2, "{before} threads, then {many}");
+    assert!(
+        many <= before + MAX_SESSIONS + 2,
+        "{before} threads, then {many}"
+    );
     let line = refused(tmp.path(), &against(&address, "pingpong"));
     assert!(line.contains("keeps as many sessions as it may"), "{line}");
     drop(server);
@@ -286,7 +323,11 @@ fn a_flood_from_another_account_starts_a_bounded_number_of_sessions() {
     let port = address.rsplit(':').next().unwrap().to_string();
     let before = threads(server.0.id());
     flood(account, &port, 200, 200);
-    assert_eq!(threads(server.0.id()), before, "a request without the secret started a session");
+    assert_eq!(
+        threads(server.0.id()),
+        before,
+        "a request without the secret started a session"
+    );
 }
 
 /// Greetings to a peer that never reads (another account's socket) hold up no

@@ -47,7 +47,9 @@ fn read_secret() -> Result<Secret> {
         .read_line(&mut line)
         .map_err(|e| anyhow!("cannot read the secret from standard input: {e}"))?;
     Secret::from_hex(&line).ok_or_else(|| {
-        usage("--secret-on-stdin: standard input holds no secret (one line of 32 hexadecimal digits)")
+        usage(
+            "--secret-on-stdin: standard input holds no secret (one line of 32 hexadecimal digits)",
+        )
     })
 }
 

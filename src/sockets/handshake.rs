@@ -85,11 +85,10 @@ pub(super) fn handshake(
         match got {
             Ok(received) => match heard(&received, &answer, nonce, server) {
                 Heard::Greeting(from) => break from,
-                Heard::Busy => bail!(
-                    "the sockbench server at {endpoint} keeps as many sessions as it may; \
-                     another program holds them: stop it, or try again later"
-                ),
-                Heard::NotSockbench => bail!("{endpoint} is not a sockbench server (wrong greeting)"),
+                Heard::Busy => return Err(busy(endpoint)),
+                Heard::NotSockbench => {
+                    bail!("{endpoint} is not a sockbench server (wrong greeting)")
+                }
                 Heard::Intruder(who) => return Err(intruder(endpoint, &who)),
             },
             Err(e)
@@ -108,28 +107,31 @@ pub(super) fn handshake(
     socket.talk_to(&from, connects)?;
     // From the connect on, the kernel lets only the server reach the socket; what
     // came before it may still wait in the queue, and must be the server's.
+    // The server's session socket sends nothing before it is asked, so the first
+    // datagram waiting, if any, tells.
     socket.set_nonblocking(true)?;
-    let checked = (|| -> Result<()> {
-        for _ in 0..64 {
-            let received = match socket.receive(&mut answer, true) {
-                Ok(received) => received,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
-                Err(e) => return Err(e.into()),
-            };
-            if same(received.from.as_ref(), &from) {
-                return Ok(());
-            }
-            return Err(intruder(endpoint, &sender(&received)));
-        }
-        Ok(())
-    })();
+    let waiting = socket.receive(&mut answer, true);
     socket.set_nonblocking(false)?;
-    checked?;
+    match waiting {
+        Ok(received) if !same(received.from.as_ref(), &from) => {
+            return Err(intruder(endpoint, &sender(&received)))
+        }
+        Err(e) if e.kind() != ErrorKind::WouldBlock => return Err(e.into()),
+        _ => {}
+    }
     // Asking for every sender costs the server work on every send: not measured.
     socket.pass_credentials(false)?;
     socket.set_read_timeout(Some(IO_TIMEOUT))?;
     socket.set_write_timeout(Some(IO_TIMEOUT))?;
     Ok(from)
+}
+
+/// The one line for a server that answered `Server busy!`.
+pub(super) fn busy(endpoint: &Endpoint) -> anyhow::Error {
+    anyhow!(
+        "the sockbench server at {endpoint} keeps as many sessions as it may; another \
+         program holds them: stop it, or try again later"
+    )
 }
 
 /// What `received` (its bytes in `answer`) is, for a client that sent `nonce`.
@@ -157,7 +159,8 @@ fn same(a: Option<&Peer>, b: &Peer) -> bool {
 /// its address and account over UDP.
 fn sender(received: &Received) -> String {
     let account = |uid: u32| {
-        crate::system::account::user_name(uid).map_or(format!("uid {uid}"), |n| format!("account {n}"))
+        crate::system::account::user_name(uid)
+            .map_or(format!("uid {uid}"), |n| format!("account {n}"))
     };
     match (&received.sender, &received.from) {
         // A process in a PID namespace this one cannot see shows as 0.
@@ -167,7 +170,9 @@ fn sender(received: &Received) -> String {
             Some(uid) => format!("{addr} ({})", account(uid)),
             None => addr.to_string(),
         },
-        (None, Some(peer)) => peer.name().map_or("an unnamed socket".into(), |n| n.to_string()),
+        (None, Some(peer)) => peer
+            .name()
+            .map_or("an unnamed socket".into(), |n| n.to_string()),
         (None, None) => "an unnamed socket".into(),
     }
 }

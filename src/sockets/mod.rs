@@ -26,9 +26,7 @@ use crate::report::experiment::{Description, Family};
 use crate::report::family::RunPart;
 use crate::results::{Params, Trial};
 use crate::sockets::keys::*;
-use crate::transport::{
-    Carries, Conn, Connector, Endpoint, TlsInfo, TlsVersion, Transport,
-};
+use crate::transport::{Carries, Conn, Connector, Endpoint, TlsInfo, TlsVersion, Transport};
 use anyhow::{bail, Context, Result};
 use clap::{Args, FromArgMatches};
 use server::protocol::{Request, Secret, BUSY, BYE, GREETING};
@@ -347,10 +345,7 @@ impl Target {
             .map_err(named_timeout)
             .with_context(|| format!("no greeting from {}", self.endpoint))?;
         if &greeting == BUSY {
-            bail!(
-                "the sockbench server at {} keeps as many sessions as it may; another program                  holds them: stop it, or try again later",
-                self.endpoint
-            );
+            return Err(handshake::busy(&self.endpoint));
         }
         if &greeting != GREETING {
             bail!(

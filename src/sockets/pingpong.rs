@@ -23,7 +23,14 @@ pub fn trial(target: &Target, size: u64, budget: Duration, meter: &mut Meter) ->
     let mut buf = vec![0xa5u8; size];
     let mut sequence = 0;
 
-    warm_up(target, &mut conn, &mut buf, &mut sequence, WARMUP_ROUND_TRIPS, WARMUP_TIME)?;
+    warm_up(
+        target,
+        &mut conn,
+        &mut buf,
+        &mut sequence,
+        WARMUP_ROUND_TRIPS,
+        WARMUP_TIME,
+    )?;
 
     let mut samples = sample_buffer(sample_capacity(budget));
     meter.start();

@@ -337,7 +337,10 @@ fn peer_from(from: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<Peer
             // SAFETY: the kernel wrote a sockaddr_in there, as its family says.
             let sin: libc::sockaddr_in = unsafe { std::ptr::read_unaligned(base.cast()) };
             let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
-            Some(Peer::Ip(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(sin.sin_port)))))
+            Some(Peer::Ip(SocketAddr::V4(SocketAddrV4::new(
+                ip,
+                u16::from_be(sin.sin_port),
+            ))))
         }
         libc::AF_INET6 if len >= std::mem::size_of::<libc::sockaddr_in6>() => {
             // SAFETY: the kernel wrote a sockaddr_in6 there, as its family says.
@@ -354,7 +357,8 @@ fn peer_from(from: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<Peer
             let len = len.min(std::mem::size_of::<libc::sockaddr_un>());
             // SAFETY: the kernel wrote `len` bytes of a sockaddr_un there, within
             // the storage.
-            let path = unsafe { std::slice::from_raw_parts(base.add(offset), len.saturating_sub(offset)) };
+            let path =
+                unsafe { std::slice::from_raw_parts(base.add(offset), len.saturating_sub(offset)) };
             match path.split_first() {
                 None => None,
                 Some((0, name)) => UnixAddr::from_abstract_name(name).ok().map(Peer::Unix),

@@ -201,8 +201,15 @@ impl ServerProcess {
         &self.endpoints
     }
 
-    /// Sends SIGTERM to the child (by its PID), waits briefly, then SIGKILL.
+    /// Sends SIGTERM to the child (by its PID), waits briefly, then SIGKILL. A child
+    /// that was stopped (a stall the watchdog had not yet seen when Ctrl-C ended the
+    /// trial) is continued first, or it would hold SIGTERM until SIGKILL.
     pub fn stop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            // SAFETY: a plain syscall on sockbench's own child, not yet reaped, so
+            // its PID cannot have been reused.
+            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGCONT) };
+        }
         crate::subprocess::stop(&mut self.child, &[(libc::SIGTERM, STOP_TIMEOUT)]);
     }
 }

@@ -171,7 +171,12 @@ fn start(
 
 /// Sends `greeting` from `socket` to `peer` without waiting for room: a client
 /// that does not read gets nothing, and holds up no other.
-fn send_now(socket: &Datagram, peer: &Peer, connects: bool, greeting: &[u8]) -> std::io::Result<()> {
+fn send_now(
+    socket: &Datagram,
+    peer: &Peer,
+    connects: bool,
+    greeting: &[u8],
+) -> std::io::Result<()> {
     // The clone shares the socket's blocking mode, set back once sent.
     let mut conn = socket.try_clone()?.into_conn(peer, connects);
     socket.set_nonblocking(true)?;

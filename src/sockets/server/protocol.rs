@@ -146,7 +146,11 @@ impl DatagramRequest {
             secret: bytes[HEADER_LEN..HEADER_LEN + SECRET_LEN]
                 .try_into()
                 .expect("16 bytes"),
-            nonce: Nonce(bytes[HEADER_LEN + SECRET_LEN..].try_into().expect("16 bytes")),
+            nonce: Nonce(
+                bytes[HEADER_LEN + SECRET_LEN..]
+                    .try_into()
+                    .expect("16 bytes"),
+            ),
         })
     }
 
@@ -259,7 +263,10 @@ mod tests {
         assert!(got.admitted_by(Some(secret)));
         assert!(got.admitted_by(None));
         assert!(!got.admitted_by(Some(Secret::random())));
-        let unknowing = DatagramRequest { secret: [0; 16], ..asked };
+        let unknowing = DatagramRequest {
+            secret: [0; 16],
+            ..asked
+        };
         assert!(!unknowing.admitted_by(Some(secret)));
         assert_ne!(Nonce::random(), Nonce::random());
     }
@@ -267,7 +274,10 @@ mod tests {
     #[test]
     fn secrets_travel_as_hex() {
         let secret = Secret::random();
-        assert_eq!(Secret::from_hex(&format!("{}\n", secret.to_hex())), Some(secret));
+        assert_eq!(
+            Secret::from_hex(&format!("{}\n", secret.to_hex())),
+            Some(secret)
+        );
         assert_eq!(Secret::from_hex("00"), None);
         assert_eq!(Secret::from_hex(&"zz".repeat(16)), None);
         assert_eq!(format!("{secret:?}"), "Secret(…)");
