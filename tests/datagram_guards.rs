@@ -179,16 +179,11 @@ fn a_server_that_answers_twice_or_short_is_refused() {
     }
 }
 
-/// A server that greets and then answers nothing: Ctrl-C ends the trial at once,
-/// and without it the trial ends within its limit, saying why.
-#[test]
-fn a_silent_server_ends_the_trial_in_one_line_and_ctrl_c_at_once() {
-    let tmp = tempdir();
-    let (_server, address) = hostile(tmp.path(), "udp", "silent", 120);
-    let args = against(&address, "pingpong");
+/// Runs `args` for 3 s, then Ctrl-C, which must end it at once.
+fn ctrl_c_ends(tmp: &Path, args: &[String]) {
     let mut child = KillOnDrop(
-        sockbench(tmp.path())
-            .args(&args)
+        sockbench(tmp)
+            .args(args)
             .stderr(Stdio::piped())
             .spawn()
             .unwrap(),
@@ -196,8 +191,26 @@ fn a_silent_server_ends_the_trial_in_one_line_and_ctrl_c_at_once() {
     std::thread::sleep(Duration::from_secs(3));
     signal(&child.0, libc::SIGINT);
     let (status, took) = exit_within(&mut child, Duration::from_secs(5));
-    assert_eq!(status.code(), Some(130), "{}", stderr_of(&mut child));
-    assert!(took < Duration::from_secs(2), "Ctrl-C took {took:?}");
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "{args:?}: {}",
+        stderr_of(&mut child)
+    );
+    assert!(
+        took < Duration::from_secs(2),
+        "{args:?}: Ctrl-C took {took:?}"
+    );
+}
+
+/// A server that greets and then answers nothing: Ctrl-C ends the trial at once,
+/// and without it the trial ends within its limit, saying why.
+#[test]
+fn a_silent_server_ends_the_trial_in_one_line_and_ctrl_c_at_once() {
+    let tmp = tempdir();
+    let (_server, address) = hostile(tmp.path(), "udp", "silent", 120);
+    let args = against(&address, "pingpong");
+    ctrl_c_ends(tmp.path(), &args);
 
     let line = refused(tmp.path(), &args);
     assert!(
@@ -213,27 +226,7 @@ fn a_receiver_that_stops_reading_ends_the_messages_trial() {
     let tmp = tempdir();
     for kind in ["unix", "unix-dgram"] {
         let (_server, address) = hostile(tmp.path(), kind, "deaf", 120);
-        let args = against(&address, "messages");
-        let mut child = KillOnDrop(
-            sockbench(tmp.path())
-                .args(&args)
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap(),
-        );
-        std::thread::sleep(Duration::from_secs(3));
-        signal(&child.0, libc::SIGINT);
-        let (status, took) = exit_within(&mut child, Duration::from_secs(5));
-        assert_eq!(
-            status.code(),
-            Some(130),
-            "{kind}: {}",
-            stderr_of(&mut child)
-        );
-        assert!(
-            took < Duration::from_secs(2),
-            "{kind}: Ctrl-C took {took:?}"
-        );
+        ctrl_c_ends(tmp.path(), &against(&address, "messages"));
     }
     let (_server, address) = hostile(tmp.path(), "unix", "deaf", 120);
     let line = refused(tmp.path(), &against(&address, "messages"));

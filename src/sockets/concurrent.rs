@@ -72,15 +72,7 @@ fn client(
     let prepared = (|| -> Result<_> {
         let size = MESSAGE_SIZE as u32;
         let mut conn = target.session(Request::PingPong { size })?;
-        let mut sequence = 0;
-        warm_up(
-            target,
-            &mut conn,
-            &mut buf,
-            &mut sequence,
-            WARMUP_ROUND_TRIPS,
-            WARMUP_TIME,
-        )?;
+        let sequence = warm_up(target, &mut conn, &mut buf, WARMUP_ROUND_TRIPS, WARMUP_TIME)?;
         Ok((conn, sequence))
     })();
     let mut samples = sample_buffer(capacity);

@@ -21,16 +21,8 @@ pub fn trial(target: &Target, size: u64, budget: Duration, meter: &mut Meter) ->
     let size = usize::try_from(size)?;
     let mut conn = target.session(Request::PingPong { size: size as u32 })?;
     let mut buf = vec![0xa5u8; size];
-    let mut sequence = 0;
 
-    warm_up(
-        target,
-        &mut conn,
-        &mut buf,
-        &mut sequence,
-        WARMUP_ROUND_TRIPS,
-        WARMUP_TIME,
-    )?;
+    let mut sequence = warm_up(target, &mut conn, &mut buf, WARMUP_ROUND_TRIPS, WARMUP_TIME)?;
 
     let mut samples = sample_buffer(sample_capacity(budget));
     meter.start();
@@ -51,25 +43,27 @@ pub fn trial(target: &Target, size: u64, budget: Duration, meter: &mut Meter) ->
 }
 
 /// Untimed round trips (at most `round_trips`, for at most `time`), then the
-/// connection is made ready for a timed loop.
+/// connection is made ready for a timed loop; returns the number of the last
+/// message, which the timed loop's numbers follow.
 pub(super) fn warm_up(
     target: &Target,
     conn: &mut Conn,
     buf: &mut [u8],
-    sequence: &mut u64,
     round_trips: usize,
     time: Duration,
-) -> Result<()> {
+) -> Result<u64> {
     let end = Instant::now() + time;
+    let mut sequence = 0;
     for _ in 0..round_trips {
-        round_trip(conn, buf, sequence)
+        round_trip(conn, buf, &mut sequence)
             .map_err(|e| super::named_timeout(closed_by_peer(e)))
             .with_context(|| format!("{} stopped echoing", target.endpoint))?;
         if Instant::now() >= end {
             break;
         }
     }
-    Ok(ready_for_timing(conn)?)
+    ready_for_timing(conn)?;
+    Ok(sequence)
 }
 
 /// Round trips of `buf` until `samples` is full or `budget` has passed; one sample
