@@ -25,10 +25,14 @@ const DEAF_PEER: &str = r#"
 import os, socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind("\0deaf%d" % os.getpid())
+s.setblocking(False)
 header = b"P\0\0\0" + (64).to_bytes(4, "little") + bytes(8)
 for _ in range(40):
     for request in (header, header + bytes(16) + os.urandom(16)):
-        s.sendto(request, "\0" + sys.argv[1])
+        try:
+            s.sendto(request, "\0" + sys.argv[1])
+        except BlockingIOError:
+            time.sleep(0.01)
 print("sent", flush=True)
 time.sleep(float(sys.argv[2]))
 "#;
