@@ -313,3 +313,44 @@ fn a_connect_table_of_your_server_does_not_claim_trust() {
     );
     assert!(!connect.contains("trust"), "{connect}");
 }
+
+/// A comparison not settled for want of rounds says so once in every format: the
+/// datagram line's `not settled (…)` is never wrapped around the table cell's own
+/// `not settled (3 rounds)`.
+#[test]
+fn not_settled_is_said_once_in_every_format() {
+    let tmp = tempdir();
+    // The sockets fixture's TLS round trips as UDP's, each round far from the last,
+    // so UDP against TCP is too wide to print: the datagram line compares them.
+    let mut file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(SOCKETS).unwrap()).unwrap();
+    for r in file["results"].as_array_mut().unwrap() {
+        if r["experiment"] == "sockets.pingpong" && r["transport"] == "tls" {
+            r["transport"] = "udp".into();
+            let trials = r["trials"].as_array_mut().unwrap();
+            for (trial, by) in trials.iter_mut().zip([1.0, 30.0, 0.05]) {
+                let rtt = &mut trial["rtt_ns"];
+                for part in ["mean", "p50", "p99", "p999"] {
+                    rtt[part] = (rtt[part].as_f64().unwrap() * by).into();
+                }
+            }
+        }
+    }
+    let path = tmp.path().join("udp.json");
+    std::fs::write(&path, file.to_string()).unwrap();
+    let path = path.to_str().unwrap();
+    for format in ["table", "markdown", "html", "csv", "json"] {
+        let out = wide(&["report", path, "--format", format]);
+        let words = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            !words.contains("not settled (not settled"),
+            "{format}: {words}"
+        );
+        if format != "csv" {
+            assert!(
+                words.contains("udp against tcp: not settled (3 rounds"),
+                "{format}: the datagram line is there: {words}"
+            );
+        }
+    }
+}

@@ -13,9 +13,8 @@ use crate::report::experiment::{
 };
 use crate::report::format::{duration_ns, versus};
 use crate::report::verdict::failed::{percent, Failures};
-use crate::report::verdict::listed;
 use crate::report::verdict::own::{Placed, Said};
-use crate::report::verdict::{Outcome, Pair};
+use crate::report::verdict::{listed, unsettled, Outcome, Pair};
 use crate::results::metric::{Better, Metric, Unit};
 use crate::results::ResultRecord;
 use crate::units::format_size;
@@ -460,7 +459,9 @@ fn datagrams_against_streams(run: &Placed) -> Option<Said> {
                 Outcome::Same => {
                     format!("{a} and {b} are the same within ±5% ({b} {interval})")
                 }
-                Outcome::Inconclusive => format!("{a} against {b}: not settled ({interval})"),
+                Outcome::Inconclusive => {
+                    format!("{a} against {b}: not settled ({})", unsettled(&p))
+                }
             })
         })
         .collect();

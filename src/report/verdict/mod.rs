@@ -24,7 +24,7 @@ mod wakeup;
 mod words;
 
 pub use pair::{Outcome, Pair};
-pub use words::{layer_cost, listed};
+pub use words::{layer_cost, listed, unsettled};
 
 use super::columns::distinct;
 use super::experiment::{

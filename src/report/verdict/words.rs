@@ -98,8 +98,9 @@ fn shown_ratio(p: &Pair) -> String {
 }
 
 /// What a comparison that is not settled rests on: its interval when it is narrow
-/// enough to print, else its rounds and how many would settle it.
-fn open(p: &Pair) -> String {
+/// enough to print, else its rounds and how many would settle it; what follows
+/// `not settled` in every line that says so, in parentheses.
+pub fn unsettled(p: &Pair) -> String {
     match &p.ratio {
         Some(r) if r.informative() => versus(r),
         Some(r) => rounds(r),
@@ -115,7 +116,7 @@ pub(super) fn also(work: &Work, metric: &Metric, p: &Pair) -> String {
     match p.outcome {
         Outcome::Differs => format!("{b}: {} ({interval})", saving_of(work, metric, p)),
         Outcome::Same => format!("{b}: the same as {a} within ±5% ({interval})"),
-        Outcome::Inconclusive => format!("{b} against {a}: not settled ({})", open(p)),
+        Outcome::Inconclusive => format!("{b} against {a}: not settled ({})", unsettled(p)),
     }
 }
 
@@ -190,7 +191,9 @@ fn extra_cost(who: &str, work: &Work, metric: &Metric, p: &Pair) -> String {
         }
         Outcome::Differs => format!("{who} is faster than {} here ({interval})", p.base),
         Outcome::Same => format!("{who} costs the same as {} within ±5% ({interval})", p.base),
-        Outcome::Inconclusive => format!("{who} against {}: not settled ({})", p.base, open(p)),
+        Outcome::Inconclusive => {
+            format!("{who} against {}: not settled ({})", p.base, unsettled(p))
+        }
     }
 }
 
