@@ -208,3 +208,192 @@ fn zero_rates_crossed_ranges_and_repeated_keys_are_refused() {
         "{e}"
     );
 }
+
+/// A real run of the messages workload over unix and udp, one round of 64-byte
+/// messages, to edit; and the index of each transport's record.
+fn messages_run(dir: &std::path::Path) -> (Value, usize, usize) {
+    let json = dir.join("messages.json");
+    let out = common::run(
+        dir,
+        &[
+            "sockets",
+            "--quick",
+            "--trials",
+            "1",
+            "--transports",
+            "unix,udp",
+            "--workloads",
+            "messages",
+            "--message-sizes",
+            "64",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let at = |t: &str| {
+        let records = file["results"].as_array().unwrap();
+        records.iter().position(|r| r["transport"] == t).unwrap()
+    };
+    let (unix, udp) = (at("unix"), at("udp"));
+    (file, unix, udp)
+}
+
+/// `file` changed by `edit`, written into `dir` as `name`.
+fn written(
+    dir: &std::path::Path,
+    name: &str,
+    file: &Value,
+    edit: impl FnOnce(&mut Value),
+) -> String {
+    let mut file = file.clone();
+    edit(&mut file);
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string(&file).unwrap()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn messages_figures_no_run_can_give_are_refused() {
+    let tmp = tempdir();
+    let dir = tmp.path();
+    let (file, unix, udp) = messages_run(dir);
+    let count = |r: usize, key: &str| file["results"][r]["trials"][0][key].as_u64().unwrap();
+    let sent = count(udp, "sent");
+
+    let lost = written(dir, "lost.json", &file, |f| {
+        f["results"][udp]["trials"][0]["lost"] = (sent + 1).into();
+    });
+    let e = one_line_error(&["report", &lost]);
+    assert!(e.contains("lost.json"), "{e}");
+    assert!(
+        e.contains(&format!(
+            "results[{udp}].trials[0].lost is {}, more than",
+            sent + 1
+        )),
+        "{e}"
+    );
+
+    let received = written(dir, "received.json", &file, |f| {
+        f["results"][udp]["trials"][0]["received"] = (sent + 1).into();
+    });
+    let e = one_line_error(&["compare", &lost, &received]);
+    assert!(
+        e.contains("lost.json"),
+        "the first file is refused first: {e}"
+    );
+    let e = one_line_error(&["report", &received]);
+    assert!(
+        e.contains("received.json")
+            && e.contains(&format!("results[{udp}].trials[0].received is"))
+            && e.contains("more than"),
+        "{e}"
+    );
+
+    // Lost and received that do not add up to what was sent.
+    let unix_sent = count(unix, "sent");
+    assert!(unix_sent > 0);
+    let sum = written(dir, "sum.json", &file, |f| {
+        let trial = &mut f["results"][unix]["trials"][0];
+        trial["lost"] = (count(unix, "lost") + 1).into();
+    });
+    let e = one_line_error(&["report", &sum, "--format", "csv"]);
+    assert!(
+        e.contains("sum.json")
+            && e.contains(&format!("results[{unix}].trials[0].lost is"))
+            && e.contains("not sent less received"),
+        "{e}"
+    );
+
+    let waited = written(dir, "waited.json", &file, |f| {
+        f["results"][unix]["metrics"]["waited_share"] = 5.0.into();
+    });
+    let e = one_line_error(&["report", &waited]);
+    assert!(
+        e.contains("waited.json")
+            && e.contains(&format!("results[{unix}].metrics.waited_share is 5"))
+            && e.contains("a share"),
+        "{e}"
+    );
+
+    let listed = written(dir, "listed.json", &file, |f| {
+        f["results"][udp]["trials"][0]["sent"] = serde_json::json!([sent, 1]);
+    });
+    let e = one_line_error(&["report", &listed]);
+    assert!(
+        e.contains(&format!(
+            "results[{udp}].trials[0].sent is a list, not a count"
+        )),
+        "{e}"
+    );
+
+    // The run as written is reported.
+    let as_written = written(dir, "as_written.json", &file, |_| {});
+    stdout(&["report", &as_written]);
+}
+
+#[test]
+fn a_list_where_a_map_belongs_is_refused() {
+    let tmp = tempdir();
+    let dir = tmp.path();
+    // serde reads a struct from a list of its fields: this was a spread of 1 to 3.
+    let spread = edited(dir, "spread.json", |f| {
+        f["results"][0]["headline"]["spread"] = serde_json::json!([2.0, 1.0, 3.0]);
+    });
+    let e = one_line_error(&["report", &spread]);
+    assert!(
+        e.contains("spread.json holds a list where a map belongs: results[0].headline.spread"),
+        "{e}"
+    );
+
+    // Percentiles given as a list of four numbers.
+    let percentiles = edited(dir, "percentiles.json", |f| {
+        let record = f["results"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|r| r["metrics"].get("rtt_ns").is_some())
+            .unwrap();
+        record["metrics"]["rtt_ns"] = serde_json::json!([1.0, 2.0, 3.0, 4.0]);
+    });
+    let e = one_line_error(&["report", &percentiles]);
+    assert!(
+        e.contains("percentiles.json")
+            && e.contains(".metrics.rtt_ns is a list, where a map belongs"),
+        "{e}"
+    );
+}
+
+#[test]
+fn two_records_of_one_case_are_refused() {
+    let tmp = tempdir();
+    let twice = edited(tmp.path(), "twice.json", |f| {
+        let results = f["results"].as_array_mut().unwrap();
+        let mut again = results[0].clone();
+        // The same case and transport, measured for longer and faster.
+        let metric = again["headline"]["metric"].as_str().unwrap().to_string();
+        let value = again["metrics"][&metric].as_f64().unwrap();
+        again["metrics"][&metric] = (value * 2.0).into();
+        results.push(again);
+    });
+    let last = serde_json::from_str::<Value>(&std::fs::read_to_string(&twice).unwrap()).unwrap()
+        ["results"]
+        .as_array()
+        .unwrap()
+        .len()
+        - 1;
+    for command in ["report", "compare"] {
+        let args = match command {
+            "report" => vec!["report", &twice],
+            _ => vec!["compare", RUN, &twice],
+        };
+        let e = one_line_error(&args);
+        assert!(
+            e.contains(&format!(
+                "twice.json holds two records of one case: results[0] and results[{last}]"
+            )),
+            "{e}"
+        );
+    }
+}

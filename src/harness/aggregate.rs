@@ -123,7 +123,8 @@ mod tests {
                             ..Trial::default()
                         })
                         .collect();
-                    let params = Params::default();
+                    // One record per case and transport, as a run writes them.
+                    let params = Params::default().with(Key::<u64>::new("size"), case as u64);
                     record(
                         "sockets.stream",
                         &headline,
@@ -150,6 +151,7 @@ mod tests {
             Some(Declared {
                 headline: HEADLINES[0],
                 figures: &HEADLINES,
+                budgets: &[],
             })
         });
         if let Err(e) = loaded {

@@ -70,6 +70,7 @@ impl Description {
         Declared {
             headline: self.headline,
             figures: self.figures,
+            budgets: self.budgets,
         }
     }
 

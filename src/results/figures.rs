@@ -10,18 +10,19 @@ use crate::stats::{median, Percentiles};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One figure's value.
+/// One figure's value. Read as the first kind that takes it, so a list comes
+/// before the maps: serde would read a list of four numbers as percentiles.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Figure {
     /// Events over all trials (summed, not a median): failed transactions.
     Count(u64),
     Number(f64),
+    /// One number per item, in order: the time of each command of a script.
+    List(Vec<f64>),
     Percentiles(Percentiles),
     /// Named parts of one whole: the phases of a connection.
     Parts(BTreeMap<String, f64>),
-    /// One number per item, in order: the time of each command of a script.
-    List(Vec<f64>),
     /// The timed batches of one trial, the points its fit is made from. Only a
     /// trial has them: a record's figures leave them out (their medians would
     /// be no batch that ran).
@@ -326,7 +327,11 @@ mod tests {
             .with(RATE, 1234.0)
             .with(FAILED, 3)
             .with(LATENCY, p(2.5))
-            .with(Key::<Vec<f64>>::new("per_command_ns"), vec![1.5, 2.0]);
+            .with(Key::<Vec<f64>>::new("per_command_ns"), vec![1.5, 2.0])
+            .with(
+                Key::<Vec<f64>>::new("four_commands_ns"),
+                vec![1.0, 2.0, 3.0, 4.0],
+            );
         let json = serde_json::to_string(&m).unwrap();
         assert!(json.contains(r#""failed":3"#), "{json}");
         assert!(json.contains(r#""conn_per_s":1234.0"#), "{json}");

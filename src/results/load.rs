@@ -4,11 +4,13 @@
 //! field, so a damaged or hand-edited file is never printed as if measured.
 
 use crate::error::usage;
-use crate::results::metric::{Declared, Unit, MAX_MAGNITUDE, MIN_POSITIVE};
+use crate::results::metric::{Declared, Range, Unit, MAX_MAGNITUDE, MIN_POSITIVE};
 use crate::results::paired::pair;
-use crate::results::{ResultFile, SCHEMA_VERSION};
+use crate::results::{ResultFile, ResultRecord, SCHEMA_VERSION};
 use anyhow::Result;
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// Larger than any result file sockbench writes (a full run is about 150 KB).
@@ -70,12 +72,12 @@ pub fn load(path: &Path, known: impl Fn(&str) -> Option<Declared>) -> Result<Res
         let id = r.get("experiment").and_then(Value::as_str).unwrap_or("");
         known(id)
     };
-    if let Err(e) = check_records(&value["results"], declared) {
-        return Err(usage(format!(
-            "{shown} holds an impossible value: {e}; it was damaged or edited, re-run the \
-             measurement"
-        )));
-    }
+    let edited = |e: String| {
+        usage(format!(
+            "{shown} {e}; it was damaged or edited, re-run the measurement"
+        ))
+    };
+    check_records(&value["results"], declared).map_err(edited)?;
     let mut value = value;
     let format = value["schema_version"].as_u64().unwrap_or(0);
     if format < 4 {
@@ -84,8 +86,24 @@ pub fn load(path: &Path, known: impl Fn(&str) -> Option<Declared>) -> Result<Res
     if format < 6 {
         port_limited_into_count(&mut value);
     }
-    let mut file: ResultFile = serde_json::from_value(value)
-        .map_err(|e| usage(format!("{shown} is not a valid sockbench result file: {e}")))?;
+    let invalid = |e: String| usage(format!("{shown} is not a valid sockbench result file: {e}"));
+    // The records are read one at a time, each checked against the model read from
+    // it and then dropped, so a large file is never held twice.
+    let records = match value.get_mut("results").and_then(Value::as_array_mut) {
+        Some(records) => std::mem::take(records),
+        None => Vec::new(),
+    };
+    let mut file = ResultFile::deserialize(&value).map_err(|e| invalid(e.to_string()))?;
+    lists_stay_lists(&value, &file, "").map_err(edited)?;
+    drop(value);
+    file.results = Vec::with_capacity(records.len());
+    for (i, raw) in records.into_iter().enumerate() {
+        let path = format!("results[{i}]");
+        let record =
+            ResultRecord::deserialize(&raw).map_err(|e| invalid(format!("{path}: {e}")))?;
+        lists_stay_lists(&raw, &record, &path).map_err(edited)?;
+        file.results.push(record);
+    }
     if format < 5 {
         upgrade(&mut file, |id| known(id).map(|d| d.headline));
     }
@@ -190,42 +208,112 @@ fn check_format(value: &Value) -> Result<(), String> {
     }
 }
 
-/// Every number of every record is one a measurement can give, and every record has
-/// trials; the error names the first field that is not. `declared` gives a
-/// record's declared figures.
+/// Every number of every record is one a measurement can give, every record has
+/// trials, and no two records measure one case over one transport; the error names
+/// the first field or record that is not so. `declared` gives a record's declared
+/// figures.
 fn check_records(
     results: &Value,
     declared: impl Fn(&Value) -> Option<Declared>,
 ) -> Result<(), String> {
+    let impossible = |e: String| format!("holds an impossible value: {e}");
     let Some(records) = results.as_array() else {
-        return check_values(results, "results", None);
+        return check_values(results, "results", None, false).map_err(impossible);
     };
-    records
-        .iter()
-        .enumerate()
-        .try_for_each(|(i, r)| check_values(r, &format!("results[{i}]"), declared(r).as_ref()))
+    let mut cases: HashMap<String, usize> = HashMap::with_capacity(records.len());
+    for (i, r) in records.iter().enumerate() {
+        let declared = declared(r);
+        check_values(r, &format!("results[{i}]"), declared.as_ref(), false).map_err(impossible)?;
+        let Some(case) = case_of(r, declared.map_or(&[], |d| d.budgets)) else {
+            continue;
+        };
+        if let Some(first) = cases.insert(case, i) {
+            return Err(format!(
+                "holds two records of one case: results[{first}] and results[{i}] are both {} \
+                 over {} with the same parameters",
+                crate::units::shown(r["experiment"].as_str().unwrap_or_default()),
+                crate::units::shown(r["transport"].as_str().unwrap_or_default()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What tells a record apart from every other a run writes: its experiment, its
+/// transport and its parameters but the `budgets` (which set only how long it
+/// measured), as one text; none for a record without them, which reading it refuses.
+fn case_of(record: &Value, budgets: &[&str]) -> Option<String> {
+    let experiment = record.get("experiment")?.as_str()?;
+    let transport = record.get("transport")?.as_str()?;
+    let mut params: Vec<(&String, &Value)> = (record.get("params")?.as_object()?.iter())
+        .filter(|(name, _)| !budgets.contains(&name.as_str()))
+        .collect();
+    params.sort_by_key(|&(name, _)| name);
+    serde_json::to_string(&(experiment, transport, params)).ok()
+}
+
+/// Every list in `raw` (the file) is a list in `read` (what the model read from
+/// it), or absent there: serde reads a struct from a list of its fields in order,
+/// so `"spread": [1, 2, 3]` would pass for a median, a minimum and a maximum. The
+/// error names the first that is not, below `path`.
+fn lists_stay_lists(raw: &Value, read: &impl serde::Serialize, path: &str) -> Result<(), String> {
+    let read = serde_json::to_value(read).map_err(|e| format!("cannot be read back ({e})"))?;
+    match list_read_as_map(raw, &read) {
+        Some(at) => Err(format!("holds a list where a map belongs: {path}{at}")),
+        None => Ok(()),
+    }
+}
+
+/// Where below `raw` a list was read as a map, as a path (`.headline.spread`).
+fn list_read_as_map(raw: &Value, read: &Value) -> Option<String> {
+    match (raw, read) {
+        (Value::Array(_), Value::Object(_)) => Some(String::new()),
+        (Value::Array(raw), Value::Array(read)) => {
+            raw.iter()
+                .zip(read)
+                .enumerate()
+                .find_map(|(i, (raw, read))| {
+                    list_read_as_map(raw, read).map(|at| format!("[{i}]{at}"))
+                })
+        }
+        (Value::Object(raw), Value::Object(read)) => raw.iter().find_map(|(name, raw)| {
+            let at = list_read_as_map(raw, read.get(name)?)?;
+            Some(format!(".{}{at}", crate::units::shown(name)))
+        }),
+        _ => None,
+    }
 }
 
 /// Every number under `value` is possible for the figures `declared`: only a
-/// figure declared signed may be below zero, and a rate must be above zero.
-fn check_values(value: &Value, path: &str, declared: Option<&Declared>) -> Result<(), String> {
+/// figure declared signed may be below zero, a share is at most 1, a rate must be
+/// above zero; a declared figure is a number (or a map of its parts), and a
+/// remainder is what it is declared to be. `signed` is true below a figure
+/// declared signed.
+fn check_values(
+    value: &Value,
+    path: &str,
+    declared: Option<&Declared>,
+    signed: bool,
+) -> Result<(), String> {
     match value {
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(f64::INFINITY);
             let field = path.rsplit(['.', '[']).next().unwrap_or(path);
-            let figure = |name: &str| declared.and_then(|d| d.figure(name));
-            let signed = SIGNED_PARTS.iter().any(|p| path.contains(p))
-                || path
-                    .split(['.', '['])
-                    .any(|segment| figure(segment).is_some_and(|m| m.signed));
+            // The declared figure this number is the whole of, if any.
+            let whole = declared
+                .and_then(|d| d.figure(field))
+                .filter(|m| m.name == field);
+            let signed = signed || SIGNED_PARTS.iter().any(|p| path.contains(p));
             if x.abs() > MAX_MAGNITUDE {
                 return Err(format!("{path} is {n}"));
             }
             if x < 0.0 && !signed {
                 return Err(format!("{path} is {n}, below zero ({field} cannot be)"));
             }
-            let rate = figure(field)
-                .is_some_and(|m| m.name == field && matches!(m.unit, Unit::Rate | Unit::ByteRate));
+            if x > 1.0 && whole.is_some_and(|m| m.range == Range::Share) {
+                return Err(format!("{path} is {n}, above 1 ({field} is a share)"));
+            }
+            let rate = whole.is_some_and(|m| matches!(m.unit, Unit::Rate | Unit::ByteRate));
             let positive = rate || POSITIVE_PARTS.iter().any(|p| path.contains(p));
             if positive && x < MIN_POSITIVE {
                 return Err(format!(
@@ -243,7 +331,7 @@ fn check_values(value: &Value, path: &str, declared: Option<&Declared>) -> Resul
             items
                 .iter()
                 .enumerate()
-                .try_for_each(|(i, v)| check_values(v, &format!("{path}[{i}]"), declared))
+                .try_for_each(|(i, v)| check_values(v, &format!("{path}[{i}]"), declared, signed))
         }
         Value::Object(fields) => {
             for (low, high) in [
@@ -259,11 +347,89 @@ fn check_values(value: &Value, path: &str, declared: Option<&Declared>) -> Resul
                     }
                 }
             }
-            fields
-                .iter()
-                .try_for_each(|(k, v)| check_values(v, &format!("{path}.{k}"), declared))
+            for (name, value) in fields {
+                // A declared figure is a number, or a map of its parts (`rtt_ns.p50`).
+                let Some(m) = declared.and_then(|d| d.figure(name)) else {
+                    continue;
+                };
+                let (fits, belongs) = if m.name == name {
+                    (value.is_number(), "a number")
+                } else {
+                    (value.is_object(), "a map")
+                };
+                if !fits {
+                    return Err(format!(
+                        "{path}.{name} is {}, where {belongs} belongs",
+                        kind(value)
+                    ));
+                }
+            }
+            for m in declared.into_iter().flat_map(|d| d.figures) {
+                if let Range::Remainder { whole, taken } = m.range {
+                    check_remainder(fields, path, m.name, whole, taken)?;
+                }
+            }
+            fields.iter().try_for_each(|(k, v)| {
+                let figure = declared.and_then(|d| d.figure(k));
+                let signed = signed || figure.is_some_and(|m| m.range == Range::Signed);
+                check_values(v, &format!("{path}.{k}"), declared, signed)
+            })
         }
         _ => Ok(()),
+    }
+}
+
+/// Where one trial or record (`fields`, at `path`) has any of the counts `rest`,
+/// `whole` and `taken`, it has all three, and `rest` is `whole` less `taken`
+/// ([`Range::Remainder`]).
+fn check_remainder(
+    fields: &Map<String, Value>,
+    path: &str,
+    rest: &str,
+    whole: &str,
+    taken: &str,
+) -> Result<(), String> {
+    let names = [rest, whole, taken];
+    let Some(given) = names.into_iter().find(|name| fields.contains_key(*name)) else {
+        return Ok(());
+    };
+    let count = |name: &str| fields.get(name).and_then(Value::as_u64);
+    let (Some(r), Some(w), Some(t)) = (count(rest), count(whole), count(taken)) else {
+        let name = names.into_iter().find(|name| count(name).is_none());
+        let name = name.unwrap_or(rest);
+        return Err(match fields.get(name) {
+            None => format!("{path} has {given} but no {name}"),
+            Some(v) => format!("{path}.{name} is {}, not a count", kind(v)),
+        });
+    };
+    if t > w {
+        return Err(format!(
+            "{path}.{taken} is {t}, more than {path}.{whole} ({w})"
+        ));
+    }
+    if r > w {
+        return Err(format!(
+            "{path}.{rest} is {r}, more than {path}.{whole} ({w})"
+        ));
+    }
+    if r != w - t {
+        return Err(format!(
+            "{path}.{rest} is {r}, not {whole} less {taken} ({w} − {t} = {})",
+            w - t
+        ));
+    }
+    Ok(())
+}
+
+/// A value as an error names it: a number as it is, anything else by its kind.
+fn kind(value: &Value) -> String {
+    match value {
+        Value::Number(n) => n.to_string(),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a map".into(),
+        Value::String(_) => "text".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".into(),
     }
 }
 

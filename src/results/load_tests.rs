@@ -19,6 +19,7 @@ fn check_values(results: &Value, _: &str) -> Result<(), String> {
     let declared = Declared {
         headline: FIGURES[0],
         figures: FIGURES,
+        budgets: &[],
     };
     check_records(results, |_| Some(declared))
 }
@@ -146,6 +147,7 @@ fn older_files_keep_every_parameter_and_figure() {
             Some(Declared {
                 headline: ANY,
                 figures: SIGNED,
+                budgets: &[],
             })
         })
         .unwrap();

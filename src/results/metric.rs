@@ -26,6 +26,24 @@ pub enum Better {
     Higher,
 }
 
+/// Which values a figure can have: the loader refuses any other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Range {
+    /// Zero or more: a time, a rate, a count.
+    NotNegative,
+    /// Any: a difference or a fit, which may be below zero.
+    Signed,
+    /// A share of a whole, from 0 to 1.
+    Share,
+    /// A count that is exactly the figure `whole` less the figure `taken` beside it
+    /// (in the same trial, or summed in the same record): the messages `lost` are
+    /// those `sent` less those `received`, so neither is more than `sent`.
+    Remainder {
+        whole: &'static str,
+        taken: &'static str,
+    },
+}
+
 /// One figure of an experiment's [`Metrics`].
 #[derive(Clone, Copy)]
 pub struct Metric {
@@ -33,9 +51,7 @@ pub struct Metric {
     pub name: &'static str,
     pub unit: Unit,
     pub better: Better,
-    /// True for a figure that is a difference or a fit, and so may be below zero
-    /// (the loader refuses a negative value of any other).
-    pub signed: bool,
+    pub range: Range,
 }
 
 impl Metric {
@@ -44,14 +60,30 @@ impl Metric {
             name,
             unit,
             better,
-            signed: false,
+            range: Range::NotNegative,
         }
     }
 
     /// A figure that may be below zero (a difference, a fit's intercept).
     pub const fn signed(self) -> Metric {
         Metric {
-            signed: true,
+            range: Range::Signed,
+            ..self
+        }
+    }
+
+    /// A share of a whole, from 0 to 1.
+    pub const fn share(self) -> Metric {
+        Metric {
+            range: Range::Share,
+            ..self
+        }
+    }
+
+    /// A count that is `whole` less `taken` ([`Range::Remainder`]).
+    pub const fn remainder(self, whole: &'static str, taken: &'static str) -> Metric {
+        Metric {
+            range: Range::Remainder { whole, taken },
             ..self
         }
     }
@@ -72,12 +104,14 @@ impl std::fmt::Debug for Metric {
     }
 }
 
-/// What the loader knows of an experiment: its headline and every figure it
-/// declares (their units and signs decide which values are possible).
+/// What the loader knows of an experiment: its headline, every figure it declares
+/// (their units and ranges decide which values are possible) and the parameters
+/// that set only how long it measured (a record's case is the others).
 #[derive(Debug, Clone, Copy)]
 pub struct Declared {
     pub headline: Metric,
     pub figures: &'static [Metric],
+    pub budgets: &'static [&'static str],
 }
 
 impl Declared {

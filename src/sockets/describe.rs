@@ -29,8 +29,16 @@ const BY_CLIENTS: CaseParam = CaseParam::new(CLIENTS.name, Form::Number, "{} cli
     .one("1 client")
     .short(Some("{} cl."));
 
-/// Every figure the experiments record.
-const FIGURES: &[Metric] = &[CONNECTIONS, RTT, THROUGHPUT, OPS, RECEIVED_RATE, WAITED];
+/// Every figure the experiments record that the report reads or the loader checks.
+const FIGURES: &[Metric] = &[
+    CONNECTIONS,
+    RTT,
+    THROUGHPUT,
+    OPS,
+    RECEIVED_RATE,
+    WAITED,
+    LOST_MESSAGES,
+];
 
 pub static CONNECT: Description = Description {
     id: "sockets.connect",
@@ -194,7 +202,10 @@ pub static CONCURRENT: Description = Description {
 /// Messages received per second, one way.
 const RECEIVED_RATE: Metric = Metric::new("msgs_per_s", Unit::Rate, Better::Higher);
 /// The share of sends that waited for room.
-const WAITED: Metric = Metric::new("waited_share", Unit::Count, Better::Lower);
+const WAITED: Metric = Metric::new(WAITED_SHARE.name, Unit::Count, Better::Lower).share();
+/// The messages sent that never arrived: all those sent but those received.
+const LOST_MESSAGES: Metric =
+    Metric::new(LOST.name, Unit::Count, Better::Lower).remainder(SENT.name, RECEIVED.name);
 
 pub static MESSAGES: Description = Description {
     id: "sockets.messages",

@@ -74,8 +74,8 @@ pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Ve
     // Each experiment's line, then its own, ordered by rank (ties in catalog order).
     let mut described: Vec<(u8, &'static Description, Speaks)> = Vec::new();
     for &e in catalog.all() {
-        described.extend(e.verdict.map(|v| (v.rank, e, Speaks::Line(v))));
-        described.extend(e.own_line.map(|o| (o.rank, e, Speaks::Own(o))));
+        described.extend(e.verdict.as_ref().map(|v| (v.rank, e, Speaks::Line(v))));
+        described.extend(e.own_line.as_ref().map(|o| (o.rank, e, Speaks::Own(o))));
     }
     described.sort_by_key(|(rank, _, _)| *rank);
     let mut lines: Vec<Line> = Vec::new();
@@ -84,7 +84,7 @@ pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Ve
         let v = match said {
             Speaks::Line(v) => v,
             Speaks::Own(o) => {
-                lines.extend(own::lines(experiment, &o, records, catalog));
+                lines.extend(own::lines(experiment, o, records, catalog));
                 continue;
             }
         };
@@ -98,7 +98,7 @@ pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Ve
         };
         let mut these: Vec<Line> = at
             .iter()
-            .filter_map(|&p| picked_line(experiment, placed(p), &v))
+            .filter_map(|&p| picked_line(experiment, placed(p), v))
             .collect();
         // A family's first line over a container's network brings the line
         // comparing the ways into it.
@@ -106,7 +106,7 @@ pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Ve
         if !contained.contains(&family) {
             let said: Vec<Line> = at
                 .iter()
-                .filter_map(|&p| container_line(placed(p), &v))
+                .filter_map(|&p| container_line(placed(p), v))
                 .collect();
             if !said.is_empty() {
                 contained.push(family);
@@ -142,8 +142,8 @@ pub fn lines(records: &[ResultRecord], system: &System, catalog: &Catalog) -> Ve
 /// What an experiment says in the verdict: the line comparing transports, or its
 /// own.
 enum Speaks {
-    Line(VerdictLine),
-    Own(OwnLine),
+    Line(&'static VerdictLine),
+    Own(&'static OwnLine),
 }
 
 /// The verdict line of one placement's records, for the case the line picks.
