@@ -44,11 +44,12 @@
 
 use super::csv::{figures, unit_name};
 use super::Exporter;
-use crate::report::block::{legend, Block, Number};
-use crate::report::verdict::Outcome;
-use crate::report::Document;
+use crate::report::block::{legend, Block, Number, Row};
+use crate::report::verdict::{Line, Outcome};
+use crate::report::{Document, Section};
 use crate::results::ResultRecord;
 use crate::stats::Interval;
+use serde::{Serialize, Serializer};
 use serde_json::{json, Value};
 
 pub struct Json;
@@ -58,58 +59,97 @@ const FORMAT: u32 = 2;
 
 impl Exporter for Json {
     fn render(&self, document: &Document) -> String {
-        let sections: Vec<Value> = document
-            .sections
-            .iter()
-            .map(|s| {
-                json!({
-                    "heading": s.heading,
-                    "summary": s.summary,
-                    "verdict": s.verdict.iter().map(|l| json!({
-                        "sentence": l.sentence,
-                        "caveat": l.caveat,
-                        "what": l.what,
-                        "pairs": l.pairs.iter().map(|p| json!({
-                            "base": p.base,
-                            "other": p.other,
-                            "outcome": match p.outcome {
-                                Outcome::Differs => "differs",
-                                Outcome::Same => "same",
-                                Outcome::Inconclusive => "not settled",
-                            },
-                            "base_cost": p.base_cost,
-                            "other_cost": p.other_cost,
-                            "ratio": p.ratio.as_ref().map(interval),
-                            "extra_cpu_ns": p.extra_cpu_ns.map(|d| json!({
-                                "estimate": number(d.estimate),
-                                "low": number(d.low),
-                                "high": number(d.high),
-                            })),
-                        })).collect::<Vec<_>>(),
-                        "ratios": l.ratios.iter().map(|(t, i)| {
-                            let mut r = interval(i);
-                            r["transport"] = json!(t);
-                            r
-                        }).collect::<Vec<_>>(),
-                    })).collect::<Vec<_>>(),
-                    "records": s.blocks.iter().filter_map(|b| Some((b.experiment?, b)))
-                        .flat_map(|(e, b)| b.records.iter().map(move |r| record(e, r)))
-                        .collect::<Vec<_>>(),
-                    "tables": s.blocks.iter().map(table).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
+        let sections = Each(|| document.sections.iter().map(section));
         let all = document.sections.iter().flat_map(|s| &s.blocks);
-        let mut text = serde_json::to_string_pretty(&json!({
-            "format": FORMAT,
-            "title": document.title,
-            "sections": sections,
-            "legend": legend(all),
-        }))
-        .expect("a tree of JSON values serializes");
+        // The fields in the order of their names, as a map of JSON values keeps them.
+        #[derive(Serialize)]
+        struct Whole<'d, S> {
+            format: u32,
+            legend: Vec<String>,
+            sections: S,
+            title: &'d str,
+        }
+        let mut text = serde_json::to_string_pretty(&Whole {
+            format: FORMAT,
+            legend: legend(all),
+            sections,
+            title: &document.title,
+        })
+        .expect("JSON values and names serialize");
         text.push('\n');
         text
     }
+}
+
+/// A list written item by item as it is serialized, each item made only then: the
+/// document is never one tree of values, which for a large file's records and
+/// tables took several times the file's size.
+struct Each<F>(F);
+
+impl<F, I> Serialize for Each<F>
+where
+    F: Fn() -> I,
+    I: Iterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq((self.0)())
+    }
+}
+
+fn section(s: &Section) -> impl Serialize + '_ {
+    #[derive(Serialize)]
+    struct Shape<'s, R, T> {
+        heading: &'s str,
+        records: R,
+        summary: &'s [String],
+        tables: T,
+        verdict: Value,
+    }
+    Shape {
+        heading: &s.heading,
+        records: Each(|| {
+            (s.blocks.iter())
+                .filter_map(|b| Some((b.experiment?, b)))
+                .flat_map(|(e, b)| b.records.iter().map(move |r| record(e, r)))
+        }),
+        summary: &s.summary,
+        tables: Each(|| s.blocks.iter().map(table)),
+        verdict: verdict(&s.verdict),
+    }
+}
+
+fn verdict(lines: &[Line]) -> Value {
+    json!(lines
+        .iter()
+        .map(|l| json!({
+            "sentence": l.sentence,
+            "caveat": l.caveat,
+            "what": l.what,
+            "pairs": l.pairs.iter().map(|p| json!({
+                "base": p.base,
+                "other": p.other,
+                "outcome": match p.outcome {
+                    Outcome::Differs => "differs",
+                    Outcome::Same => "same",
+                    Outcome::Inconclusive => "not settled",
+                },
+                "base_cost": p.base_cost,
+                "other_cost": p.other_cost,
+                "ratio": p.ratio.as_ref().map(interval),
+                "extra_cpu_ns": p.extra_cpu_ns.map(|d| json!({
+                    "estimate": number(d.estimate),
+                    "low": number(d.low),
+                    "high": number(d.high),
+                })),
+            })).collect::<Vec<_>>(),
+            "ratios": l.ratios.iter().map(|(t, i)| {
+                let mut r = interval(i);
+                r["transport"] = json!(t);
+                r
+            }).collect::<Vec<_>>(),
+        }))
+        .collect::<Vec<_>>())
 }
 
 /// A number JSON can hold (not infinite, not NaN), else `null`.
@@ -148,32 +188,44 @@ fn record(experiment: &crate::report::experiment::Description, r: &ResultRecord)
     })
 }
 
-fn table(b: &Block) -> Value {
+fn table(b: &Block) -> impl Serialize + '_ {
+    #[derive(Serialize)]
+    struct Shape<'b, R> {
+        experiment: Option<&'static str>,
+        header: &'b [String],
+        notes: &'b [String],
+        rows: R,
+        title: &'b str,
+    }
+    Shape {
+        experiment: b.experiment.map(|e| e.id),
+        header: &b.header,
+        notes: &b.notes,
+        rows: Each(|| b.rows.iter().map(row)),
+        title: &b.title,
+    }
+}
+
+fn row(r: &Row) -> Value {
     json!({
-        "title": b.title,
-        "experiment": b.experiment.map(|e| e.id),
-        "header": b.header,
-        "rows": b.rows.iter().map(|r| json!({
-            "label": r.label,
-            "sub": r.sub,
-            "highlight": r.highlight,
-            "cells": r.cells.iter().map(|c| json!({
-                "text": c.text,
-                "value": match c.value {
-                    None => Value::Null,
-                    Some(Number::Figure { value, unit }) => json!({
-                        "kind": "figure",
-                        "value": number(value),
-                        "unit": unit_name(unit),
-                    }),
-                    Some(Number::Ratio(i)) => {
-                        let mut v = interval(&i);
-                        v["kind"] = json!("ratio");
-                        v
-                    }
-                },
-            })).collect::<Vec<_>>(),
+        "label": r.label,
+        "sub": r.sub,
+        "highlight": r.highlight,
+        "cells": r.cells.iter().map(|c| json!({
+            "text": c.text,
+            "value": match c.value {
+                None => Value::Null,
+                Some(Number::Figure { value, unit }) => json!({
+                    "kind": "figure",
+                    "value": number(value),
+                    "unit": unit_name(unit),
+                }),
+                Some(Number::Ratio(i)) => {
+                    let mut v = interval(&i);
+                    v["kind"] = json!("ratio");
+                    v
+                }
+            },
         })).collect::<Vec<_>>(),
-        "notes": b.notes,
     })
 }

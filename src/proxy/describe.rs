@@ -5,7 +5,7 @@
 
 use super::keys::*;
 use crate::report::block::Block;
-use crate::report::columns::{distinct, having, Columns, TAILS};
+use crate::report::columns::{distinct, groups, Columns, TAILS};
 use crate::report::experiment::{
     CaseParam, Chart, Description, Form, OwnLine, Pick, Placed, Said, VerdictLine, Work, WorkKind,
 };
@@ -349,8 +349,9 @@ fn overload_failures(run: &Placed) -> Option<Said> {
 /// its interval): what the share that failed leaves out, how much got through.
 fn succeeded(records: &[&ResultRecord]) -> Option<String> {
     let labels: Vec<&str> = records.iter().map(|r| r.transport.as_str()).collect();
+    let with = against(&labels);
     let pairs: Vec<Pair> = (0..records.len())
-        .filter_map(|i| Pair::of(&SUCCEEDED, records[against(&labels, i)?], records[i]))
+        .filter_map(|i| Pair::of(&SUCCEEDED, records[with[i]?], records[i]))
         .collect();
     let first = pairs.first()?;
     let mut rates = vec![format!(
@@ -376,8 +377,8 @@ fn succeeded(records: &[&ResultRecord]) -> Option<String> {
 /// per second and the failed requests.
 fn by_size(experiment: &'static Description, records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for asking in distinct(records, |r| case_key(&r.params)) {
-        let cells = table.place(&having(records, |r| case_key(&r.params), &asking));
+    for (asking, group) in groups(records, |r| case_key(&r.params)) {
+        let cells = table.place(&group);
         let label = format!("{}: round trip p50", label(&asking));
         rows(&mut table, &label, &cells);
     }
@@ -387,8 +388,8 @@ fn by_size(experiment: &'static Description, records: &[ResultRecord]) -> Block 
 fn keepalive(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
     let kept = |r: &ResultRecord| r.params.get(UPSTREAM_KEEPALIVE).unwrap_or_default();
-    for on in distinct(records, kept) {
-        let cells = table.place(&having(records, kept, &on));
+    for (on, group) in groups(records, kept) {
+        let cells = table.place(&group);
         rows(
             &mut table,
             &format!("keepalive {on}: round trip p50"),
@@ -402,8 +403,8 @@ fn keepalive(records: &[ResultRecord]) -> Block {
 /// whole connection (median and tails); the failed requests.
 fn connect(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for asking in distinct(records, |r| case_key(&r.params)) {
-        let cells = table.place(&having(records, |r| case_key(&r.params), &asking));
+    for (asking, group) in groups(records, |r| case_key(&r.params)) {
+        let cells = table.place(&group);
         let label = format!("{}: requests/s", label(&asking));
         table.line(&label, &cells, Unit::Rate, |r| r.metrics.get(REQ_PER_S));
         table.certainty(&cells);
@@ -426,8 +427,7 @@ fn connect(records: &[ResultRecord]) -> Block {
 /// certainty, each request's round trip (median and tails), the failed requests.
 fn concurrent(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for connections in distinct(records, |r| r.params.get(CONNECTIONS)) {
-        let of = having(records, |r| r.params.get(CONNECTIONS), &connections);
+    for (connections, of) in groups(records, |r| r.params.get(CONNECTIONS)) {
         let cells = table.place(&of);
         let label = format!("{} connections: requests/s", connections.unwrap_or(0));
         table.line(&label, &cells, Unit::Rate, |r| r.metrics.get(REQ_PER_S));
@@ -453,8 +453,8 @@ fn concurrent(records: &[ResultRecord]) -> Block {
 fn overload(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
     let case = |r: &ResultRecord| (r.params.get(CONNECTIONS), r.params.get(BACKLOG));
-    for (connections, backlog) in distinct(records, case) {
-        let cells = table.place(&having(records, case, &(connections, backlog)));
+    for ((connections, backlog), group) in groups(records, case) {
+        let cells = table.place(&group);
         let label = format!(
             "{} connections, app backlog {}: 2xx requests/s",
             connections.unwrap_or(0),

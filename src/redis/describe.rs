@@ -5,7 +5,7 @@
 
 use super::keys::*;
 use crate::report::block::Block;
-use crate::report::columns::{distinct, having, Columns, TAILS};
+use crate::report::columns::{groups, Columns, TAILS};
 use crate::report::experiment::{
     CaseParam, Chart, Description, Form, Pick, VerdictLine, Work, WorkKind,
 };
@@ -192,8 +192,8 @@ pub static CONCURRENT: Description = Description {
 /// commands per second.
 fn round_trips(experiment: &'static Description, records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for size in distinct(records, |r| r.params.get(SIZE)) {
-        let cells = table.place(&having(records, |r| r.params.get(SIZE), &size));
+    for (size, group) in groups(records, |r| r.params.get(SIZE)) {
+        let cells = table.place(&group);
         let label = match size {
             Some(size) => format!("{}: round trip p50", format_size(size)),
             None => "round trip p50".to_string(),
@@ -216,8 +216,8 @@ fn round_trips(experiment: &'static Description, records: &[ResultRecord]) -> Bl
 
 fn pipeline(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for depth in distinct(records, |r| r.params.get(DEPTH)) {
-        let cells = table.place(&having(records, |r| r.params.get(DEPTH), &depth));
+    for (depth, group) in groups(records, |r| r.params.get(DEPTH)) {
+        let cells = table.place(&group);
         let label = format!("{} at a time: time per GET", depth.unwrap_or(0));
         table.line(&label, &cells, Unit::Time, |r| {
             r.metrics.get(PER_COMMAND_NS)
@@ -248,8 +248,8 @@ fn connect(records: &[ResultRecord]) -> Block {
 
 fn concurrent(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for clients in distinct(records, |r| r.params.get(CLIENTS)) {
-        let cells = table.place(&having(records, |r| r.params.get(CLIENTS), &clients));
+    for (clients, group) in groups(records, |r| r.params.get(CLIENTS)) {
+        let cells = table.place(&group);
         let label = format!("{} clients: GETs/s", clients.unwrap_or(0));
         table.line(&label, &cells, Unit::Rate, |r| r.metrics.get(OPS_PER_S));
         table.certainty(&cells);

@@ -16,7 +16,8 @@ use crate::stats::Interval;
 pub struct Block {
     /// The experiment whose records fill the table; none for tables of other facts.
     pub experiment: Option<&'static Description>,
-    /// The records behind the rows, for the formats that draw charts of them.
+    /// The records behind the rows, for the formats that draw charts of them or
+    /// list them (moved in by [`super::blocks`]).
     pub records: Vec<ResultRecord>,
     pub title: String,
     /// The first cell names the row; the others are one column per transport.
@@ -109,12 +110,14 @@ impl Row {
 
 impl Block {
     /// An empty table of an experiment's records, titled with what was measured
-    /// and over how many rounds.
+    /// and over how many rounds. The records themselves are [`super::blocks`]'s to
+    /// move in once the table is laid out: a copy here would hold a large file's
+    /// records a third time.
     pub fn experiment(experiment: &'static Description, records: &[ResultRecord]) -> Block {
         let rounds = records.first().map_or(0, |r| r.trials.len());
         Block {
             experiment: Some(experiment),
-            records: records.to_vec(),
+            records: Vec::new(),
             title: format!(
                 "{} — {}, median of {rounds} rounds",
                 experiment.id, experiment.title

@@ -98,6 +98,14 @@ impl PartialEq for Description {
     }
 }
 
+impl Eq for Description {}
+
+impl std::hash::Hash for Description {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state);
+    }
+}
+
 /// A parameter that tells cases apart, declared by its family as data: its name
 /// in the result file, its type of value and how it is written in labels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -78,6 +78,7 @@ pub fn blocks(records: &[ResultRecord], catalog: &Catalog) -> Vec<Block> {
                     if let Some(p) = placed.first().and_then(|r| placement_of(&r.params)) {
                         block.title = format!("{}, {}", block.title, p.describe());
                     }
+                    block.records = placed;
                     block
                 })
                 .collect::<Vec<_>>()

@@ -48,6 +48,7 @@ pub fn load(path: &Path, known: impl Fn(&str) -> Option<Declared>) -> Result<Res
             "{shown} {e}; it was damaged or edited, re-run the measurement"
         ))
     })?;
+    drop(text);
     check_format(&value).map_err(|e| usage(format!("{shown} {e}")))?;
     let unknown = |r: &Value| {
         let id = r.get("experiment").and_then(Value::as_str);

@@ -7,9 +7,10 @@
 //! the CSV, the page and the verdict all print these comparisons.
 
 use super::metric::{within_limits, Metric};
-use super::{Metrics, ResultRecord, Versus};
+use super::{Metrics, Params, ResultRecord, Versus};
 use crate::stats::{Difference, Interval};
 use crate::transport::Transport;
+use std::collections::HashMap;
 
 /// The transport every other one is compared with: the Unix socket when it was
 /// measured (a record's transport names a [`Transport`], or for a user's server
@@ -21,17 +22,23 @@ pub fn reference<S: AsRef<str>>(labels: &[S]) -> usize {
         .unwrap_or(0)
 }
 
-/// Which of `labels` the one at `i` is compared with: TLS with tcp when tcp is
-/// among them, everything else with the [`reference`]. `None` for the reference
-/// itself.
-pub fn against<S: AsRef<str>>(labels: &[S], i: usize) -> Option<usize> {
+/// Which of `labels` each one is compared with: TLS with tcp when tcp is among
+/// them, everything else with the [`reference`]; `None` for the reference itself.
+/// All at once, as looking for tcp and the reference again for each label would
+/// take the square of their number.
+pub fn against<S: AsRef<str>>(labels: &[S]) -> Vec<Option<usize>> {
     let is = |l: &S, t: Transport| t.is_named(l.as_ref());
     let tcp = labels.iter().position(|l| is(l, Transport::Tcp));
-    let with = match tcp {
-        Some(tcp) if is(&labels[i], Transport::Tls) => tcp,
-        _ => reference(labels),
-    };
-    (with != i).then_some(with)
+    let reference = reference(labels);
+    (0..labels.len())
+        .map(|i| {
+            let with = match tcp {
+                Some(tcp) if is(&labels[i], Transport::Tls) => tcp,
+                _ => reference,
+            };
+            (with != i).then_some(with)
+        })
+        .collect()
 }
 
 /// The extra CPU time per operation of `other` over `base`, client and server
@@ -84,52 +91,61 @@ pub fn pair(records: &mut [ResultRecord], headline: &Metric) {
             .collect();
         r.headline.interval = Interval::of(&values).map(within_limits);
     }
-    for i in 0..records.len() {
-        let group: Vec<usize> = (0..records.len())
-            .filter(|&j| {
-                records[j].experiment == records[i].experiment
-                    && records[j].params == records[i].params
+    for case in cases(records) {
+        let labels: Vec<&str> = (case.iter())
+            .map(|&i| records[i].transport.as_str())
+            .collect();
+        let decided: Vec<(Option<Versus>, bool)> = (case.iter().zip(against(&labels)))
+            .map(|(&i, with)| {
+                let versus = with.and_then(|w| {
+                    let r = case[w];
+                    let ratio = Interval::of_ratios(&costs(&records[r])?, &costs(&records[i])?)
+                        .map(within_limits)?;
+                    Some(Versus {
+                        reference: records[r].transport.clone(),
+                        ratio,
+                        extra_cpu_ns: extra_cpu(&records[r], &records[i]),
+                    })
+                });
+                let deciding = match (&versus, case.len()) {
+                    (Some(v), _) => Some(v.ratio),
+                    (None, 1) => records[i].headline.interval,
+                    // The reference is settled when every comparison with it is.
+                    (None, _) => None,
+                };
+                (versus, deciding.is_some_and(|d| d.settled()))
             })
             .collect();
-        let labels: Vec<&str> = group
-            .iter()
-            .map(|&j| records[j].transport.as_str())
+        for (&i, (versus, settled)) in case.iter().zip(decided) {
+            records[i].headline.settled = settled;
+            records[i].headline.vs_reference = versus;
+        }
+        let others: Vec<bool> = (case.iter().map(|&i| &records[i].headline))
+            .filter(|h| h.vs_reference.is_some())
+            .map(|h| h.settled)
             .collect();
-        let me = group
-            .iter()
-            .position(|&j| j == i)
-            .expect("in its own group");
-        let versus = against(&labels, me).and_then(|w| {
-            let r = group[w];
-            let ratio = Interval::of_ratios(&costs(&records[r])?, &costs(&records[i])?)
-                .map(within_limits)?;
-            Some(Versus {
-                reference: records[r].transport.clone(),
-                ratio,
-                extra_cpu_ns: extra_cpu(&records[r], &records[i]),
-            })
-        });
-        let deciding = match (&versus, group.len()) {
-            (Some(v), _) => Some(v.ratio),
-            (None, 1) => records[i].headline.interval,
-            // The reference is settled when every comparison with it is.
-            (None, _) => None,
-        };
-        records[i].headline.settled = deciding.is_some_and(|d| d.settled());
-        records[i].headline.vs_reference = versus;
-    }
-    for i in 0..records.len() {
-        if records[i].headline.vs_reference.is_none() && !records[i].headline.settled {
-            let others: Vec<bool> = records
-                .iter()
-                .filter(|o| {
-                    o.experiment == records[i].experiment
-                        && o.params == records[i].params
-                        && o.headline.vs_reference.is_some()
-                })
-                .map(|o| o.headline.settled)
-                .collect();
-            records[i].headline.settled = !others.is_empty() && others.iter().all(|s| *s);
+        for &i in &case {
+            let h = &mut records[i].headline;
+            if h.vs_reference.is_none() && !h.settled {
+                h.settled = !others.is_empty() && others.iter().all(|s| *s);
+            }
         }
     }
+}
+
+/// The indices of `records` by case (experiment and parameters), each case's in
+/// order: the transports compared with each other.
+fn cases(records: &[ResultRecord]) -> Vec<Vec<usize>> {
+    let mut index: HashMap<(&str, &Params), usize> = HashMap::new();
+    let mut cases: Vec<Vec<usize>> = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        let case = *index
+            .entry((r.experiment.as_str(), &r.params))
+            .or_insert_with(|| {
+                cases.push(Vec::new());
+                cases.len() - 1
+            });
+        cases[case].push(i);
+    }
+    cases
 }

@@ -7,7 +7,7 @@
 use super::keys::*;
 use crate::report::block::Block;
 use crate::report::block::Cell;
-use crate::report::columns::{distinct, having, Columns, TAILS};
+use crate::report::columns::{groups, Columns, TAILS};
 use crate::report::experiment::{
     CaseParam, Chart, Description, Form, OwnLine, Pick, VerdictLine, Work, WorkKind,
 };
@@ -260,8 +260,8 @@ fn connect(records: &[ResultRecord]) -> Block {
 
 fn pingpong(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for size in distinct(records, |r| r.params.get(SIZE)) {
-        let cells = table.place(&having(records, |r| r.params.get(SIZE), &size));
+    for (size, group) in groups(records, |r| r.params.get(SIZE)) {
+        let cells = table.place(&group);
         let label = format!("{}: round trip p50", format_size(size.unwrap_or(0)));
         let rtt = |r: &ResultRecord| r.metrics.get(RTT_NS).map(|p| p.p50);
         table.line(&label, &cells, Unit::Time, rtt);
@@ -280,15 +280,9 @@ fn pingpong(records: &[ResultRecord]) -> Block {
 
 fn stream(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for case in distinct(records, |r| {
-        (r.params.get(WRITE_SIZE), r.params.get(STREAMS))
-    }) {
-        let (size, streams) = case;
-        let cells = table.place(&having(
-            records,
-            |r| (r.params.get(WRITE_SIZE), r.params.get(STREAMS)),
-            &case,
-        ));
+    let case = |r: &ResultRecord| (r.params.get(WRITE_SIZE), r.params.get(STREAMS));
+    for ((size, streams), group) in groups(records, case) {
+        let cells = table.place(&group);
         let label = match streams {
             Some(n) => format!(
                 "{} writes × {n} streams: throughput",
@@ -306,8 +300,8 @@ fn stream(records: &[ResultRecord]) -> Block {
 
 fn concurrent(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
-    for clients in distinct(records, |r| r.params.get(CLIENTS)) {
-        let cells = table.place(&having(records, |r| r.params.get(CLIENTS), &clients));
+    for (clients, group) in groups(records, |r| r.params.get(CLIENTS)) {
+        let cells = table.place(&group);
         let label = format!("{} clients: round trips/s", clients.unwrap_or(0));
         table.line(&label, &cells, Unit::Rate, |r| r.metrics.get(OPS_PER_S));
         table.range("  range", &cells, Unit::Rate);
@@ -323,9 +317,8 @@ fn concurrent(records: &[ResultRecord]) -> Block {
 fn messages(records: &[ResultRecord]) -> Block {
     let mut table = Columns::of(records);
     let case = |r: &ResultRecord| (r.params.get(SIZE), r.params.get(RECEIVE_BUFFER));
-    for each in distinct(records, case) {
-        let cells = table.place(&having(records, case, &each));
-        let (size, buffer) = each;
+    for ((size, buffer), group) in groups(records, case) {
+        let cells = table.place(&group);
         let buffer = buffer.map_or(String::new(), |b| {
             format!(", receive buffer {}", format_size(b))
         });

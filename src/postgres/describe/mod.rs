@@ -20,7 +20,7 @@ mod tests;
 
 use crate::postgres::keys::*;
 use crate::report::block::Cell;
-use crate::report::columns::{distinct, figure_cell, having, Columns};
+use crate::report::columns::{distinct, figure_cell, groups, having, Columns};
 use crate::report::difference::BELOW_RESOLUTION;
 use crate::report::experiment::{
     CaseParam, Chart, Description, Form, Pick, VerdictLine, Work, WorkKind,
@@ -164,8 +164,8 @@ pub static AUTH: Description = Description {
         let mut table = Columns::of(records);
         let method = |r: &ResultRecord| r.params.get(AUTH_METHOD).clone().unwrap_or("?".into());
         let trust = table.place(&having(records, method, &"trust".to_string()));
-        for m in distinct(records, method) {
-            let cells = table.place(&having(records, method, &m));
+        for (m, group) in groups(records, method) {
+            let cells = table.place(&group);
             auth_rows(&mut table, &m, &cells, &trust);
         }
         finish(&AUTH, table, records)
@@ -237,8 +237,8 @@ pub static CONCURRENT: Description = Description {
     cases: &[BY_CLIENTS, BY_CONNECT_PER_TRANSACTION, BY_PROTOCOL],
     table: |records| {
         let mut table = Columns::of(records);
-        for clients in distinct(records, |r| r.params.get(CLIENTS)) {
-            let cells = table.place(&having(records, |r| r.params.get(CLIENTS), &clients));
+        for (clients, group) in groups(records, |r| r.params.get(CLIENTS)) {
+            let cells = table.place(&group);
             concurrent_rows(&mut table, clients.unwrap_or(0), &cells);
         }
         with_protocol(finish(&CONCURRENT, table, records), records)
@@ -291,8 +291,8 @@ pub static CONCURRENT_RATE: Description = Description {
     table: |records| {
         let mut table = Columns::of(records);
         let key = |r: &ResultRecord| (r.params.get(CLIENTS), r.params.get(RATE_PER_S));
-        for (clients, rate) in distinct(records, key) {
-            let cells = table.place(&having(records, key, &(clients, rate)));
+        for ((clients, rate), group) in groups(records, key) {
+            let cells = table.place(&group);
             rate_rows(&mut table, clients.unwrap_or(0), rate.unwrap_or(0), &cells);
         }
         with_protocol(finish(&CONCURRENT_RATE, table, records), records)

@@ -26,6 +26,8 @@ use super::format::{duration_interval_ns, figure, versus};
 use crate::results::metric::Unit;
 use crate::results::paired::reference;
 use crate::results::ResultRecord;
+use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
 
 /// Reads one latency figure of a record's percentiles.
 pub type LatencyOf = fn(&crate::stats::Percentiles) -> f64;
@@ -40,6 +42,8 @@ pub const TAILS: [(&str, LatencyOf); 3] = [
 /// Rows being built over a fixed set of transport columns.
 pub struct Columns {
     labels: Vec<String>,
+    /// Each label's column.
+    column: HashMap<String, usize>,
     pub rows: Vec<Row>,
 }
 
@@ -51,8 +55,13 @@ pub fn figure_cell(unit: Unit, value: f64) -> Cell {
 impl Columns {
     /// One column per transport, in the order the records first name them.
     pub fn of(records: &[ResultRecord]) -> Columns {
+        let labels = distinct(records, |r| r.transport.clone());
+        let column = (labels.iter().enumerate())
+            .map(|(i, l)| (l.clone(), i))
+            .collect();
         Columns {
-            labels: distinct(records, |r| r.transport.clone()),
+            labels,
+            column,
             rows: Vec::new(),
         }
     }
@@ -80,10 +89,13 @@ impl Columns {
 
     /// The records of `group`, placed in their transport's column.
     pub fn place<'r>(&self, group: &[&'r ResultRecord]) -> Vec<Option<&'r ResultRecord>> {
-        self.labels
-            .iter()
-            .map(|l| group.iter().find(|r| &r.transport == l).copied())
-            .collect()
+        let mut cells = vec![None; self.labels.len()];
+        for &r in group {
+            if let Some(&i) = self.column.get(&r.transport) {
+                cells[i].get_or_insert(r);
+            }
+        }
+        cells
     }
 
     /// A row of one figure in `unit` per column, `-` where a column has none. A row
@@ -217,18 +229,42 @@ impl Columns {
 }
 
 /// The distinct values of one parameter, in the order the records first show them.
-pub fn distinct<'r, T: PartialEq>(
+/// Each record is looked at once (a file may hold many cases: comparing each with
+/// every other would take the square of their number).
+pub fn distinct<'r, T: Eq + Hash + Clone>(
     records: impl IntoIterator<Item = &'r ResultRecord>,
     get: impl Fn(&ResultRecord) -> T,
 ) -> Vec<T> {
+    let mut seen = HashSet::new();
     let mut values = Vec::new();
     for r in records {
         let v = get(r);
-        if !values.contains(&v) {
+        if seen.insert(v.clone()) {
             values.push(v);
         }
     }
     values
+}
+
+/// The records grouped by one parameter, each group with its value, in the order
+/// the records first show them; each record is looked at once, as in [`distinct`].
+pub fn groups<T: Eq + Hash + Clone>(
+    records: &[ResultRecord],
+    get: impl Fn(&ResultRecord) -> T,
+) -> Vec<(T, Vec<&ResultRecord>)> {
+    let mut index: HashMap<T, usize> = HashMap::new();
+    let mut groups: Vec<(T, Vec<&ResultRecord>)> = Vec::new();
+    for r in records {
+        let v = get(r);
+        match index.get(&v) {
+            Some(&i) => groups[i].1.push(r),
+            None => {
+                index.insert(v.clone(), groups.len());
+                groups.push((v, vec![r]));
+            }
+        }
+    }
+    groups
 }
 
 /// The records whose parameter equals `value`.
@@ -319,5 +355,77 @@ mod tests {
         });
         assert_eq!(table.rows[0].cells[0], Cell::missing());
         assert_eq!(table.rows[0].cells[1].text, "1.50k/s");
+    }
+
+    /// A case key that counts how often two keys are compared.
+    #[derive(Debug, Clone)]
+    struct Counted(u64);
+
+    thread_local! {
+        static COMPARED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    impl PartialEq for Counted {
+        fn eq(&self, other: &Counted) -> bool {
+            COMPARED.set(COMPARED.get() + 1);
+            self.0 == other.0
+        }
+    }
+
+    impl Eq for Counted {}
+
+    impl std::hash::Hash for Counted {
+        fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+            self.0.hash(state);
+        }
+    }
+
+    const SIZE: crate::results::Key<u64> = crate::results::Key::new("size");
+
+    /// Records of `cases` cases, each over unix and tcp, in that order.
+    fn many_cases(cases: u64) -> Vec<ResultRecord> {
+        let trial = Trial {
+            metrics: Metrics::default().with(OPS, 1000.0),
+            count: 1,
+            ..Trial::default()
+        };
+        (0..cases)
+            .flat_map(|case| {
+                let params = Params::default().with(SIZE, case);
+                ["unix", "tcp"]
+                    .map(|t| record("fake.ops", &RATE, &params, t, vec![trial.clone()], None))
+            })
+            .collect()
+    }
+
+    /// A file may hold thousands of cases: finding them, and the records of each,
+    /// looks at each record once instead of comparing every case with every other
+    /// (work that grew with the square of their number).
+    #[test]
+    fn cases_are_told_apart_without_comparing_each_with_every_other() {
+        let cases = 2000;
+        let rs = many_cases(cases);
+        let case = |r: &ResultRecord| Counted(r.params.get(SIZE).unwrap_or(0));
+        COMPARED.set(0);
+        let found = distinct(&rs, case);
+        assert_eq!(found.len(), cases as usize);
+        assert!(found.iter().enumerate().all(|(i, c)| c.0 == i as u64));
+        // Each record's key is compared with the one equal to it, about once.
+        assert!(COMPARED.get() <= rs.len(), "{} comparisons", COMPARED.get());
+
+        COMPARED.set(0);
+        let grouped = groups(&rs, case);
+        assert!(COMPARED.get() <= rs.len(), "{} comparisons", COMPARED.get());
+        assert_eq!(grouped.len(), cases as usize);
+        let table = Columns::of(&rs);
+        for (i, (key, group)) in grouped.iter().enumerate() {
+            assert_eq!(key.0, i as u64);
+            let transports: Vec<&str> = table
+                .place(group)
+                .iter()
+                .map(|c| c.map_or("-", |r| r.transport.as_str()))
+                .collect();
+            assert_eq!(transports, ["unix", "tcp"]);
+        }
     }
 }

@@ -5,7 +5,7 @@ use crate::report::experiment::Description;
 use crate::results::{Params, ResultRecord};
 
 /// What makes two records of one experiment the same measurement.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) struct CaseKey {
     transport: String,
     case: Params,

@@ -129,9 +129,10 @@ pub fn statement(each: &[Failures], op: &str, ops: &str) -> Option<String> {
         .collect();
     // Each transport against the one it is compared with everywhere: the
     // reference, or for TLS tcp.
+    let with = against(&labels);
     let told: Vec<String> = (0..each.len())
         .filter_map(|i| {
-            let (a, b) = (&each[against(&labels, i)?], &each[i]);
+            let (a, b) = (&each[with[i]?], &each[i]);
             Some(if a.low > b.high {
                 format!(
                     "more failed over {} than over {} in every round",

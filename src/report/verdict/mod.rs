@@ -161,8 +161,9 @@ fn picked_line(
     let base = rs[reference(&labels)];
     // Each other transport against the one it is compared with everywhere
     // ([`against`]): the reference, or for TLS tcp.
+    let with = against(&labels);
     let pairs: Vec<Pair> = (0..rs.len())
-        .filter_map(|i| Pair::of(&v.metric, rs[against(&labels, i)?], rs[i]))
+        .filter_map(|i| Pair::of(&v.metric, rs[with[i]?], rs[i]))
         .collect();
     let ratios = pairs
         .iter()
